@@ -1,0 +1,9 @@
+#pragma once
+// Umbrella header: a distributed lock for Boost.Asio servers, stored in MongoDB.
+#include "mongolock/client.hpp"
+#include "mongolock/error.hpp"
+#include "mongolock/lease.hpp"
+#include "mongolock/lock.hpp"
+#include "mongolock/options.hpp"
+#include "mongolock/provider.hpp"
+#include "mongolock/stats.hpp"

@@ -1,0 +1,61 @@
+#pragma once
+// mongolock::client owns the MongoDB driver pool and the small worker pool that runs every
+// blocking libmongoc call, so io_context threads never block on the database.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/system/error_code.hpp>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "mongolock/options.hpp"
+
+namespace mongolock {
+namespace detail {
+struct client_impl;
+}
+
+struct server_version {
+  std::string version;       // e.g. "8.0.4"
+  int max_wire_version = 0;  // the server's wire protocol version
+};
+
+class client {
+ public:
+  // Throws boost::system::system_error with errc::invalid_uri or errc::invalid_options; the
+  // message never contains the URI's password. Does not connect: the first operation does.
+  client(boost::asio::any_io_executor ex, std::string_view uri, client_options opts = {});
+  // Waits for in-flight driver calls (each bounded by socket_timeout). Leases that outlive the
+  // client stop renewing and are lost at their local deadline.
+  ~client();
+  client(const client&) = delete;
+  client& operator=(const client&) = delete;
+
+  boost::asio::any_io_executor get_executor() const;
+  // The URI with any password replaced by ****.
+  const std::string& redacted_uri() const;
+
+  // Pings the server and reads its version. Completes with errc::server_unavailable when no
+  // server answers within server_selection_timeout. Cancellation: any type; the ping may still
+  // reach the server (it has no side effect).
+  template <class Token = boost::asio::deferred_t>
+  auto async_server_version(Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, server_version)>(
+        [](auto handler, std::shared_ptr<detail::client_impl> impl) {
+          start_server_version(std::move(impl), std::move(handler));
+        },
+        token, impl_);
+  }
+
+  const std::shared_ptr<detail::client_impl>& impl() const { return impl_; }
+
+ private:
+  static void start_server_version(
+      std::shared_ptr<detail::client_impl>,
+      boost::asio::any_completion_handler<void(boost::system::error_code, server_version)>);
+  std::shared_ptr<detail::client_impl> impl_;
+};
+
+}  // namespace mongolock

@@ -1,0 +1,34 @@
+#pragma once
+// Error codes of the "mongolock" category. Every failure the library reports is one of these
+// (or boost::asio::error::operation_aborted for a cancelled operation).
+#include <boost/system/error_code.hpp>
+#include <type_traits>
+
+namespace mongolock {
+
+enum class errc {
+  timeout = 1,         // the lock was not acquired within the acquire timeout
+  busy,                // try-acquire: someone else holds the lock
+  lease_lost,          // the lease expired or was taken over; guarded work was cancelled
+  released,            // the lease was released (by this process) and is no longer held
+  not_held,            // release of a lease that was never acquired or already released
+  invalid_name,        // lock name empty, longer than 512 bytes, or not valid UTF-8
+  invalid_collection,  // database or collection name not usable by MongoDB
+  invalid_options,     // an options struct failed validation (the message says which field)
+  invalid_uri,         // the connection string could not be parsed
+  server_unavailable,  // no server could be selected / the connection failed
+  server_error,        // the server rejected a command (its message is kept)
+  unsupported_server,  // the server is older than the minimum supported version
+  ambiguous_result,    // a write's outcome could not be determined, even after re-checking
+};
+
+const boost::system::error_category& category() noexcept;
+
+inline boost::system::error_code make_error_code(errc e) noexcept {
+  return {static_cast<int>(e), category()};
+}
+
+}  // namespace mongolock
+
+template <>
+struct boost::system::is_error_code_enum<mongolock::errc> : std::true_type {};

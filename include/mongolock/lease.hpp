@@ -1,0 +1,121 @@
+#pragma once
+// A held lock. Renews itself on a strand while it lives; when it is lost, everything guarded by
+// it is cancelled and async_wait_lost() completes, before any other owner can acquire the lock.
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/system/system_error.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "mongolock/error.hpp"
+
+namespace mongolock {
+namespace detail {
+struct lease_state;
+using handler_ec = boost::asio::any_completion_handler<void(boost::system::error_code)>;
+void start_release(std::shared_ptr<lease_state>, handler_ec);
+void start_wait_lost(std::shared_ptr<lease_state>, handler_ec);
+void abandon(std::shared_ptr<lease_state>) noexcept;
+boost::asio::strand<boost::asio::any_io_executor> lease_strand(const lease_state&);
+boost::system::error_code lease_status(const lease_state&) noexcept;
+const std::string& lease_name(const lease_state&) noexcept;
+const std::string& lease_owner(const lease_state&) noexcept;
+std::int64_t lease_token(const lease_state&) noexcept;
+
+template <class Token>
+auto async_wait_lost(std::shared_ptr<lease_state> st, Token&& token) {
+  return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+      [](auto h, std::shared_ptr<lease_state> s) { start_wait_lost(std::move(s), std::move(h)); },
+      token, std::move(st));
+}
+
+// Runs `work` on the lease's strand next to a wait for loss; whichever ends first cancels the
+// other. Loss (or release) rethrows as system_error(errc::lease_lost / errc::released).
+template <class T>
+boost::asio::awaitable<T> guard_body(std::shared_ptr<lease_state> st, boost::asio::awaitable<T> work) {
+  namespace asio = boost::asio;
+  if (auto ec = lease_status(*st)) throw boost::system::system_error(ec);
+  auto strand = co_await asio::this_coro::executor;
+  auto result = co_await asio::experimental::make_parallel_group(
+                    asio::co_spawn(strand, std::move(work), asio::deferred),
+                    async_wait_lost(st, asio::deferred))
+                    .async_wait(asio::experimental::wait_for_one(), asio::deferred);
+  const auto& order = std::get<0>(result);
+  const std::exception_ptr& failure = std::get<1>(result);
+  const boost::system::error_code& ended = std::get<std::tuple_size_v<decltype(result)> - 1>(result);
+  if (order[0] == 1) throw boost::system::system_error(ended);
+  if (failure) std::rethrow_exception(failure);
+  if constexpr (!std::is_void_v<T>) co_return std::move(std::get<2>(result));
+}
+}  // namespace detail
+
+class lease {
+ public:
+  lease() noexcept = default;
+  explicit lease(std::shared_ptr<detail::lease_state> s) noexcept : state_(std::move(s)) {}
+  lease(lease&&) noexcept = default;
+  lease& operator=(lease&& other) noexcept {
+    if (this != &other) {
+      detail::abandon(std::move(state_));
+      state_ = std::move(other.state_);
+    }
+    return *this;
+  }
+  // Not released yet: released in the background (best effort). Never blocks, never throws.
+  ~lease() { detail::abandon(std::move(state_)); }
+
+  // True when this object refers to an acquisition (held, lost or released).
+  explicit operator bool() const noexcept { return state_ != nullptr; }
+  // {} while held; errc::lease_lost, errc::released or errc::not_held otherwise. Thread-safe.
+  boost::system::error_code status() const noexcept {
+    return state_ ? detail::lease_status(*state_) : make_error_code(errc::not_held);
+  }
+  bool held() const noexcept { return state_ && !status(); }
+  const std::string& name() const noexcept { return detail::lease_name(*state_); }
+  // 32 hex characters from the OS's cryptographic random source; new for every acquisition.
+  const std::string& owner_id() const noexcept { return detail::lease_owner(*state_); }
+  // Strictly increasing per lock name across release, expiry, takeover and clean-up.
+  std::int64_t fencing_token() const noexcept { return detail::lease_token(*state_); }
+  // The strand that renews this lease and runs guarded work.
+  boost::asio::strand<boost::asio::any_io_executor> get_executor() const { return detail::lease_strand(*state_); }
+
+  // Releases the lock. Completes with {} when this call freed it, errc::lease_lost if it had been
+  // lost, errc::not_held if already released, or a server error (the lease then expires on its
+  // own). Guarded work is cancelled. Cancellation: not supported (the release always runs).
+  template <class Token = boost::asio::deferred_t>
+  auto async_release(Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        [](auto h, std::shared_ptr<detail::lease_state> s) { detail::start_release(std::move(s), std::move(h)); },
+        token, state_);
+  }
+
+  // Completes when the lease ends: errc::lease_lost (lost) or errc::released (released by us).
+  // Cancellation: terminal, partial and total; completes with operation_aborted, no side effect.
+  template <class Token = boost::asio::deferred_t>
+  auto async_wait_lost(Token&& token = {}) {
+    return detail::async_wait_lost(state_, std::forward<Token>(token));
+  }
+
+  // Runs `work` on the lease's strand; if the lease is lost first, `work` is cancelled (terminal)
+  // and the operation fails with system_error(errc::lease_lost). Completion signature is
+  // co_spawn's: void(exception_ptr[, T]). Cancelling the guard cancels the work.
+  template <class T, class Token = boost::asio::deferred_t>
+  auto async_guard(boost::asio::awaitable<T> work, Token&& token = {}) {
+    if (!state_) throw boost::system::system_error(make_error_code(errc::not_held));
+    return boost::asio::co_spawn(get_executor(), detail::guard_body<T>(state_, std::move(work)),
+                                 std::forward<Token>(token));
+  }
+
+ private:
+  std::shared_ptr<detail::lease_state> state_;
+};
+
+}  // namespace mongolock

@@ -1,0 +1,63 @@
+#pragma once
+// Plain configuration structs. Every field has a documented default; validate_*() returns an
+// errc::invalid_options error whose message names the offending field instead of asserting.
+#include <boost/system/error_code.hpp>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace mongolock {
+
+using std::chrono::milliseconds;
+
+enum class log_level { debug, info, warning, error };
+
+// Called from library threads; must be thread-safe and must not block for long.
+using log_function = std::function<void(log_level, std::string_view)>;
+
+enum class write_concern {
+  majority,      // default: a lock write is acknowledged only once a majority has it
+  acknowledged,  // w:1, faster, but a failover can roll back an acquisition
+};
+
+struct client_options {
+  // Threads that run the blocking libmongoc calls (also the driver pool's maxPoolSize).
+  std::size_t worker_threads = 4;
+  // Bounds on every driver call, applied unless the URI sets them itself.
+  milliseconds server_selection_timeout{5000};
+  milliseconds socket_timeout{10000};
+  log_function log;  // silent when empty
+};
+
+struct lock_options {
+  milliseconds expiry{30000};         // lease length
+  milliseconds renew_every{0};        // 0 = expiry / 3; must be below expiry
+  milliseconds safety_margin{0};      // 0 = expiry / 10: clock-rate slack on both sides
+  milliseconds backoff_min{10};       // first retry delay while waiting
+  milliseconds backoff_max{800};      // cap of the growing, jittered retry delay
+  milliseconds acquire_timeout{0};    // 0 = wait until acquired or cancelled
+  write_concern durability = write_concern::majority;
+  milliseconds write_timeout{10000};  // wtimeout for majority writes
+  std::chrono::seconds idle_cleanup{86400};  // TTL index: free documents idle this long vanish
+
+  milliseconds effective_renew_every() const noexcept {
+    return renew_every.count() > 0 ? renew_every : expiry / 3;
+  }
+  milliseconds effective_margin() const noexcept {
+    return safety_margin.count() > 0 ? safety_margin : expiry / 10;
+  }
+};
+
+// Both return {} when valid; otherwise errc::invalid_options and a message naming the field.
+boost::system::error_code validate(const client_options&, std::string* why = nullptr);
+boost::system::error_code validate(const lock_options&, std::string* why = nullptr);
+
+// Lock names: 1..512 bytes of valid UTF-8 without NUL. Returns errc::invalid_name otherwise.
+boost::system::error_code validate_lock_name(std::string_view name, std::string* why = nullptr);
+// Database / collection names as MongoDB accepts them. Returns errc::invalid_collection.
+boost::system::error_code validate_namespace(std::string_view database, std::string_view collection,
+                                             std::string* why = nullptr);
+
+}  // namespace mongolock

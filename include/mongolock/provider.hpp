@@ -1,0 +1,92 @@
+#pragma once
+// A provider binds a client to one lock collection and one set of lock options.
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mongolock/client.hpp"
+#include "mongolock/lock.hpp"
+#include "mongolock/options.hpp"
+#include "mongolock/stats.hpp"
+
+namespace mongolock {
+
+// What the lock document says right now (for inspection; it may change immediately).
+struct lock_info {
+  std::string name;
+  bool held = false;
+  std::string owner;            // empty when free
+  std::int64_t fencing_token = 0;  // last token issued
+  std::int64_t heartbeat = 0;   // renewal counter of the current holder
+  std::chrono::milliseconds expiry{0};  // the holder's lease length
+};
+
+namespace detail {
+using count_handler = boost::asio::any_completion_handler<void(boost::system::error_code, std::size_t)>;
+using info_handler = boost::asio::any_completion_handler<void(boost::system::error_code, lock_info)>;
+using list_handler = boost::asio::any_completion_handler<void(boost::system::error_code, std::vector<lock_info>)>;
+using force_handler = boost::asio::any_completion_handler<void(boost::system::error_code, std::string)>;
+void start_release_all(std::shared_ptr<provider_impl>, count_handler);
+void start_inspect(std::shared_ptr<provider_impl>, std::string name, info_handler);
+void start_list(std::shared_ptr<provider_impl>, list_handler);
+void start_force_release(std::shared_ptr<provider_impl>, std::string name, force_handler);
+}  // namespace detail
+
+class provider {
+ public:
+  // Throws system_error: errc::invalid_collection or errc::invalid_options (message says why).
+  provider(client& c, std::string database, std::string collection, lock_options opts = {});
+
+  lock create_lock(std::string name) const { return lock(impl_, std::move(name)); }
+  const lock_options& options() const noexcept;
+  stats snapshot() const noexcept;
+
+  // Releases every lease this provider currently holds with one update; their guarded work is
+  // cancelled and they complete async_wait_lost with errc::released. Completes with the number of
+  // lock documents freed. Cancellation: not supported.
+  template <class Token = boost::asio::deferred_t>
+  auto async_release_all(Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::size_t)>(
+        [](auto h, std::shared_ptr<detail::provider_impl> p) { detail::start_release_all(std::move(p), std::move(h)); },
+        token, impl_);
+  }
+
+  // Reads one lock document (errc::invalid_name for a bad name). Cancellation: any type.
+  template <class Token = boost::asio::deferred_t>
+  auto async_inspect(std::string name, Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, lock_info)>(
+        [](auto h, std::shared_ptr<detail::provider_impl> p, std::string n) {
+          detail::start_inspect(std::move(p), std::move(n), std::move(h));
+        },
+        token, impl_, std::move(name));
+  }
+
+  // Reads every lock document of the collection. Cancellation: any type.
+  template <class Token = boost::asio::deferred_t>
+  auto async_list(Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::vector<lock_info>)>(
+        [](auto h, std::shared_ptr<detail::provider_impl> p) { detail::start_list(std::move(p), std::move(h)); },
+        token, impl_);
+  }
+
+  // Operator override: frees the lock whoever holds it; completes with the removed owner id
+  // (empty if the lock was free). The holder notices at its next renewal and loses the lease.
+  template <class Token = boost::asio::deferred_t>
+  auto async_force_release(std::string name, Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::string)>(
+        [](auto h, std::shared_ptr<detail::provider_impl> p, std::string n) {
+          detail::start_force_release(std::move(p), std::move(n), std::move(h));
+        },
+        token, impl_, std::move(name));
+  }
+
+ private:
+  std::shared_ptr<detail::provider_impl> impl_;
+};
+
+}  // namespace mongolock

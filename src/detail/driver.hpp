@@ -1,0 +1,49 @@
+#pragma once
+// The blocking side: libmongoc's thread-safe client pool. Only worker threads call into it.
+#include <mongoc/mongoc.h>
+
+#include <boost/system/error_code.hpp>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "mongolock/options.hpp"
+
+namespace mongolock::detail {
+
+// "mongodb://user:secret@host/" -> "mongodb://user:****@host/". Used for every message that may
+// quote a connection string, so credentials never reach a log or an error message.
+std::string redact_uri(std::string_view uri);
+
+class driver {
+ public:
+  // Parses `uri`, applies the timeouts of `opts` unless the URI sets them, and creates the pool
+  // (maxPoolSize = worker_threads, so a worker never blocks waiting for a connection).
+  static std::unique_ptr<driver> create(std::string_view uri, const client_options& opts,
+                                        boost::system::error_code& ec, std::string& why);
+  ~driver();
+  driver(const driver&) = delete;
+  driver& operator=(const driver&) = delete;
+
+  // Runs fn(mongoc_client_t*) with a pooled client. Blocks; call it from a worker thread only.
+  template <class Fn>
+  auto with_client(Fn&& fn) {
+    struct lease_guard {
+      mongoc_client_pool_t* pool;
+      mongoc_client_t* client;
+      ~lease_guard() { mongoc_client_pool_push(pool, client); }
+    } guard{pool_, mongoc_client_pool_pop(pool_)};
+    return fn(guard.client);
+  }
+
+  const std::string& redacted_uri() const { return redacted_uri_; }
+
+ private:
+  driver(mongoc_uri_t* uri, mongoc_client_pool_t* pool, std::string redacted)
+      : uri_(uri), pool_(pool), redacted_uri_(std::move(redacted)) {}
+  mongoc_uri_t* uri_;
+  mongoc_client_pool_t* pool_;
+  std::string redacted_uri_;
+};
+
+}  // namespace mongolock::detail

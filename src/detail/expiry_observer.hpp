@@ -1,0 +1,53 @@
+#pragma once
+// Decides when a held lock counts as expired WITHOUT reading anybody's wall clock.
+//
+// The holder bumps a heartbeat counter ("beat") on every renewal. A waiter remembers the
+// (owner, token, beat) triple it saw and the monotonic time its read RETURNED. Only when the
+// very same triple is still there after expiry + margin of the waiter's own monotonic clock may it
+// take over, with a compare-and-swap on that triple. The holder, meanwhile, cancels its work at
+// (send time of its last successful renewal) + expiry - margin. Since that renewal was applied
+// before the waiter's read, the holder stops at least 2 * margin before the takeover, whatever
+// the clocks' offsets; only their rates must agree within margin / expiry (10% by default).
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mongolock::detail {
+
+struct held_state {
+  std::string owner;
+  std::int64_t token = 0;
+  std::int64_t beat = 0;
+  std::chrono::milliseconds expiry{0};  // the holder's own lease length, stored in the document
+
+  bool operator==(const held_state&) const = default;
+};
+
+class expiry_observer {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  // Record what a read returned at `received`. Returns true when it differs from before
+  // (the holder renewed, or the lock changed hands), which resets the observation window.
+  bool observe(const held_state& seen, clock::time_point received, std::chrono::milliseconds margin) {
+    if (seen_ && *seen_ == seen) return false;
+    seen_ = seen;
+    expires_at_ = received + seen.expiry + margin;
+    return true;
+  }
+
+  void forget() { seen_.reset(); }
+  bool expired(clock::time_point now) const { return seen_ && now >= expires_at_; }
+  // When an unchanged observation would turn into "expired"; nullopt when nothing is observed.
+  std::optional<clock::time_point> expires_at() const {
+    return seen_ ? std::optional{expires_at_} : std::nullopt;
+  }
+  const std::optional<held_state>& seen() const { return seen_; }
+
+ private:
+  std::optional<held_state> seen_;
+  clock::time_point expires_at_{};
+};
+
+}  // namespace mongolock::detail

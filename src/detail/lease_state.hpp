@@ -1,0 +1,63 @@
+#pragma once
+// One held lease: its renewal loop, its watchdog and the handlers waiting for its end. Every
+// member except the immutable identity fields and `phase` is touched only on `strand`.
+#include <boost/asio/any_completion_executor.hpp>
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "detail/lease_clock.hpp"
+#include "detail/provider_impl.hpp"
+#include "detail/spawn.hpp"
+
+namespace mongolock::detail {
+
+enum class lease_phase { held, lost, released };
+
+struct lease_state : std::enable_shared_from_this<lease_state> {
+  lease_state(std::shared_ptr<provider_impl> p, strand_type s, std::string n, std::string o,
+              std::int64_t t, lease_clock c)
+      : prov(std::move(p)), strand(std::move(s)), name(std::move(n)), owner(std::move(o)), token(t),
+        clock(c), renew_timer(strand), watchdog(strand) {}
+
+  // On the strand: starts the renewal loop and the watchdog.
+  void start();
+  // On the strand: ends the lease once (lost or released), stops the loops and completes every
+  // waiter (and so cancels guarded work) with `why`.
+  void end(lease_phase to, boost::system::error_code why);
+
+  void add_waiter(std::uint64_t id, boost::asio::any_completion_handler<void(boost::system::error_code)> h,
+                  boost::asio::cancellation_slot slot, boost::asio::any_completion_executor ex);
+  void cancel_waiter(std::uint64_t id);
+
+  const std::shared_ptr<provider_impl> prov;
+  const strand_type strand;
+  const std::string name, owner;
+  const std::int64_t token;
+  std::atomic<lease_phase> phase{lease_phase::held};
+  std::atomic<std::uint64_t> next_waiter{0};
+
+ private:
+  boost::asio::awaitable<void> renew_loop();
+  void arm_watchdog();
+
+  struct waiter {
+    std::uint64_t id;
+    boost::asio::any_completion_handler<void(boost::system::error_code)> handler;
+    boost::asio::cancellation_slot slot;
+    boost::asio::any_completion_executor ex;
+  };
+  static void complete(waiter w, boost::system::error_code ec);
+
+  lease_clock clock;
+  boost::asio::steady_timer renew_timer, watchdog;
+  boost::asio::cancellation_signal stop_loop;
+  std::vector<waiter> waiters;
+};
+
+}  // namespace mongolock::detail

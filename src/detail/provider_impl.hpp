@@ -1,0 +1,78 @@
+#pragma once
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/strand.hpp>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "detail/client_impl.hpp"
+#include "detail/offload.hpp"
+#include "detail/store.hpp"
+#include "mongolock/options.hpp"
+#include "mongolock/stats.hpp"
+
+namespace mongolock::detail {
+
+struct lease_state;
+
+// 128 bits from getrandom(2), as 32 lowercase hex characters.
+std::string new_owner_id();
+
+struct provider_impl : std::enable_shared_from_this<provider_impl> {
+  provider_impl(std::shared_ptr<client_impl> c, store_config s, lock_options o)
+      : client(std::move(c)), cfg(std::move(s)), opts(o), seed(std::random_device{}()) {}
+
+  template <class R, class Token>
+  auto offload(std::function<R(mongoc_client_t*)> call, std::function<void(R)> on_abandoned,
+               std::chrono::steady_clock::duration limit, Token&& token) {
+    return async_offload<R>(client, std::move(call), std::move(on_abandoned), limit, std::forward<Token>(token));
+  }
+
+  // Fire-and-forget release (destructor path, abandoned acquisitions). The owner filter makes it
+  // harmless if the lock has moved on.
+  void release_in_background(std::string name, std::string owner, std::int64_t token);
+
+  void log(log_level level, const std::string& text) const { client->log(level, text); }
+  std::uint64_t next_seed() {
+    std::lock_guard g(mu);
+    return seed();
+  }
+
+  void add_live(const std::string& owner, const std::shared_ptr<lease_state>& s) {
+    std::lock_guard g(mu);
+    live[owner] = s;
+  }
+  void remove_live(const std::string& owner) {
+    std::lock_guard g(mu);
+    live.erase(owner);
+  }
+  std::vector<std::shared_ptr<lease_state>> live_leases() {
+    std::lock_guard g(mu);
+    std::vector<std::shared_ptr<lease_state>> out;
+    for (auto& [_, w] : live)
+      if (auto s = w.lock()) out.push_back(std::move(s));
+    return out;
+  }
+
+  struct counters {
+    std::atomic<std::uint64_t> acquisitions{0}, failed_attempts{0}, busy_observations{0},
+        wait_ns{0}, renewals{0}, renewal_errors{0}, losses{0}, releases{0};
+  };
+
+  std::shared_ptr<client_impl> client;
+  store_config cfg;
+  lock_options opts;
+  std::atomic<bool> prepared{false};
+  counters count;
+
+ private:
+  std::mutex mu;
+  std::mt19937_64 seed;
+  std::unordered_map<std::string, std::weak_ptr<lease_state>> live;
+};
+
+}  // namespace mongolock::detail

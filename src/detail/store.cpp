@@ -1,0 +1,345 @@
+#include "detail/store.hpp"
+
+#include "detail/bson_util.hpp"
+#include "mongolock/error.hpp"
+
+namespace mongolock::detail {
+namespace {
+
+using boost::system::error_code;
+constexpr int duplicate_key = 11000;
+
+template <class T>
+outcome<T> failed(const bson_error_t& e, bool write_was_sent) {
+  outcome<T> o;
+  o.message = e.message;
+  switch (e.domain) {
+    case MONGOC_ERROR_SERVER_SELECTION:  // nothing was sent
+      o.ec = make_error_code(errc::server_unavailable);
+      break;
+    case MONGOC_ERROR_STREAM:  // the request may have reached the server
+      o.ec = make_error_code(errc::server_unavailable);
+      o.ambiguous = write_was_sent;
+      break;
+    case MONGOC_ERROR_WRITE_CONCERN:  // applied on the primary, durability unknown
+      o.ec = make_error_code(errc::ambiguous_result);
+      o.ambiguous = write_was_sent;
+      break;
+    default:
+      o.ec = make_error_code(errc::server_error);
+      o.message = "server error " + std::to_string(e.code) + ": " + e.message;
+  }
+  return o;
+}
+
+void append_write_concern(bson_t* opts, const store_config& cfg) {
+  mongoc_write_concern_t* wc = mongoc_write_concern_new();
+  if (cfg.durability == write_concern::majority)
+    mongoc_write_concern_set_wmajority(wc, static_cast<std::int32_t>(cfg.write_timeout.count()));
+  else
+    mongoc_write_concern_set_w(wc, 1);
+  mongoc_write_concern_append(wc, opts);
+  mongoc_write_concern_destroy(wc);
+}
+
+void append_owner(bson_t* b, const char* key, std::string_view owner) {
+  if (owner.empty()) bson_append_null(b, key, -1);
+  else append_str(b, key, owner);
+}
+
+lock_doc parse_lock(const bson_t* doc) {
+  lock_doc d;
+  d.exists = true;
+  d.held.owner = get_str(doc, "owner");
+  d.held.token = get_int(doc, "token");
+  d.held.beat = get_int(doc, "beat");
+  d.held.expiry = std::chrono::milliseconds{get_int(doc, "expiry_ms")};
+  bson_iter_t it;
+  if (bson_iter_init_find(&it, doc, "idle_since") && BSON_ITER_HOLDS_DATE_TIME(&it))
+    d.idle_since_ms = bson_iter_date_time(&it);
+  return d;
+}
+
+// update_one / update_many; value = matchedCount.
+outcome<std::int64_t> update(mongoc_collection_t* coll, const store_config& cfg, const bson_t* filter,
+                             const bson_t* change, bool many) {
+  bson_doc opts, reply;
+  append_write_concern(opts.get(), cfg);
+  bson_error_t err;
+  const bool ok = many ? mongoc_collection_update_many(coll, filter, change, opts.get(), reply.get(), &err)
+                       : mongoc_collection_update_one(coll, filter, change, opts.get(), reply.get(), &err);
+  if (!ok) return failed<std::int64_t>(err, true);
+  return success<std::int64_t>(get_int(reply.get(), "matchedCount"));
+}
+
+// Next value of the per-collection epoch counter (never removed: it has no idle_since field).
+outcome<std::int64_t> next_epoch(mongoc_collection_t* coll, const store_config& cfg) {
+  bson_doc filter, change, opts, reply;
+  bson_t id, inc;
+  BSON_APPEND_DOCUMENT_BEGIN(filter.get(), "_id", &id);
+  BSON_APPEND_UTF8(&id, "mongolock", "epoch");
+  bson_append_document_end(filter.get(), &id);
+  BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$inc", &inc);
+  BSON_APPEND_INT64(&inc, "n", 1);
+  bson_append_document_end(change.get(), &inc);
+  append_write_concern(opts.get(), cfg);
+  BSON_APPEND_BOOL(opts.get(), "upsert", true);
+  bson_error_t err;
+  if (!mongoc_collection_update_one(coll, filter.get(), change.get(), opts.get(), reply.get(), &err))
+    return failed<std::int64_t>(err, true);
+  // Read after our increment: the value is >= what our increment produced, which is all the
+  // monotonicity argument needs (see docs/fencing in README).
+  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll, filter.get(), nullptr, nullptr);
+  const bson_t* doc = nullptr;
+  outcome<std::int64_t> out;
+  if (mongoc_cursor_next(cur, &doc)) out.value = get_int(doc, "n");
+  else if (mongoc_cursor_error(cur, &err)) out = failed<std::int64_t>(err, false);
+  else out.ec = make_error_code(errc::server_error), out.message = "epoch counter vanished";
+  mongoc_cursor_destroy(cur);
+  return out;
+}
+
+outcome<lock_doc> read_in(mongoc_collection_t* coll, std::string_view name) {
+  bson_doc filter, opts;
+  append_str(filter.get(), "_id", name);
+  BSON_APPEND_INT64(opts.get(), "limit", 1);
+  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll, filter.get(), opts.get(), nullptr);
+  const bson_t* doc = nullptr;
+  outcome<lock_doc> out;
+  bson_error_t err;
+  if (mongoc_cursor_next(cur, &doc)) out.value = parse_lock(doc);
+  else if (mongoc_cursor_error(cur, &err)) out = failed<lock_doc>(err, false);
+  mongoc_cursor_destroy(cur);
+  return out;
+}
+
+// After an ambiguous write, ask the server instead of guessing.
+outcome<taken> recheck_take(mongoc_collection_t* coll, std::string_view name, std::string_view owner,
+                            const outcome<std::int64_t>& first) {
+  auto now = read_in(coll, name);
+  if (now.ec) {
+    outcome<taken> o;
+    o.ec = make_error_code(errc::ambiguous_result);
+    o.ambiguous = true;
+    o.message = first.message + "; re-check failed: " + now.message;
+    return o;
+  }
+  if (now.value.exists && now.value.held.owner == owner) return success(taken{true, now.value.held.token});
+  return {};
+}
+
+void set_released(bson_t* change) {
+  bson_t set, inc;
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
+  bson_append_null(&set, "owner", -1);
+  // Client time on purpose: it only feeds the TTL clean-up, never a correctness decision.
+  BSON_APPEND_DATE_TIME(&set, "idle_since",
+                        std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch()).count());
+  bson_append_document_end(change, &set);
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
+  BSON_APPEND_INT64(&inc, "beat", 1);
+  bson_append_document_end(change, &inc);
+}
+
+}  // namespace
+
+error_code check_server(const server_info& info, std::string* why) {
+  if (info.max_wire_version < min_wire_version) {
+    if (why) *why = "MongoDB " + (info.version.empty() ? std::string("server") : info.version) +
+                    " (wire version " + std::to_string(info.max_wire_version) +
+                    ") is older than the minimum supported MongoDB 4.0";
+    return make_error_code(errc::unsupported_server);
+  }
+  return {};
+}
+
+outcome<server_info> query_server(mongoc_client_t* client) {
+  bson_doc cmd, reply, cmd2, reply2;
+  BSON_APPEND_INT32(cmd.get(), "hello", 1);
+  bson_error_t err;
+  if (!mongoc_client_command_simple(client, "admin", cmd.get(), nullptr, reply.get(), &err))
+    return failed<server_info>(err, false);
+  outcome<server_info> out;
+  out.value.max_wire_version = static_cast<int>(get_int(reply.get(), "maxWireVersion"));
+  BSON_APPEND_INT32(cmd2.get(), "buildInfo", 1);
+  if (mongoc_client_command_simple(client, "admin", cmd2.get(), nullptr, reply2.get(), &err))
+    out.value.version = get_str(reply2.get(), "version");
+  return out;
+}
+
+outcome<server_info> prepare(mongoc_client_t* client, const store_config& cfg) {
+  auto info = query_server(client);
+  if (info.ec) return info;
+  if (auto ec = check_server(info.value, &info.message)) {
+    info.ec = ec;
+    return info;
+  }
+  // TTL clean-up of long-idle free documents. Correctness never depends on it (the monitor runs
+  // every 60 s at best); an index that exists with other options is left alone.
+  bson_doc cmd, reply;
+  bson_t indexes, index, key;
+  append_str(cmd.get(), "createIndexes", cfg.collection);
+  BSON_APPEND_ARRAY_BEGIN(cmd.get(), "indexes", &indexes);
+  BSON_APPEND_DOCUMENT_BEGIN(&indexes, "0", &index);
+  BSON_APPEND_DOCUMENT_BEGIN(&index, "key", &key);
+  BSON_APPEND_INT32(&key, "idle_since", 1);
+  bson_append_document_end(&index, &key);
+  BSON_APPEND_UTF8(&index, "name", "mongolock_idle_ttl");
+  BSON_APPEND_INT64(&index, "expireAfterSeconds", cfg.idle_cleanup.count());
+  bson_append_document_end(&indexes, &index);
+  bson_append_array_end(cmd.get(), &indexes);
+  bson_error_t err;
+  if (!mongoc_client_write_command_with_opts(client, cfg.database.c_str(), cmd.get(), nullptr,
+                                             reply.get(), &err))
+    info.message = std::string("TTL index not created: ") + err.message;  // not fatal
+  return info;
+}
+
+outcome<lock_doc> read_lock(mongoc_client_t* client, const store_config& cfg, std::string_view name) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  return read_in(coll.get(), name);
+}
+
+outcome<std::vector<lock_doc>> read_all(mongoc_client_t* client, const store_config& cfg,
+                                        std::vector<std::string>* names) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, opts;
+  bson_t id, sort;
+  BSON_APPEND_DOCUMENT_BEGIN(filter.get(), "_id", &id);
+  BSON_APPEND_UTF8(&id, "$type", "string");  // skips the epoch counter
+  bson_append_document_end(filter.get(), &id);
+  BSON_APPEND_DOCUMENT_BEGIN(opts.get(), "sort", &sort);
+  BSON_APPEND_INT32(&sort, "_id", 1);
+  bson_append_document_end(opts.get(), &sort);
+  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll.get(), filter.get(), opts.get(), nullptr);
+  outcome<std::vector<lock_doc>> out;
+  const bson_t* doc = nullptr;
+  while (mongoc_cursor_next(cur, &doc)) {
+    out.value.push_back(parse_lock(doc));
+    if (names) names->push_back(get_str(doc, "_id"));
+  }
+  bson_error_t err;
+  if (mongoc_cursor_error(cur, &err)) out = failed<std::vector<lock_doc>>(err, false);
+  mongoc_cursor_destroy(cur);
+  return out;
+}
+
+outcome<taken> try_take(mongoc_client_t* client, const store_config& cfg, std::string_view name,
+                        const lock_doc& observed, std::string_view owner, std::chrono::milliseconds expiry) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  if (!observed.exists) {
+    auto epoch = next_epoch(coll.get(), cfg);
+    if (epoch.ec) return failure_from<taken>(epoch);
+    const std::int64_t token = (epoch.value << 32) | 1;
+    bson_doc doc, opts, reply;
+    append_str(doc.get(), "_id", name);
+    append_str(doc.get(), "owner", owner);
+    BSON_APPEND_INT64(doc.get(), "token", token);
+    BSON_APPEND_INT64(doc.get(), "beat", 0);
+    BSON_APPEND_INT64(doc.get(), "expiry_ms", expiry.count());
+    append_write_concern(opts.get(), cfg);
+    bson_error_t err;
+    if (mongoc_collection_insert_one(coll.get(), doc.get(), opts.get(), reply.get(), &err))
+      return success(taken{true, token});
+    if (err.domain == MONGOC_ERROR_SERVER && err.code == duplicate_key) return {};  // lost the race
+    auto o = failed<std::int64_t>(err, true);
+    if (o.ambiguous) return recheck_take(coll.get(), name, owner, o);
+    return failure_from<taken>(o);
+  }
+  // Compare-and-swap on exactly what was observed: free, or the same expired holder.
+  bson_doc filter, change;
+  append_str(filter.get(), "_id", name);
+  append_owner(filter.get(), "owner", observed.held.owner);
+  BSON_APPEND_INT64(filter.get(), "token", observed.held.token);
+  BSON_APPEND_INT64(filter.get(), "beat", observed.held.beat);
+  const std::int64_t token = observed.held.token + 1;
+  bson_t set, unset;
+  BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$set", &set);
+  append_str(&set, "owner", owner);
+  BSON_APPEND_INT64(&set, "token", token);
+  BSON_APPEND_INT64(&set, "beat", 0);
+  BSON_APPEND_INT64(&set, "expiry_ms", expiry.count());
+  bson_append_document_end(change.get(), &set);
+  BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$unset", &unset);
+  BSON_APPEND_UTF8(&unset, "idle_since", "");
+  bson_append_document_end(change.get(), &unset);
+  auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
+  if (r.ec) {
+    if (r.ambiguous) return recheck_take(coll.get(), name, owner, r);
+    return failure_from<taken>(r);
+  }
+  return success(taken{r.value == 1, token});
+}
+
+outcome<bool> renew(mongoc_client_t* client, const store_config& cfg, std::string_view name,
+                    std::string_view owner, std::int64_t token, std::chrono::milliseconds expiry) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, change;
+  append_str(filter.get(), "_id", name);
+  append_str(filter.get(), "owner", owner);
+  BSON_APPEND_INT64(filter.get(), "token", token);
+  bson_t inc, set;
+  BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$inc", &inc);
+  BSON_APPEND_INT64(&inc, "beat", 1);
+  bson_append_document_end(change.get(), &inc);
+  BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$set", &set);
+  BSON_APPEND_INT64(&set, "expiry_ms", expiry.count());
+  bson_append_document_end(change.get(), &set);
+  auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
+  // An ambiguous renewal is simply not counted: the local deadline stays where it was.
+  auto out = failure_from<bool>(r);
+  out.value = !r.ec && r.value == 1;
+  return out;
+}
+
+outcome<bool> release(mongoc_client_t* client, const store_config& cfg, std::string_view name,
+                      std::string_view owner, std::int64_t token) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, change;
+  append_str(filter.get(), "_id", name);
+  append_str(filter.get(), "owner", owner);  // never frees someone else's lock
+  BSON_APPEND_INT64(filter.get(), "token", token);
+  set_released(change.get());
+  auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
+  if (r.ec && r.ambiguous) {
+    auto now = read_in(coll.get(), name);
+    if (!now.ec) return success(!(now.value.exists && now.value.held.owner == owner));
+  }
+  auto out = failure_from<bool>(r);
+  out.value = !r.ec && r.value == 1;
+  return out;
+}
+
+outcome<std::string> force_release(mongoc_client_t* client, const store_config& cfg, std::string_view name) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  auto seen = read_in(coll.get(), name);
+  if (seen.ec) return failure_from<std::string>(seen);
+  if (!seen.value.exists || seen.value.held.owner.empty()) return {};
+  bson_doc filter, change;
+  append_str(filter.get(), "_id", name);
+  append_str(filter.get(), "owner", seen.value.held.owner);
+  BSON_APPEND_INT64(filter.get(), "token", seen.value.held.token);
+  set_released(change.get());
+  auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
+  if (r.ec) return failure_from<std::string>(r);
+  return success(r.value == 1 ? seen.value.held.owner : std::string());
+}
+
+outcome<std::int64_t> release_owners(mongoc_client_t* client, const store_config& cfg,
+                                     const std::vector<std::string>& owners) {
+  if (owners.empty()) return {};
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, change;
+  bson_t owner, in;
+  BSON_APPEND_DOCUMENT_BEGIN(filter.get(), "owner", &owner);
+  BSON_APPEND_ARRAY_BEGIN(&owner, "$in", &in);
+  for (std::size_t i = 0; i < owners.size(); ++i)
+    append_str(&in, std::to_string(i).c_str(), owners[i]);
+  bson_append_array_end(&owner, &in);
+  bson_append_document_end(filter.get(), &owner);
+  set_released(change.get());
+  return update(coll.get(), cfg, filter.get(), change.get(), true);
+}
+
+}  // namespace mongolock::detail

@@ -1,0 +1,204 @@
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <random>
+
+#include "detail/lease_state.hpp"
+#include "mongolock/lease.hpp"
+
+namespace mongolock::detail {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using steady = std::chrono::steady_clock;
+
+void lease_state::start() {
+  auto self = shared_from_this();
+  asio::co_spawn(strand, [self]() { return self->renew_loop(); },
+                 asio::bind_cancellation_slot(stop_loop.slot(), asio::detached));
+  arm_watchdog();
+}
+
+void lease_state::arm_watchdog() {
+  // Fires at the local deadline even when a renewal call hangs: the lease is then lost here,
+  // while other processes still have to wait out expiry + margin of their own clocks.
+  watchdog.expires_at(clock.deadline());
+  watchdog.async_wait([self = shared_from_this()](error_code ec) {
+    if (ec || self->phase != lease_phase::held) return;
+    if (self->clock.lost_by(steady::now())) {
+      self->prov->log(log_level::warning, "lease '" + self->name + "' lost: no successful renewal before the local deadline");
+      self->end(lease_phase::lost, make_error_code(errc::lease_lost));
+      // The document may still name us (e.g. a partition): free it if the server is reachable.
+      self->prov->release_in_background(self->name, self->owner, self->token);
+    } else {
+      self->arm_watchdog();
+    }
+  });
+}
+
+asio::awaitable<void> lease_state::renew_loop() {
+  auto self = shared_from_this();
+  co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+  co_await asio::this_coro::throw_if_cancelled(false);
+  const auto every = prov->opts.effective_renew_every();
+  std::mt19937_64 rng(prov->next_seed());
+  auto delay = every;
+  while (phase == lease_phase::held) {
+    renew_timer.expires_after(delay);
+    auto [waited] = co_await renew_timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (waited || phase != lease_phase::held) co_return;
+    const auto sent = steady::now();
+    auto cfg = prov->cfg;
+    const auto expiry = prov->opts.expiry;
+    auto r = co_await prov->offload<outcome<bool>>(
+        [cfg, n = name, o = owner, t = token, expiry](mongoc_client_t* c) { return renew(c, cfg, n, o, t, expiry); },
+        nullptr, clock.remaining(sent), asio::use_awaitable);
+    if (phase != lease_phase::held || r.ec == asio::error::operation_aborted) co_return;
+    if (!r.ec && r.value) {
+      clock.renewed(sent);
+      prov->count.renewals.fetch_add(1, std::memory_order_relaxed);
+      delay = every;
+    } else if (!r.ec) {
+      prov->log(log_level::warning, "lease '" + name + "' lost: the lock document names another owner");
+      end(lease_phase::lost, make_error_code(errc::lease_lost));
+      co_return;
+    } else {
+      // Transient: retry sooner, jittered, while the watchdog keeps the deadline honest.
+      prov->count.renewal_errors.fetch_add(1, std::memory_order_relaxed);
+      prov->log(log_level::warning, "renewal of '" + name + "' failed (" + r.ec.message() + ": " + r.message + "); retrying");
+      std::uniform_int_distribution<long long> pick(std::max<long long>(every.count() / 8, 5),
+                                                    std::max<long long>(every.count() / 4, 10));
+      delay = std::chrono::milliseconds{pick(rng)};
+    }
+  }
+}
+
+void lease_state::end(lease_phase to, error_code why) {
+  lease_phase expected = lease_phase::held;
+  if (!phase.compare_exchange_strong(expected, to)) return;
+  renew_timer.cancel();
+  watchdog.cancel();
+  stop_loop.emit(asio::cancellation_type::terminal);
+  prov->remove_live(owner);
+  if (to == lease_phase::lost) prov->count.losses.fetch_add(1, std::memory_order_relaxed);
+  auto pending = std::move(waiters);
+  waiters.clear();
+  for (auto& w : pending) complete(std::move(w), why);
+}
+
+void lease_state::complete(waiter w, error_code ec) {
+  auto ex = w.ex;
+  asio::dispatch(ex, [w = std::move(w), ec]() mutable {
+    if (w.slot.is_connected()) w.slot.clear();
+    std::move(w.handler)(ec);
+  });
+}
+
+void lease_state::add_waiter(std::uint64_t id, asio::any_completion_handler<void(error_code)> h,
+                             asio::cancellation_slot slot, asio::any_completion_executor ex) {
+  waiter w{id, std::move(h), slot, std::move(ex)};
+  switch (phase.load()) {
+    case lease_phase::lost: return complete(std::move(w), make_error_code(errc::lease_lost));
+    case lease_phase::released: return complete(std::move(w), make_error_code(errc::released));
+    case lease_phase::held: waiters.push_back(std::move(w));
+  }
+}
+
+void lease_state::cancel_waiter(std::uint64_t id) {
+  for (auto it = waiters.begin(); it != waiters.end(); ++it) {
+    if (it->id != id) continue;
+    waiter w = std::move(*it);
+    waiters.erase(it);
+    complete(std::move(w), asio::error::operation_aborted);
+    return;
+  }
+}
+
+void start_wait_lost(std::shared_ptr<lease_state> st, handler_ec h) {
+  if (!st) {
+    auto ex = asio::get_associated_executor(h);
+    asio::dispatch(ex, [h = std::move(h)]() mutable { std::move(h)(make_error_code(errc::not_held)); });
+    return;
+  }
+  auto slot = asio::get_associated_cancellation_slot(h);
+  auto ex = asio::get_associated_executor(h, st->strand);
+  const auto id = st->next_waiter.fetch_add(1);
+  // Assigned here, in the initiating context, so it is serialised with the caller's emits; the
+  // registration below is posted first, so a cancellation always finds it on the strand.
+  if (slot.is_connected()) {
+    slot.assign([weak = std::weak_ptr(st), id](asio::cancellation_type) {
+      if (auto s = weak.lock()) asio::post(s->strand, [s, id] { s->cancel_waiter(id); });
+    });
+  }
+  asio::post(st->strand, [st, id, h = std::move(h), slot, ex]() mutable {
+    st->add_waiter(id, std::move(h), slot, std::move(ex));
+  });
+}
+
+namespace {
+asio::awaitable<std::tuple<error_code>> release_body(std::shared_ptr<lease_state> st) {
+  switch (st->phase.load()) {
+    case lease_phase::lost: co_return make_error_code(errc::lease_lost);
+    case lease_phase::released: co_return make_error_code(errc::not_held);
+    case lease_phase::held: break;
+  }
+  // Guarded work is cancelled before the lock is freed, never after.
+  st->end(lease_phase::released, make_error_code(errc::released));
+  auto p = st->prov;
+  auto cfg = p->cfg;
+  auto r = co_await p->offload<outcome<bool>>(
+      [cfg, n = st->name, o = st->owner, t = st->token](mongoc_client_t* c) { return release(c, cfg, n, o, t); },
+      nullptr, steady::duration::zero(), asio::use_awaitable);
+  if (r.ec) {
+    p->log(log_level::warning, "release of '" + st->name + "' failed (" + r.message + "); it expires on its own");
+    co_return r.ec;
+  }
+  p->count.releases.fetch_add(1, std::memory_order_relaxed);
+  co_return r.value ? error_code{} : make_error_code(errc::lease_lost);
+}
+}  // namespace
+
+void start_release(std::shared_ptr<lease_state> st, handler_ec h) {
+  if (!st) {
+    auto ex = asio::get_associated_executor(h);
+    asio::dispatch(ex, [h = std::move(h)]() mutable { std::move(h)(make_error_code(errc::not_held)); });
+    return;
+  }
+  auto strand = st->strand;
+  // Not cancellable: a release that stopped half-way would only leave the lock to expire.
+  spawn_op<error_code>(strand, release_body(std::move(st)), std::move(h), false);
+}
+
+void abandon(std::shared_ptr<lease_state> st) noexcept {
+  if (!st) return;
+  try {
+    auto strand = st->strand;
+    asio::post(strand, [st = std::move(st)] {
+      if (st->phase != lease_phase::held) return;
+      st->end(lease_phase::released, make_error_code(errc::released));
+      st->prov->count.releases.fetch_add(1, std::memory_order_relaxed);
+      st->prov->release_in_background(st->name, st->owner, st->token);
+    });
+  } catch (...) {
+    // Out of memory while posting: the lease simply expires on the server.
+  }
+}
+
+strand_type lease_strand(const lease_state& s) { return s.strand; }
+error_code lease_status(const lease_state& s) noexcept {
+  switch (s.phase.load()) {
+    case lease_phase::held: return {};
+    case lease_phase::lost: return make_error_code(errc::lease_lost);
+    case lease_phase::released: return make_error_code(errc::released);
+  }
+  return {};
+}
+const std::string& lease_name(const lease_state& s) noexcept { return s.name; }
+const std::string& lease_owner(const lease_state& s) noexcept { return s.owner; }
+std::int64_t lease_token(const lease_state& s) noexcept { return s.token; }
+
+}  // namespace mongolock::detail

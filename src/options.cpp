@@ -1,0 +1,98 @@
+#include "mongolock/options.hpp"
+
+#include "mongolock/error.hpp"
+
+namespace mongolock {
+namespace {
+
+boost::system::error_code fail(errc code, std::string* why, std::string text) {
+  if (why) *why = std::move(text);
+  return make_error_code(code);
+}
+
+// Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
+bool valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t extra;
+    char32_t cp;
+    if (c < 0x80) { ++i; continue; }
+    if ((c & 0xE0) == 0xC0) { extra = 1; cp = c & 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { extra = 2; cp = c & 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { extra = 3; cp = c & 0x07; }
+    else return false;
+    if (i + extra >= s.size()) return false;  // truncated sequence
+    for (std::size_t k = 1; k <= extra; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    static constexpr char32_t min_for[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < min_for[extra] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += extra + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+boost::system::error_code validate(const client_options& o, std::string* why) {
+  if (o.worker_threads == 0 || o.worker_threads > 256)
+    return fail(errc::invalid_options, why, "worker_threads must be in 1..256");
+  if (o.server_selection_timeout.count() <= 0)
+    return fail(errc::invalid_options, why, "server_selection_timeout must be positive");
+  if (o.socket_timeout.count() <= 0)
+    return fail(errc::invalid_options, why, "socket_timeout must be positive");
+  return {};
+}
+
+boost::system::error_code validate(const lock_options& o, std::string* why) {
+  if (o.expiry < milliseconds{100})
+    return fail(errc::invalid_options, why, "expiry must be at least 100 ms");
+  if (o.renew_every.count() < 0 || o.effective_renew_every() >= o.expiry)
+    return fail(errc::invalid_options, why, "renew_every must be positive and below expiry");
+  if (o.safety_margin.count() < 0 || o.effective_margin() * 2 >= o.expiry)
+    return fail(errc::invalid_options, why, "safety_margin must be below half of expiry");
+  if (o.effective_renew_every() + o.effective_margin() >= o.expiry)
+    return fail(errc::invalid_options, why,
+                "renew_every + safety_margin must be below expiry (no time left to renew)");
+  if (o.backoff_min.count() <= 0 || o.backoff_max < o.backoff_min)
+    return fail(errc::invalid_options, why, "backoff range must satisfy 0 < backoff_min <= backoff_max");
+  if (o.acquire_timeout.count() < 0)
+    return fail(errc::invalid_options, why, "acquire_timeout must not be negative");
+  if (o.write_timeout.count() <= 0)
+    return fail(errc::invalid_options, why, "write_timeout must be positive");
+  if (o.idle_cleanup < std::chrono::seconds{3600})
+    return fail(errc::invalid_options, why, "idle_cleanup must be at least one hour");
+  return {};
+}
+
+boost::system::error_code validate_lock_name(std::string_view name, std::string* why) {
+  if (name.empty()) return fail(errc::invalid_name, why, "lock name is empty");
+  if (name.size() > 512) return fail(errc::invalid_name, why, "lock name is longer than 512 bytes");
+  if (name.find('\0') != std::string_view::npos)
+    return fail(errc::invalid_name, why, "lock name contains a NUL byte");
+  if (!valid_utf8(name)) return fail(errc::invalid_name, why, "lock name is not valid UTF-8");
+  return {};
+}
+
+boost::system::error_code validate_namespace(std::string_view db, std::string_view coll,
+                                             std::string* why) {
+  if (db.empty() || db.size() > 63)
+    return fail(errc::invalid_collection, why, "database name must be 1..63 bytes");
+  for (char c : db)
+    if (c == '/' || c == '\\' || c == '.' || c == ' ' || c == '"' || c == '$' || c == '\0')
+      return fail(errc::invalid_collection, why, "database name contains one of /\\. \"$ or NUL");
+  if (coll.empty()) return fail(errc::invalid_collection, why, "collection name is empty");
+  if (coll.size() + db.size() + 1 > 255)
+    return fail(errc::invalid_collection, why, "namespace longer than 255 bytes");
+  if (coll.find('$') != std::string_view::npos || coll.find('\0') != std::string_view::npos)
+    return fail(errc::invalid_collection, why, "collection name contains '$' or NUL");
+  if (coll.starts_with("system.") || coll.front() == '.' || coll.back() == '.')
+    return fail(errc::invalid_collection, why, "collection name is reserved or starts/ends with '.'");
+  if (!valid_utf8(coll)) return fail(errc::invalid_collection, why, "collection name is not valid UTF-8");
+  return {};
+}
+
+}  // namespace mongolock
