@@ -45,8 +45,9 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   const auto cfg = p->cfg;
 
   if (!p->prepared) {  // once per provider: version check + TTL index, off the hot path after
-    auto r = co_await p->offload<outcome<server_info>>(
-        [cfg](mongoc_client_t* c) { return prepare(c, cfg); }, nullptr, time_left(), asio::use_awaitable);
+    // Named, not a temporary inside co_await: GCC 12 destroys such temporaries twice.
+    std::function<outcome<server_info>(mongoc_client_t*)> call = [cfg](mongoc_client_t* c) { return prepare(c, cfg); };
+    auto r = co_await p->offload<outcome<server_info>>(std::move(call), nullptr, time_left(), asio::use_awaitable);
     if (r.ec) co_return fail(*p, r.ec, name, r.message);
     if (!r.message.empty()) p->log(log_level::warning, r.message);
     p->prepared = true;
@@ -63,9 +64,10 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   for (;;) {
     if (cancelled(co_await asio::this_coro::cancellation_state))
       co_return fail(*p, asio::error::operation_aborted, name, "");
-    auto seen = co_await p->offload<outcome<lock_doc>>(
-        [cfg, name](mongoc_client_t* c) { return read_lock(c, cfg, name); }, nullptr, time_left(),
-        asio::use_awaitable);
+    std::function<outcome<lock_doc>(mongoc_client_t*)> read = [cfg, name](mongoc_client_t* c) {
+      return read_lock(c, cfg, name);
+    };
+    auto seen = co_await p->offload<outcome<lock_doc>>(std::move(read), nullptr, time_left(), asio::use_awaitable);
     const auto received = steady::now();
     if (seen.ec) co_return fail(*p, seen.ec, name, seen.message);
 
@@ -81,14 +83,14 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
       auto observed = seen.value;
       // If this call is abandoned (cancelled, timed out) and the server granted the lock anyway,
       // give it back at once instead of leaving it to expire.
-      auto give_back = [p, name, owner](outcome<taken> late) {
+      std::function<void(outcome<taken>)> give_back = [p, name, owner](outcome<taken> late) {
         if (late.value.won || late.ambiguous) p->release_in_background(name, owner, late.value.token);
       };
-      auto took = co_await p->offload<outcome<taken>>(
-          [cfg, name, observed, owner, expiry](mongoc_client_t* c) {
-            return try_take(c, cfg, name, observed, owner, expiry);
-          },
-          give_back, time_left(), asio::use_awaitable);
+      std::function<outcome<taken>(mongoc_client_t*)> take = [cfg, name, observed, owner, expiry](mongoc_client_t* c) {
+        return try_take(c, cfg, name, observed, owner, expiry);
+      };
+      auto took = co_await p->offload<outcome<taken>>(std::move(take), std::move(give_back), time_left(),
+                                                      asio::use_awaitable);
       if (took.ec) {
         if (took.ambiguous) p->release_in_background(name, owner, took.value.token);
         co_return fail(*p, took.ec, name, took.message);

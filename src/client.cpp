@@ -29,9 +29,11 @@ const std::string& client::redacted_uri() const { return impl_->db->redacted_uri
 
 namespace {
 asio::awaitable<std::tuple<error_code, server_version>> version_body(std::shared_ptr<detail::client_impl> impl) {
+  std::function<detail::outcome<detail::server_info>(mongoc_client_t*)> call = [](mongoc_client_t* c) {
+    return detail::query_server(c);
+  };
   auto r = co_await detail::async_offload<detail::outcome<detail::server_info>>(
-      impl, [](mongoc_client_t* c) { return detail::query_server(c); }, nullptr,
-      std::chrono::steady_clock::duration::zero(), asio::use_awaitable);
+      impl, std::move(call), nullptr, std::chrono::steady_clock::duration::zero(), asio::use_awaitable);
   if (r.ec) {
     impl->log(log_level::error, "server version query failed: " + r.message);
     co_return std::tuple{r.ec, server_version{}};

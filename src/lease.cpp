@@ -54,9 +54,11 @@ asio::awaitable<void> lease_state::renew_loop() {
     const auto sent = steady::now();
     auto cfg = prov->cfg;
     const auto expiry = prov->opts.expiry;
-    auto r = co_await prov->offload<outcome<bool>>(
-        [cfg, n = name, o = owner, t = token, expiry](mongoc_client_t* c) { return renew(c, cfg, n, o, t, expiry); },
-        nullptr, clock.remaining(sent), asio::use_awaitable);
+    std::function<outcome<bool>(mongoc_client_t*)> call = [cfg, n = name, o = owner, t = token,
+                                                           expiry](mongoc_client_t* c) {
+      return renew(c, cfg, n, o, t, expiry);
+    };
+    auto r = co_await prov->offload<outcome<bool>>(std::move(call), nullptr, clock.remaining(sent), asio::use_awaitable);
     if (phase != lease_phase::held || r.ec == asio::error::operation_aborted) co_return;
     if (!r.ec && r.value) {
       clock.renewed(sent);
@@ -150,9 +152,11 @@ asio::awaitable<std::tuple<error_code>> release_body(std::shared_ptr<lease_state
   st->end(lease_phase::released, make_error_code(errc::released));
   auto p = st->prov;
   auto cfg = p->cfg;
-  auto r = co_await p->offload<outcome<bool>>(
-      [cfg, n = st->name, o = st->owner, t = st->token](mongoc_client_t* c) { return release(c, cfg, n, o, t); },
-      nullptr, steady::duration::zero(), asio::use_awaitable);
+  std::function<outcome<bool>(mongoc_client_t*)> call = [cfg, n = st->name, o = st->owner,
+                                                         t = st->token](mongoc_client_t* c) {
+    return release(c, cfg, n, o, t);
+  };
+  auto r = co_await p->offload<outcome<bool>>(std::move(call), nullptr, steady::duration::zero(), asio::use_awaitable);
   if (r.ec) {
     p->log(log_level::warning, "release of '" + st->name + "' failed (" + r.message + "); it expires on its own");
     co_return r.ec;

@@ -62,9 +62,11 @@ asio::awaitable<std::tuple<error_code, std::size_t>> release_all_body(std::share
     owners.push_back(st->owner);
   }
   auto cfg = p->cfg;
-  auto r = co_await p->offload<outcome<std::int64_t>>(
-      [cfg, owners](mongoc_client_t* c) { return release_owners(c, cfg, owners); }, nullptr,
-      steady::duration::zero(), asio::use_awaitable);
+  std::function<outcome<std::int64_t>(mongoc_client_t*)> call = [cfg, owners](mongoc_client_t* c) {
+    return release_owners(c, cfg, owners);
+  };
+  auto r = co_await p->offload<outcome<std::int64_t>>(std::move(call), nullptr, steady::duration::zero(),
+                                                      asio::use_awaitable);
   if (r.ec) co_return std::tuple{r.ec, std::size_t{0}};
   p->count.releases.fetch_add(static_cast<std::uint64_t>(r.value), std::memory_order_relaxed);
   co_return std::tuple{error_code{}, static_cast<std::size_t>(r.value)};
@@ -74,8 +76,10 @@ asio::awaitable<std::tuple<error_code, lock_info>> inspect_body(std::shared_ptr<
   std::string why;
   if (auto ec = validate_lock_name(name, &why)) co_return std::tuple{ec, lock_info{}};
   auto cfg = p->cfg;
-  auto r = co_await p->offload<outcome<lock_doc>>([cfg, name](mongoc_client_t* c) { return read_lock(c, cfg, name); },
-                                                  nullptr, steady::duration::zero(), asio::use_awaitable);
+  std::function<outcome<lock_doc>(mongoc_client_t*)> call = [cfg, name](mongoc_client_t* c) {
+    return read_lock(c, cfg, name);
+  };
+  auto r = co_await p->offload<outcome<lock_doc>>(std::move(call), nullptr, steady::duration::zero(), asio::use_awaitable);
   co_return std::tuple{r.ec, to_info(name, r.value)};
 }
 
@@ -87,15 +91,14 @@ asio::awaitable<std::tuple<error_code, std::vector<lock_info>>> list_body(std::s
     error_code ec;  // offload needs these two members on the result type
     std::string message;
   };
-  auto r = co_await p->offload<listing>(
-      [cfg](mongoc_client_t* c) {
-        listing l;
-        l.docs = read_all(c, cfg, &l.names);
-        l.ec = l.docs.ec;
-        l.message = l.docs.message;
-        return l;
-      },
-      nullptr, steady::duration::zero(), asio::use_awaitable);
+  std::function<listing(mongoc_client_t*)> call = [cfg](mongoc_client_t* c) {
+    listing l;
+    l.docs = read_all(c, cfg, &l.names);
+    l.ec = l.docs.ec;
+    l.message = l.docs.message;
+    return l;
+  };
+  auto r = co_await p->offload<listing>(std::move(call), nullptr, steady::duration::zero(), asio::use_awaitable);
   std::vector<lock_info> out;
   for (std::size_t i = 0; !r.ec && i < r.names.size(); ++i) out.push_back(to_info(r.names[i], r.docs.value[i]));
   co_return std::tuple{r.ec, std::move(out)};
@@ -105,9 +108,11 @@ asio::awaitable<std::tuple<error_code, std::string>> force_body(std::shared_ptr<
   std::string why;
   if (auto ec = validate_lock_name(name, &why)) co_return std::tuple{ec, std::string{}};
   auto cfg = p->cfg;
-  auto r = co_await p->offload<outcome<std::string>>(
-      [cfg, name](mongoc_client_t* c) { return force_release(c, cfg, name); }, nullptr, steady::duration::zero(),
-      asio::use_awaitable);
+  std::function<outcome<std::string>(mongoc_client_t*)> call = [cfg, name](mongoc_client_t* c) {
+    return force_release(c, cfg, name);
+  };
+  auto r = co_await p->offload<outcome<std::string>>(std::move(call), nullptr, steady::duration::zero(),
+                                                     asio::use_awaitable);
   if (!r.ec && !r.value.empty()) p->log(log_level::warning, "lock '" + name + "' force-released from owner " + r.value);
   co_return std::tuple{r.ec, r.value};
 }

@@ -9,6 +9,7 @@
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 #include <cstdint>
 #include <memory>
@@ -44,10 +45,11 @@ boost::asio::awaitable<T> guard_body(std::shared_ptr<lease_state> st, boost::asi
   namespace asio = boost::asio;
   if (auto ec = lease_status(*st)) throw boost::system::system_error(ec);
   auto strand = co_await asio::this_coro::executor;
-  auto result = co_await asio::experimental::make_parallel_group(
-                    asio::co_spawn(strand, std::move(work), asio::deferred),
-                    async_wait_lost(st, asio::deferred))
-                    .async_wait(asio::experimental::wait_for_one(), asio::deferred);
+  // Built outside the co_await expression: GCC 12 may destroy temporaries there twice.
+  auto group = asio::experimental::make_parallel_group(asio::co_spawn(strand, std::move(work), asio::deferred),
+                                                       async_wait_lost(st, asio::deferred));
+  auto both = std::move(group).async_wait(asio::experimental::wait_for_one(), asio::deferred);
+  auto result = co_await std::move(both);
   const auto& order = std::get<0>(result);
   const std::exception_ptr& failure = std::get<1>(result);
   const boost::system::error_code& ended = std::get<std::tuple_size_v<decltype(result)> - 1>(result);
@@ -107,7 +109,9 @@ class lease {
   // Runs `work` on the lease's strand; if the lease is lost first, `work` is cancelled (terminal)
   // and the operation fails with system_error(errc::lease_lost). Completion signature is
   // co_spawn's: void(exception_ptr[, T]). Cancelling the guard cancels the work.
-  template <class T, class Token = boost::asio::deferred_t>
+  // The default token is use_awaitable, not deferred: Asio 1.81 cannot co_await a deferred
+  // operation whose signature is void(exception_ptr, T).
+  template <class T, class Token = boost::asio::use_awaitable_t<>>
   auto async_guard(boost::asio::awaitable<T> work, Token&& token = {}) {
     if (!state_) throw boost::system::system_error(make_error_code(errc::not_held));
     return boost::asio::co_spawn(get_executor(), detail::guard_body<T>(state_, std::move(work)),

@@ -1,0 +1,144 @@
+// mongolock-worker: one process contending for a named lock. The demo runs several of these;
+// the multi-process tests use it too. Each critical section
+//   - creates a marker file with O_EXCL (a second holder at the same time would fail: OVERLAP),
+//   - appends "token pid" to a journal (the file order is the order of acquisitions),
+//   - writes through a fencing-token-checking "resource" file (rejects tokens below the max seen).
+//
+//   mongolock-worker --uri URI --name NAME [--count N] [--hold-ms H] [--expiry-ms E]
+//                    [--dir DIR] [--forever] [--quiet]
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <boost/asio.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "mongolock.hpp"
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct args {
+  std::string uri = "mongodb://127.0.0.1:27017", name = "demo", dir = ".", db = "mongolock_demo", coll = "locks";
+  int count = 3, hold_ms = 100, expiry_ms = 5000;
+  bool forever = false, quiet = false;
+};
+
+void say(const std::string& line) {
+  std::printf("worker %d %s\n", static_cast<int>(getpid()), line.c_str());
+  std::fflush(stdout);
+}
+
+// A resource that honours fencing tokens: a write with a token below the highest seen is refused.
+bool fenced_write(const std::string& path, std::int64_t token) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);
+  if (fd < 0) return false;
+  ::flock(fd, LOCK_EX);
+  char buf[32] = {};
+  const auto n = ::pread(fd, buf, sizeof buf - 1, 0);
+  const long long max = n > 0 ? std::atoll(buf) : 0;
+  bool ok = token >= max;
+  if (ok) {
+    const auto text = std::to_string(token) + "\n";
+    ok = ::ftruncate(fd, 0) == 0 && ::pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size());
+  } else {
+    say("REJECTED token=" + std::to_string(token) + " max=" + std::to_string(max));
+  }
+  ::flock(fd, LOCK_UN);
+  ::close(fd);
+  return ok;
+}
+
+void journal(const std::string& path, std::int64_t token) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
+  const auto text = std::to_string(token) + " " + std::to_string(getpid()) + "\n";
+  if (fd >= 0 && ::write(fd, text.data(), text.size()) < 0) say("journal write failed");
+  if (fd >= 0) ::close(fd);
+}
+
+// The critical section: runs under lease.async_guard, so losing the lease cancels it.
+asio::awaitable<void> critical_section(const args& a, std::int64_t token) {
+  const std::string marker = a.dir + "/in-critical-section";
+  const int fd = ::open(marker.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+  if (fd < 0) say("OVERLAP: another holder is inside the critical section");
+  else ::close(fd);
+  journal(a.dir + "/journal", token);
+  asio::steady_timer t(co_await asio::this_coro::executor);
+  const int rounds = a.forever ? 1 << 30 : 1;
+  for (int i = 0; i < rounds; ++i) {
+    fenced_write(a.dir + "/resource", token);
+    t.expires_after(a.forever ? 50ms : std::chrono::milliseconds(a.hold_ms));
+    co_await t.async_wait(asio::deferred);  // throws operation_aborted when the lease is lost
+  }
+  if (fd >= 0) ::unlink(marker.c_str());
+}
+
+asio::awaitable<int> run(const args& a) {
+  auto ex = co_await asio::this_coro::executor;
+  mongolock::client db(ex, a.uri);
+  mongolock::lock_options opts;
+  opts.expiry = std::chrono::milliseconds(a.expiry_ms);
+  mongolock::provider locks(db, a.db, a.coll, opts);
+  auto lock = locks.create_lock(a.name);
+  for (int i = 0; i < a.count; ++i) {
+    auto [ec, lease] = co_await lock.async_acquire(asio::as_tuple(asio::deferred));
+    if (ec) {
+      say("ERROR acquiring: " + ec.message());
+      co_return 2;
+    }
+    // The wall clock is printed only so that clock-skew tests can see the skew took effect;
+    // the lock itself never reads it.
+    say("acquired token=" + std::to_string(lease.fencing_token()) + " wallclock=" +
+        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::system_clock::now().time_since_epoch()).count()));
+    try {
+      co_await lease.async_guard(critical_section(a, lease.fencing_token()));
+    } catch (const boost::system::system_error& e) {
+      say(std::string("LOST: ") + e.code().message());
+      ::unlink((a.dir + "/in-critical-section").c_str());
+      co_return 3;
+    }
+    auto rel = co_await lease.async_release(asio::as_tuple(asio::deferred));
+    say("released" + (std::get<0>(rel) ? " (" + std::get<0>(rel).message() + ")" : std::string()));
+  }
+  co_return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) { std::cerr << "missing value for " << k << "\n"; std::exit(64); }
+      return argv[++i];
+    };
+    if (k == "--uri") a.uri = next();
+    else if (k == "--name") a.name = next();
+    else if (k == "--dir") a.dir = next();
+    else if (k == "--db") a.db = next();
+    else if (k == "--count") a.count = std::stoi(next());
+    else if (k == "--hold-ms") a.hold_ms = std::stoi(next());
+    else if (k == "--expiry-ms") a.expiry_ms = std::stoi(next());
+    else if (k == "--forever") a.forever = true, a.count = 1;
+    else { std::cerr << "unknown option " << k << "\n"; return 64; }
+  }
+  asio::io_context io;
+  int rc = 1;
+  asio::co_spawn(io, run(a), [&](std::exception_ptr e, int r) {
+    rc = r;
+    if (e) {
+      try { std::rethrow_exception(e); } catch (const std::exception& x) { say(std::string("ERROR: ") + x.what()); }
+      rc = 2;
+    }
+  });
+  io.run();
+  return rc;
+}

@@ -1,0 +1,84 @@
+// Bad input and unreachable servers: specific error codes, readable messages, no hang, no leak.
+#include "fixture.hpp"
+
+using namespace test;
+using boost::system::error_code;
+namespace ml = mongolock;
+
+BOOST_AUTO_TEST_SUITE(input)
+
+BOOST_FIXTURE_TEST_CASE(invalid_lock_names, io_fixture) {
+  auto p = make_provider();
+  for (std::string bad : {std::string(), std::string(513, 'x'), std::string("\xFF\xFE"), std::string("a\0b", 3)}) {
+    auto [ec, l] = run([&]() -> asio::awaitable<std::tuple<error_code, ml::lease>> {
+      co_return co_await p.create_lock(bad).async_acquire(asio::as_tuple(asio::deferred));
+    }());
+    BOOST_TEST((ec == ml::errc::invalid_name));
+    BOOST_TEST(!l);
+    auto [ec2, info] = run([&]() -> asio::awaitable<std::tuple<error_code, ml::lock_info>> {
+      co_return co_await p.async_inspect(bad, asio::as_tuple(asio::deferred));
+    }());
+    BOOST_TEST((ec2 == ml::errc::invalid_name));
+  }
+}
+
+BOOST_FIXTURE_TEST_CASE(invalid_collections_and_options_throw_specific_codes, io_fixture) {
+  auto code_of = [&](auto make) -> error_code {
+    try {
+      make();
+    } catch (const boost::system::system_error& e) {
+      BOOST_TEST_MESSAGE("message: " << e.what());
+      return e.code();
+    }
+    return {};
+  };
+  BOOST_TEST((code_of([&] { ml::provider(*db, "bad.db", "locks"); }) == ml::errc::invalid_collection));
+  BOOST_TEST((code_of([&] { ml::provider(*db, "app", "system.locks"); }) == ml::errc::invalid_collection));
+  BOOST_TEST((code_of([&] { ml::provider(*db, "app", ""); }) == ml::errc::invalid_collection));
+  ml::lock_options cadence;
+  cadence.expiry = 1000ms;
+  cadence.renew_every = 1000ms;
+  BOOST_TEST((code_of([&] { ml::provider(*db, "app", "locks", cadence); }) == ml::errc::invalid_options));
+  ml::client_options co;
+  co.worker_threads = 0;
+  BOOST_TEST((code_of([&] { ml::client(io.get_executor(), server_uri(), co); }) == ml::errc::invalid_options));
+}
+
+BOOST_AUTO_TEST_CASE(malformed_uri_never_echoes_the_password) {
+  asio::io_context io;
+  for (const char* uri : {"mongodb://alice:hunter2@host:notaport/", "http://alice:hunter2@host/", "mongodb://"}) {
+    try {
+      ml::client db(io.get_executor(), uri);
+      BOOST_FAIL("accepted " << uri);
+    } catch (const boost::system::system_error& e) {
+      BOOST_TEST((e.code() == ml::errc::invalid_uri));
+      BOOST_TEST(std::string(e.what()).find("hunter2") == std::string::npos, e.what());
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(unreachable_server_fails_fast_with_server_unavailable) {
+  asio::io_context io;
+  std::vector<std::string> log_lines;
+  std::mutex mu;
+  ml::client_options co;
+  co.server_selection_timeout = 300ms;
+  co.log = [&](ml::log_level, std::string_view line) {
+    std::lock_guard g(mu);
+    log_lines.emplace_back(line);
+  };
+  ml::client db(io.get_executor(), "mongodb://alice:hunter2@127.0.0.1:1/?authSource=admin", co);
+  BOOST_TEST(db.redacted_uri().find("hunter2") == std::string::npos);
+  ml::provider p(db, "app", "locks", fast_options());
+  const auto t0 = clock::now();
+  std::optional<error_code> got;
+  p.create_lock("x").async_acquire([&](error_code ec, ml::lease) { got = ec; });
+  io.run_for(10s);
+  BOOST_REQUIRE(got.has_value());
+  BOOST_TEST((*got == ml::errc::server_unavailable), got->message());
+  BOOST_TEST(ms_since(t0) < 3000);
+  for (auto& l : log_lines) BOOST_TEST(l.find("hunter2") == std::string::npos, l);
+  BOOST_TEST(!log_lines.empty());  // the failure was reported through the log callback
+}
+
+BOOST_AUTO_TEST_SUITE_END()

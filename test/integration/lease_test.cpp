@@ -1,0 +1,249 @@
+// Leases: renewal, loss (taken over, or renewal hanging) cancelling guarded work, release paths,
+// fencing tokens across release, expiry and document removal.
+#include <mongoc/mongoc.h>
+#include <signal.h>
+
+#include "detail/client_impl.hpp"
+#include "fixture.hpp"
+
+using namespace test;
+using boost::system::error_code;
+namespace ml = mongolock;
+
+namespace {
+
+// Guarded work that would run for a minute unless cancelled.
+asio::awaitable<int> long_work(std::atomic<bool>& started) {
+  started = true;
+  asio::steady_timer t(co_await asio::this_coro::executor, 60s);
+  co_await t.async_wait(asio::deferred);
+  co_return 42;
+}
+
+// Deletes a lock document directly, as the TTL monitor would.
+void delete_document(const std::string& uri, const std::string& name) {
+  mongoc_client_t* c = mongoc_client_new(uri.c_str());
+  mongoc_collection_t* coll = mongoc_client_get_collection(c, "mongolock_test", "locks");
+  bson_t filter;
+  bson_init(&filter);
+  BSON_APPEND_UTF8(&filter, "_id", name.c_str());
+  bson_error_t err;
+  BOOST_TEST(mongoc_collection_delete_one(coll, &filter, nullptr, nullptr, &err), err.message);
+  bson_destroy(&filter);
+  mongoc_collection_destroy(coll);
+  mongoc_client_destroy(c);
+}
+
+std::string run_script(const std::string& cmd) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  char buf[512];
+  while (p && std::fgets(buf, sizeof buf, p)) out += buf;
+  if (p) ::pclose(p);
+  while (!out.empty() && (out.back() == '\n')) out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(lease)
+
+BOOST_FIXTURE_TEST_CASE(renewal_keeps_lease_past_several_expiries, io_fixture) {
+  auto a = make_provider(fast_options(600ms)), b = make_provider(fast_options(600ms));
+  const auto name = unique("renew");
+  run([&]() -> asio::awaitable<void> {
+    auto held = co_await a.create_lock(name).async_acquire();
+    asio::steady_timer t(co_await asio::this_coro::executor);
+    for (int i = 0; i < 8; ++i) {  // 8 x 300 ms = 4 expiries
+      t.expires_after(300ms);
+      co_await t.async_wait(asio::deferred);
+      auto [ec, none] = co_await b.create_lock(name).async_try_acquire(asio::as_tuple(asio::deferred));
+      BOOST_TEST((ec == ml::errc::busy));
+    }
+    BOOST_TEST(held.held());
+    auto rel = co_await held.async_release(asio::as_tuple(asio::deferred));
+    BOOST_TEST(!std::get<0>(rel));
+  }());
+  BOOST_TEST(a.snapshot().renewals >= 8u);
+  BOOST_TEST(a.snapshot().losses == 0u);
+}
+
+BOOST_FIXTURE_TEST_CASE(takeover_cancels_guarded_work_and_wait_lost, io_fixture) {
+  auto a = make_provider(fast_options(900ms)), admin = make_provider();
+  const auto name = unique("lost");
+  std::atomic<bool> started{false};
+  run([&]() -> asio::awaitable<void> {
+    auto held = co_await a.create_lock(name).async_acquire();
+    std::optional<error_code> lost;
+    held.async_wait_lost([&](error_code ec) { lost = ec; });
+    std::exception_ptr guard_error;
+    std::atomic<bool> guard_done{false};
+    held.async_guard(long_work(started), [&](std::exception_ptr e, int) {
+      guard_error = e;
+      guard_done = true;
+    });
+    asio::steady_timer t(co_await asio::this_coro::executor, 100ms);
+    co_await t.async_wait(asio::deferred);
+    BOOST_TEST(started.load());
+    auto [ec, owner] = co_await admin.async_force_release(name, asio::as_tuple(asio::deferred));
+    BOOST_TEST(!ec);
+    BOOST_TEST(owner == held.owner_id());
+    const auto t0 = clock::now();
+    while (!guard_done && ms_since(t0) < 3000) {
+      t.expires_after(10ms);
+      co_await t.async_wait(asio::deferred);
+    }
+    BOOST_TEST(guard_done.load());
+    BOOST_TEST(ms_since(t0) < 700);  // noticed at the next renewal (every 300 ms)
+    BOOST_REQUIRE(guard_error);
+    try {
+      std::rethrow_exception(guard_error);
+    } catch (const boost::system::system_error& e) {
+      BOOST_TEST((e.code() == ml::errc::lease_lost));
+    }
+    BOOST_TEST((lost && *lost == ml::errc::lease_lost));
+    BOOST_TEST((held.status() == ml::errc::lease_lost));
+    auto rel = co_await held.async_release(asio::as_tuple(asio::deferred));
+    BOOST_TEST((std::get<0>(rel) == ml::errc::lease_lost));
+  }());
+  BOOST_TEST(a.snapshot().losses == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(guard_returns_work_result_while_held, io_fixture) {
+  auto a = make_provider();
+  run([&]() -> asio::awaitable<void> {
+    auto held = co_await a.create_lock(unique("guard-ok")).async_acquire();
+    auto work = []() -> asio::awaitable<int> { co_return 7; };
+    BOOST_TEST(co_await held.async_guard(work()) == 7);
+    co_await held.async_release();
+    bool threw = false;
+    try {
+      co_await held.async_guard(work());
+    } catch (const boost::system::system_error& e) {
+      threw = e.code() == ml::errc::released;
+    }
+    BOOST_TEST(threw);  // no guarded work runs on a released lease
+  }());
+}
+
+BOOST_AUTO_TEST_CASE(hung_renewal_loses_lease_at_local_deadline) {
+  // A server of our own, frozen with SIGSTOP: renewal calls hang instead of failing.
+  const char* scripts = std::getenv("MONGOLOCK_SCRIPTS");
+  if (!scripts || std::getenv("MONGOLOCK_TEST_URI")) {
+    BOOST_TEST_MESSAGE("skipped: needs the project's scripts to start a private server");
+    return;
+  }
+  const std::string dir = "/tmp/mongolock-hang-" + std::to_string(::getpid());
+  const std::string uri = run_script(std::string(scripts) + "/mongod start standalone " + dir + " 2>/dev/null");
+  BOOST_REQUIRE(!uri.empty());
+  const pid_t server = std::stoi(read_file(dir + "/pids"));
+  {
+    asio::io_context io;
+    auto work = asio::make_work_guard(io);
+    std::thread th([&] { io.run(); });
+    {
+      ml::client_options co;
+      co.socket_timeout = 30000ms;  // the driver would hang far longer than the lease
+      ml::client db(io.get_executor(), uri, co);
+      ml::provider p(db, "mongolock_test", "locks", fast_options(1000ms));
+      std::atomic<bool> started{false};
+      auto f = asio::co_spawn(io, [&]() -> asio::awaitable<long long> {
+        auto held = co_await p.create_lock("hang").async_acquire();
+        const auto acquired = clock::now();
+        ::kill(server, SIGSTOP);
+        try {
+          co_await held.async_guard(long_work(started));
+        } catch (const boost::system::system_error& e) {
+          BOOST_TEST((e.code() == ml::errc::lease_lost));
+        }
+        co_return ms_since(acquired);
+      }(), asio::use_future);
+      BOOST_REQUIRE(f.wait_for(10s) == std::future_status::ready);
+      const auto lost_after = f.get();
+      ::kill(server, SIGCONT);
+      // Deadline = last renewal sent + expiry - margin <= 900 ms after acquisition.
+      BOOST_TEST(lost_after <= 950);
+      BOOST_TEST(lost_after >= 500);
+      BOOST_TEST(p.snapshot().losses == 1u);
+    }
+    work.reset();
+    th.join();
+  }
+  run_script(std::string(scripts) + "/mongod stop " + dir + " 2>&1");
+}
+
+BOOST_FIXTURE_TEST_CASE(destroyed_lease_is_released_in_background, io_fixture) {
+  auto a = make_provider(fast_options(20000ms)), b = make_provider();
+  const auto name = unique("dtor");
+  run([&]() -> asio::awaitable<void> {
+    { auto dropped = co_await a.create_lock(name).async_acquire(); }
+    const auto t0 = clock::now();
+    auto [ec, got] = co_await b.create_lock(name).async_acquire_for(3000ms, asio::as_tuple(asio::deferred));
+    BOOST_TEST(!ec);
+    BOOST_TEST(ms_since(t0) < 2000);  // far below the 20 s expiry
+  }());
+}
+
+BOOST_FIXTURE_TEST_CASE(double_release_and_release_all, io_fixture) {
+  auto a = make_provider(fast_options(20000ms)), b = make_provider();
+  run([&]() -> asio::awaitable<void> {
+    auto one = co_await a.create_lock(unique("rel")).async_acquire();
+    auto [e1] = co_await one.async_release(asio::as_tuple(asio::deferred));
+    auto [e2] = co_await one.async_release(asio::as_tuple(asio::deferred));
+    BOOST_TEST(!e1);
+    BOOST_TEST((e2 == ml::errc::not_held));
+    ml::lease empty;
+    auto [e3] = co_await empty.async_release(asio::as_tuple(asio::deferred));
+    BOOST_TEST((e3 == ml::errc::not_held));
+
+    std::vector<std::string> names{unique("all"), unique("all"), unique("all")};
+    std::vector<ml::lease> held;
+    for (auto& n : names) held.push_back(co_await a.create_lock(n).async_acquire());
+    auto [ec, freed] = co_await a.async_release_all(asio::as_tuple(asio::deferred));
+    BOOST_TEST(!ec);
+    BOOST_TEST(freed == 3u);
+    for (auto& l : held) BOOST_TEST((l.status() == ml::errc::released));
+    for (auto& n : names) {
+      auto [e, l] = co_await b.create_lock(n).async_try_acquire(asio::as_tuple(asio::deferred));
+      BOOST_TEST(!e);
+    }
+  }());
+}
+
+BOOST_FIXTURE_TEST_CASE(fencing_tokens_increase_across_release_expiry_and_removal, io_fixture) {
+  const auto name = unique("fence");
+  std::vector<std::int64_t> tokens;
+  auto b = make_provider(fast_options(500ms));
+  run([&]() -> asio::awaitable<void> {
+    auto l1 = co_await b.create_lock(name).async_acquire();
+    tokens.push_back(l1.fencing_token());
+    co_await l1.async_release();  // release
+    auto l2 = co_await b.create_lock(name).async_acquire();
+    tokens.push_back(l2.fencing_token());
+    co_await l2.async_release();
+  }());
+  {
+    // A holder that dies: its client goes away without releasing (no background release can run).
+    ml::client dead(io.get_executor(), server_uri());
+    ml::provider gone(dead, "mongolock_test", "locks", fast_options(500ms));
+    auto f = asio::co_spawn(io, gone.create_lock(name).async_acquire(asio::use_awaitable), asio::use_future);
+    auto l3 = f.get();
+    tokens.push_back(l3.fencing_token());
+    dead.impl()->shutdown();
+  }
+  run([&]() -> asio::awaitable<void> {
+    auto l4 = co_await b.create_lock(name).async_acquire();  // taken over after expiry
+    tokens.push_back(l4.fencing_token());
+    co_await l4.async_release();
+  }());
+  delete_document(server_uri(), name);  // what the TTL monitor does to idle documents
+  run([&]() -> asio::awaitable<void> {
+    auto l5 = co_await b.create_lock(name).async_acquire();
+    tokens.push_back(l5.fencing_token());
+    co_await l5.async_release();
+  }());
+  BOOST_REQUIRE(tokens.size() == 5u);
+  for (std::size_t i = 1; i < tokens.size(); ++i) BOOST_TEST(tokens[i] > tokens[i - 1], "token " << i);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

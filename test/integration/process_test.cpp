@@ -1,0 +1,214 @@
+// Real processes and real signals: several processes on one lock, SIGKILL and SIGSTOP of a
+// holder, and holders/waiters whose clocks are off by hours (faketime).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "fixture.hpp"
+
+using namespace test;
+using boost::system::error_code;
+namespace ml = mongolock;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* libfaketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+std::string worker_path() {
+  const char* w = std::getenv("MONGOLOCK_WORKER");
+  BOOST_REQUIRE_MESSAGE(w, "MONGOLOCK_WORKER is not set (run through ctest)");
+  return w;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct child {
+  pid_t pid = -1;
+  fs::path out;
+
+  // Starts `argv` with stdout+stderr in a file; with `faketime`, its clocks are shifted by that
+  // offset through libfaketime (preloaded directly: the faketime(1) wrapper forks, and a signal
+  // to it would not reach the worker).
+  child(std::vector<std::string> argv, fs::path output, const std::string& faketime = "") : out(std::move(output)) {
+    pid = ::fork();
+    if (pid == 0) {
+      if (!faketime.empty()) {
+        ::setenv("LD_PRELOAD", libfaketime, 1);
+        ::setenv("FAKETIME", faketime.c_str(), 1);
+      }
+      const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      std::vector<char*> args;
+      for (auto& a : argv) args.push_back(a.data());
+      args.push_back(nullptr);
+      ::execvp(args[0], args.data());
+      ::_exit(127);
+    }
+  }
+  ~child() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+  bool wait_for_text(const std::string& text, std::chrono::milliseconds limit) const {
+    const auto t0 = clock::now();
+    while (clock::now() - t0 < limit) {
+      if (slurp(out).find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
+  int wait_exit() {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+};
+
+fs::path scratch(const std::string& name) {
+  auto d = fs::temp_directory_path() / ("mongolock-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::vector<std::string> worker_args(const std::string& name, const fs::path& dir, std::vector<std::string> extra) {
+  std::vector<std::string> a{worker_path(), "--uri", server_uri(), "--db", "mongolock_test", "--name", name,
+                             "--dir", dir.string()};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+std::int64_t read_token(const fs::path& p) { return std::atoll(read_file(p.string()).c_str()); }
+
+std::int64_t now_seconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The wall clock a worker printed when it acquired ("... wallclock=SECONDS").
+std::int64_t wallclock_of(const fs::path& out) {
+  const auto text = slurp(out);
+  const auto at = text.find("wallclock=");
+  return at == std::string::npos ? 0 : std::atoll(text.c_str() + at + 10);
+}
+
+bool have_faketime() { return ::access(libfaketime, R_OK) == 0; }
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(process)
+
+BOOST_AUTO_TEST_CASE(four_processes_never_overlap) {
+  const auto dir = scratch("procs");
+  const auto name = unique("procs");
+  std::vector<std::unique_ptr<child>> kids;
+  for (int i = 0; i < 4; ++i)
+    kids.push_back(std::make_unique<child>(worker_args(name, dir, {"--count", "4", "--hold-ms", "20"}),
+                                           dir / ("out" + std::to_string(i))));
+  for (auto& k : kids) BOOST_TEST(k->wait_exit() == 0);
+  std::string all;
+  for (int i = 0; i < 4; ++i) all += slurp(dir / ("out" + std::to_string(i)));
+  BOOST_TEST(all.find("OVERLAP") == std::string::npos, all);
+  BOOST_TEST(all.find("REJECTED") == std::string::npos, all);
+  std::istringstream journal(slurp(dir / "journal"));
+  std::vector<std::int64_t> tokens;
+  std::int64_t t;
+  long pid;
+  while (journal >> t >> pid) tokens.push_back(t);
+  BOOST_TEST(tokens.size() == 16u);
+  for (std::size_t i = 1; i < tokens.size(); ++i) BOOST_TEST(tokens[i] > tokens[i - 1]);
+}
+
+BOOST_FIXTURE_TEST_CASE(killed_holder_is_taken_over_after_expiry, io_fixture) {
+  const auto dir = scratch("kill");
+  const auto name = unique("kill");
+  child holder(worker_args(name, dir, {"--forever", "--expiry-ms", "1000"}), dir / "out");
+  BOOST_REQUIRE(holder.wait_for_text("acquired", 10s));
+  ::kill(holder.pid, SIGKILL);
+  const auto killed = clock::now();
+  BOOST_TEST(holder.wait_exit() == 128 + SIGKILL);
+  auto p = make_provider();
+  run([&]() -> asio::awaitable<void> {
+    auto l = co_await p.create_lock(name).async_acquire_for(10000ms);
+    const auto waited = ms_since(killed);
+    BOOST_TEST_MESSAGE("taken over " << waited << " ms after SIGKILL");
+    BOOST_TEST(waited >= 1000);  // never before the dead holder's expiry
+    BOOST_TEST(waited < 4000);
+    co_await l.async_release();
+  }());
+}
+
+BOOST_FIXTURE_TEST_CASE(stopped_holder_is_cancelled_on_resume_and_fenced_out, io_fixture) {
+  const auto dir = scratch("stop");
+  const auto name = unique("stop");
+  child holder(worker_args(name, dir, {"--forever", "--expiry-ms", "1000"}), dir / "out");
+  BOOST_REQUIRE(holder.wait_for_text("acquired", 10s));
+  ::kill(holder.pid, SIGSTOP);  // a GC pause / VM freeze longer than the lease
+  auto p = make_provider();
+  std::int64_t mine = 0;
+  run([&]() -> asio::awaitable<void> {
+    auto l = co_await p.create_lock(name).async_acquire_for(10000ms);
+    mine = l.fencing_token();
+    // Write through the token-checking resource, as the new holder.
+    const int fd = ::open((dir / "resource").c_str(), O_WRONLY | O_TRUNC);
+    const auto text = std::to_string(mine) + "\n";
+    BOOST_TEST(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+    ::close(fd);
+    ::kill(holder.pid, SIGCONT);
+    asio::steady_timer t(co_await asio::this_coro::executor, 1500ms);
+    co_await t.async_wait(asio::deferred);  // the old holder runs again meanwhile
+    BOOST_TEST(l.held());
+    co_await l.async_release();
+  }());
+  BOOST_TEST(holder.wait_for_text("LOST", 5s), slurp(dir / "out"));
+  BOOST_TEST(holder.wait_exit() == 3);
+  BOOST_TEST(read_token(dir / "resource") == mine);  // the stale holder never overwrote it
+  BOOST_TEST_MESSAGE("old holder output:\n" << slurp(dir / "out"));
+}
+
+BOOST_FIXTURE_TEST_CASE(clocks_off_by_hours_change_nothing, io_fixture) {
+  if (!have_faketime()) {
+    BOOST_TEST_MESSAGE("skipped: faketime is not installed (scripts/install-deps.sh installs it)");
+    return;
+  }
+  const auto dir = scratch("skew");
+  const auto name = unique("skew");
+  auto p = make_provider();
+  // A holder whose clock runs 5 hours ahead keeps its lease: nobody treats it as expired.
+  {
+    child holder(worker_args(name, dir, {"--forever", "--expiry-ms", "1000"}), dir / "ahead", "+5h");
+    BOOST_REQUIRE_MESSAGE(holder.wait_for_text("acquired", 10s), slurp(dir / "ahead"));
+    BOOST_TEST(wallclock_of(dir / "ahead") - now_seconds() > 4 * 3600, "the holder's clock is really skewed");
+    auto [ec, l] = run([&]() -> asio::awaitable<std::tuple<error_code, ml::lease>> {
+      co_return co_await p.create_lock(name).async_acquire_for(2500ms, asio::as_tuple(asio::deferred));
+    }());
+    BOOST_TEST((ec == ml::errc::timeout), "a skewed live holder must not be taken over");
+  }  // killed here
+  // A waiter whose clock runs 3 hours behind neither steals a live lock nor waits forever.
+  run([&]() -> asio::awaitable<void> {
+    auto l = co_await p.create_lock(name).async_acquire_for(10000ms);  // after the killed holder expires
+    child waiter(worker_args(name, dir, {"--count", "1", "--hold-ms", "10", "--expiry-ms", "1000"}), dir / "behind",
+                 "-3h");
+    asio::steady_timer t(co_await asio::this_coro::executor, 2500ms);
+    co_await t.async_wait(asio::deferred);
+    BOOST_TEST(slurp(dir / "behind").find("acquired") == std::string::npos, slurp(dir / "behind"));
+    co_await l.async_release();
+    BOOST_TEST(waiter.wait_for_text("released", 5s), slurp(dir / "behind"));
+    BOOST_TEST(now_seconds() - wallclock_of(dir / "behind") > 2 * 3600, "the waiter's clock is really skewed");
+  }());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,96 @@
+// Option, name and namespace validation; error category; URI redaction; server version check.
+#include <boost/test/unit_test.hpp>
+
+#include "detail/driver.hpp"
+#include "detail/store.hpp"
+#include "mongolock/error.hpp"
+#include "mongolock/options.hpp"
+
+using namespace std::chrono_literals;
+namespace ml = mongolock;
+
+BOOST_AUTO_TEST_SUITE(validation)
+
+BOOST_AUTO_TEST_CASE(default_options_are_valid) {
+  BOOST_TEST(!ml::validate(ml::lock_options{}));
+  BOOST_TEST(!ml::validate(ml::client_options{}));
+  BOOST_TEST(ml::lock_options{}.effective_renew_every().count() == 10000);
+  BOOST_TEST(ml::lock_options{}.effective_margin().count() == 3000);
+}
+
+BOOST_AUTO_TEST_CASE(bad_lock_options_name_the_field) {
+  std::string why;
+  ml::lock_options o;
+  o.renew_every = 30s;  // not below expiry
+  BOOST_TEST((ml::validate(o, &why) == ml::errc::invalid_options));
+  BOOST_TEST(why.find("renew_every") != std::string::npos);
+  o = {};
+  o.backoff_min = 900ms;  // above backoff_max
+  BOOST_TEST((ml::validate(o, &why) == ml::errc::invalid_options));
+  BOOST_TEST(why.find("backoff") != std::string::npos);
+  o = {};
+  o.expiry = 50ms;
+  BOOST_TEST((ml::validate(o, &why) == ml::errc::invalid_options));
+  o = {};
+  o.safety_margin = 20s;
+  BOOST_TEST((ml::validate(o, &why) == ml::errc::invalid_options));
+  o = {};
+  o.acquire_timeout = -1ms;
+  BOOST_TEST((ml::validate(o, &why) == ml::errc::invalid_options));
+  ml::client_options c;
+  c.worker_threads = 0;
+  BOOST_TEST((ml::validate(c, &why) == ml::errc::invalid_options));
+}
+
+BOOST_AUTO_TEST_CASE(lock_names) {
+  std::string why;
+  BOOST_TEST(!ml::validate_lock_name("report-42"));
+  BOOST_TEST(!ml::validate_lock_name("\xC3\xA9t\xC3\xA9 \xF0\x9F\x94\x92"));  // "été 🔒"
+  BOOST_TEST((ml::validate_lock_name("", &why) == ml::errc::invalid_name));
+  BOOST_TEST((ml::validate_lock_name(std::string(513, 'a')) == ml::errc::invalid_name));
+  BOOST_TEST(!ml::validate_lock_name(std::string(512, 'a')));
+  BOOST_TEST((ml::validate_lock_name(std::string("a\0b", 3)) == ml::errc::invalid_name));
+  BOOST_TEST((ml::validate_lock_name("\xFF", &why) == ml::errc::invalid_name));
+  BOOST_TEST(why.find("UTF-8") != std::string::npos);
+  BOOST_TEST((ml::validate_lock_name("\xC3") == ml::errc::invalid_name));          // truncated
+  BOOST_TEST((ml::validate_lock_name("\xC0\xAF") == ml::errc::invalid_name));      // overlong '/'
+  BOOST_TEST((ml::validate_lock_name("\xED\xA0\x80") == ml::errc::invalid_name));  // surrogate
+}
+
+BOOST_AUTO_TEST_CASE(namespaces) {
+  BOOST_TEST(!ml::validate_namespace("app", "distributed.locks"));
+  BOOST_TEST((ml::validate_namespace("", "locks") == ml::errc::invalid_collection));
+  BOOST_TEST((ml::validate_namespace("a.b", "locks") == ml::errc::invalid_collection));
+  BOOST_TEST((ml::validate_namespace("app", "") == ml::errc::invalid_collection));
+  BOOST_TEST((ml::validate_namespace("app", "lo$cks") == ml::errc::invalid_collection));
+  BOOST_TEST((ml::validate_namespace("app", "system.users") == ml::errc::invalid_collection));
+  BOOST_TEST((ml::validate_namespace("app", std::string(300, 'c')) == ml::errc::invalid_collection));
+}
+
+BOOST_AUTO_TEST_CASE(error_category_has_readable_messages) {
+  BOOST_TEST(ml::category().name() == std::string("mongolock"));
+  for (int e = 1; e <= static_cast<int>(ml::errc::ambiguous_result); ++e) {
+    auto ec = make_error_code(static_cast<ml::errc>(e));
+    BOOST_TEST(ec.message().find("unknown") == std::string::npos);
+  }
+  boost::system::error_code ec = ml::errc::lease_lost;
+  BOOST_TEST(ec.message() == "the lease was lost (expired or taken over)");
+}
+
+BOOST_AUTO_TEST_CASE(uri_redaction_hides_passwords) {
+  using ml::detail::redact_uri;
+  BOOST_TEST(redact_uri("mongodb://alice:s3cret@h1,h2/?replicaSet=rs0") == "mongodb://alice:****@h1,h2/?replicaSet=rs0");
+  BOOST_TEST(redact_uri("mongodb://h1:27017/db") == "mongodb://h1:27017/db");
+  BOOST_TEST(redact_uri("mongodb://bob@h1/") == "mongodb://bob@h1/");
+  BOOST_TEST(redact_uri("not a uri").find("not a uri") == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(server_versions_below_4_0_are_refused) {
+  std::string why;
+  BOOST_TEST((ml::detail::check_server({"3.6.23", 6}, &why) == ml::errc::unsupported_server));
+  BOOST_TEST(why.find("3.6.23") != std::string::npos);
+  BOOST_TEST(!ml::detail::check_server({"4.0.0", 7}, &why));
+  BOOST_TEST(!ml::detail::check_server({"8.0.4", 25}, &why));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
