@@ -1,3 +1,4 @@
+#include <boost/asio/io_context.hpp>
 #include <mongolock.hpp>
 
 #include <iostream>
