@@ -48,7 +48,7 @@ namespace {
 
 lock_info to_info(std::string name, const lock_doc& d) {
   return lock_info{std::move(name), d.exists && !d.held.owner.empty(), d.held.owner, d.held.token, d.held.beat,
-                   d.held.expiry};
+                   d.held.expiry, d.acquired_at_ms};
 }
 
 asio::awaitable<std::tuple<error_code, std::size_t>> release_all_body(std::shared_ptr<provider_impl> p) {

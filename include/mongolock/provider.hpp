@@ -24,6 +24,9 @@ struct lock_info {
   std::int64_t fencing_token = 0;  // last token issued
   std::int64_t heartbeat = 0;   // renewal counter of the current holder
   std::chrono::milliseconds expiry{0};  // the holder's lease length
+  // The holder's wall clock when it acquired (ms since 1970). Informational only: that clock may
+  // be wrong, and the lock never uses it.
+  std::int64_t acquired_at_ms = 0;
 };
 
 namespace detail {

@@ -42,6 +42,13 @@ void append_write_concern(bson_t* opts, const store_config& cfg) {
   mongoc_write_concern_destroy(wc);
 }
 
+// The local wall clock, for informational fields only (TTL clean-up, "acquired at" in status
+// output). No decision of the lock ever reads it: client clocks may be wrong.
+std::int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 void append_owner(bson_t* b, const char* key, std::string_view owner) {
   if (owner.empty()) bson_append_null(b, key, -1);
   else append_str(b, key, owner);
@@ -57,6 +64,8 @@ lock_doc parse_lock(const bson_t* doc) {
   bson_iter_t it;
   if (bson_iter_init_find(&it, doc, "idle_since") && BSON_ITER_HOLDS_DATE_TIME(&it))
     d.idle_since_ms = bson_iter_date_time(&it);
+  if (bson_iter_init_find(&it, doc, "acquired_at") && BSON_ITER_HOLDS_DATE_TIME(&it))
+    d.acquired_at_ms = bson_iter_date_time(&it);
   return d;
 }
 
@@ -133,9 +142,7 @@ void set_released(bson_t* change) {
   BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
   bson_append_null(&set, "owner", -1);
   // Client time on purpose: it only feeds the TTL clean-up, never a correctness decision.
-  BSON_APPEND_DATE_TIME(&set, "idle_since",
-                        std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch()).count());
+  BSON_APPEND_DATE_TIME(&set, "idle_since", wall_ms());
   bson_append_document_end(change, &set);
   BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
   BSON_APPEND_INT64(&inc, "beat", 1);
@@ -238,6 +245,7 @@ outcome<taken> try_take(mongoc_client_t* client, const store_config& cfg, std::s
     BSON_APPEND_INT64(doc.get(), "token", token);
     BSON_APPEND_INT64(doc.get(), "beat", 0);
     BSON_APPEND_INT64(doc.get(), "expiry_ms", expiry.count());
+    BSON_APPEND_DATE_TIME(doc.get(), "acquired_at", wall_ms());
     append_write_concern(opts.get(), cfg);
     bson_error_t err;
     if (mongoc_collection_insert_one(coll.get(), doc.get(), opts.get(), reply.get(), &err))
@@ -260,6 +268,7 @@ outcome<taken> try_take(mongoc_client_t* client, const store_config& cfg, std::s
   BSON_APPEND_INT64(&set, "token", token);
   BSON_APPEND_INT64(&set, "beat", 0);
   BSON_APPEND_INT64(&set, "expiry_ms", expiry.count());
+  BSON_APPEND_DATE_TIME(&set, "acquired_at", wall_ms());
   bson_append_document_end(change.get(), &set);
   BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$unset", &unset);
   BSON_APPEND_UTF8(&unset, "idle_since", "");

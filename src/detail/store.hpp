@@ -3,7 +3,8 @@
 // runs on a worker thread, and never throws.
 //
 // Document: { _id: <name>, owner: <32 hex chars> | null, token: int64, beat: int64,
-//             expiry_ms: int64, idle_since: date (only while free; the TTL index's field) }
+//             expiry_ms: int64, acquired_at: date (informational),
+//             idle_since: date (only while free; the TTL index's field) }
 // Fencing counter: { _id: { mongolock: "epoch" }, n: int64 } in the same collection (its _id is a
 // subdocument, so it can never collide with a lock name).
 #include <mongoc/mongoc.h>
@@ -46,7 +47,8 @@ outcome<T> failure_from(const outcome<U>& other) {
 struct lock_doc {
   bool exists = false;
   held_state held;  // held.owner empty = free
-  std::int64_t idle_since_ms = 0;  // informational
+  std::int64_t idle_since_ms = 0;   // informational (releaser's wall clock)
+  std::int64_t acquired_at_ms = 0;  // informational (holder's wall clock)
 };
 
 struct taken {

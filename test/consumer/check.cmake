@@ -10,7 +10,7 @@ function(run)
   endif()
 endfunction()
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${build} -DCMAKE_BUILD_TYPE=Release -DMONGOLOCK_BUILD_TESTS=OFF
-    -DMONGOLOCK_BUILD_EXAMPLES=OFF -DCMAKE_INSTALL_PREFIX=${prefix})
+    -DMONGOLOCK_BUILD_EXAMPLES=OFF -DMONGOLOCK_BUILD_TOOLS=OFF -DCMAKE_INSTALL_PREFIX=${prefix})
 run(${CMAKE_COMMAND} --build ${build} -j2)
 run(${CMAKE_COMMAND} --install ${build})
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/test/consumer -B ${WORK_DIR}/consumer -DCMAKE_PREFIX_PATH=${prefix})

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Black-box tests of the `mongolock` tool: the built binary, run as separate processes against
+# the test server. Usage: cli_test.sh PATH_TO_MONGOLOCK (server URI from the ctest fixture or
+# MONGOLOCK_TEST_URI). Ends with "N passed, N failed".
+set -u
+bin=$1
+uri=${MONGOLOCK_TEST_URI:-$(cat "$MONGOLOCK_TEST_SERVER_DIR/uri")}
+export MONGOLOCK_URI=$uri MONGOLOCK_DATABASE=mongolock_cli_test
+work=$(mktemp -d)
+trap 'pkill -KILL -P $$ 2>/dev/null; rm -rf "$work"' EXIT
+passed=0 failed=0
+ok() { passed=$((passed + 1)); echo "ok - $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL - $1"; }
+check() { if eval "$2"; then ok "$1"; else bad "$1 [$2]"; fi; }
+name() { echo "cli-$1-$RANDOM$RANDOM"; }
+wait_for_file() { for _ in $(seq 200); do [ -e "$1" ] && return 0; sleep 0.05; done; return 1; }
+
+# 1. Contention: 6 processes, each command runs exactly once, never two at a time, tokens increase.
+n=$(name contention); d=$work/c; mkdir -p "$d"
+for i in 1 2 3 4 5 6; do
+  "$bin" run "$n" -- sh -c "mkdir '$d/in' 2>/dev/null || echo OVERLAP >> '$d/overlaps'; \
+    echo \$MONGOLOCK_FENCING_TOKEN >> '$d/tokens'; sleep 0.1; rmdir '$d/in'" &
+done
+wait
+check "contention: six commands ran" '[ "$(wc -l < "$d/tokens")" = 6 ]'
+check "contention: zero overlaps" '[ ! -e "$d/overlaps" ]'
+check "contention: tokens strictly increase" '[ "$(sort -n "$d/tokens" | uniq | tr "\n" " ")" = "$(tr "\n" " " < "$d/tokens")" ]'
+
+# 2. --wait 0 on a held lock: exit 75, command not run.
+n=$(name busy)
+"$bin" run "$n" sleep 3 & holder=$!
+sleep 0.7
+"$bin" --wait 0 run "$n" touch "$work/ran" 2>/dev/null; rc=$?
+check "--wait 0 on held lock exits 75" '[ $rc = 75 ]'
+check "--wait 0 on held lock does not run the command" '[ ! -e "$work/ran" ]'
+MONGOLOCK_WAIT=0 "$bin" run "$n" true 2>/dev/null; rc=$?
+check "MONGOLOCK_WAIT=0 from the environment works too" '[ $rc = 75 ]'
+"$bin" --wait 300ms --quiet run "$n" true; rc=$?
+check "--wait 300ms times out with 75" '[ $rc = 75 ]'
+wait $holder
+
+# 3. A killed `mongolock run` is taken over after --ttl.
+n=$(name killed)
+"$bin" --ttl 1s run "$n" sleep 30 & victim=$!
+sleep 0.7
+kill -KILL $victim; pkill -KILL -f "sleep 30" 2>/dev/null
+t0=$(date +%s%N)
+"$bin" --wait 10s run "$n" true; rc=$?
+took=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "killed holder taken over (rc=$rc after ${took} ms)" '[ $rc = 0 ] && [ $took -ge 900 ] && [ $took -lt 5000 ]'
+
+# 4. Lease lost (operator override): the command gets SIGTERM, run exits 74.
+n=$(name lost)
+"$bin" --ttl 1s run "$n" sh -c "trap 'echo TERM > $work/term; exit 0' TERM; sleep 30 & wait" 2>"$work/lost.err" & runner=$!
+sleep 0.7
+"$bin" release --force "$n" 2>"$work/force.err"; rc_force=$?
+wait $runner; rc=$?
+check "release --force exits 0 and says so" '[ $rc_force = 0 ] && grep -q "operator override" "$work/force.err"'
+check "lost lease: command received SIGTERM" '[ -e "$work/term" ]'
+check "lost lease: run exits 74" '[ $rc = 74 ]'
+"$bin" release --force "$n" 2>/dev/null; rc=$?
+check "release --force on a free lock exits 1" '[ $rc = 1 ]'
+pkill -KILL -f "sleep 30" 2>/dev/null
+
+# 5. A command that ignores SIGTERM is killed after --kill-after.
+n=$(name stubborn)
+"$bin" --ttl 1s --kill-after 300ms run "$n" sh -c "trap '' TERM; while :; do sleep 0.1; done" 2>/dev/null & runner=$!
+sleep 0.7
+"$bin" release --force "$n" 2>/dev/null
+wait $runner; rc=$?
+check "stubborn command SIGKILLed after --kill-after, run exits 74" '[ $rc = 74 ]'
+
+# 6. Exit status is the command's; 128+N when killed by signal N.
+n=$(name status)
+"$bin" run "$n" sh -c 'exit 7'; rc=$?
+check "exit status forwarded (7)" '[ $rc = 7 ]'
+"$bin" run "$n" sh -c 'kill -TERM $$'; rc=$?
+check "killed by SIGTERM gives 143" '[ $rc = 143 ]'
+"$bin" run "$n" /nonexistent/command 2>/dev/null; rc=$?
+check "missing command gives 127" '[ $rc = 127 ]'
+
+# 7. SIGINT to mongolock is forwarded to the command; then release; exit with its status.
+n=$(name forward)
+"$bin" run "$n" sh -c "trap 'echo INT > $work/int; exit 5' INT; sleep 30 & wait" & runner=$!
+sleep 0.7
+kill -INT $runner
+wait $runner; rc=$?
+check "SIGINT forwarded to the command" '[ -e "$work/int" ]'
+check "exit status after forwarded signal is the command's (5)" '[ $rc = 5 ]'
+check "lock released after forwarded signal" '"$bin" status "$n" | grep -q "\"held\":false"'
+pkill -KILL -f "sleep 30" 2>/dev/null
+
+# 8. Successive commands see strictly increasing fencing tokens.
+n=$(name tokens)
+for i in 1 2 3; do "$bin" run "$n" sh -c 'echo $MONGOLOCK_FENCING_TOKEN' >> "$work/seq"; done
+check "successive tokens increase" '[ "$(sort -n "$work/seq" | uniq | tr "\n" " ")" = "$(tr "\n" " " < "$work/seq")" ] && [ "$(wc -l < "$work/seq")" = 3 ]'
+
+# 9. status and list print JSON.
+n=$(name json)
+"$bin" run "$n" sleep 2 & holder=$!
+sleep 0.7
+out=$("$bin" status "$n")
+check "status shows holder as JSON" 'echo "$out" | grep -q "\"name\":\"$n\",\"held\":true,\"owner\":\"[0-9a-f]\{32\}\""'
+check "list has one line per lock" '[ "$("$bin" list | grep -c "\"name\":")" -ge 5 ]'
+wait $holder
+
+# 10. Usage errors exit 64; unreachable server exits 69; passwords never printed.
+for args in "--ttl 5x run a true" "--wait -1s run a true" "--ttl 10 run a true" "--bogus list" "run" "run a" \
+            "frobnicate" "release a" "status" "--uri not-a-uri list"; do
+  "$bin" $args >/dev/null 2>&1; rc=$?
+  check "usage error exits 64: $args" '[ $rc = 64 ]'
+done
+"$bin" --uri 'mongodb://alice:s3cr3t@127.0.0.1:1/?serverSelectionTimeoutMS=300' run x true 2>"$work/unreach"; rc=$?
+check "unreachable server exits 69" '[ $rc = 69 ]'
+check "no password in the error output" '! grep -q s3cr3t "$work/unreach"'
+"$bin" --uri 'mongodb://alice:s3cr3t@host:notaport/' list 2>"$work/baduri"; rc=$?
+check "malformed URI: 64 and no password" '[ $rc = 64 ] && ! grep -q s3cr3t "$work/baduri"'
+"$bin" --help >/dev/null; rc=$?
+check "--help exits 0" '[ $rc = 0 ]'
+check "--version prints the version" '"$bin" --version | grep -q "^mongolock [0-9]"'
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,63 @@
+// The mongolock tool's command line: durations, environment, usage errors.
+#include <boost/test/unit_test.hpp>
+
+#include "args.hpp"
+
+using namespace std::chrono_literals;
+namespace cli = mongolock::cli;
+
+namespace {
+cli::parse_result parse(std::vector<std::string> args, std::vector<std::pair<std::string, std::string>> env = {}) {
+  return cli::parse_args(args, env);
+}
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(cli_args)
+
+BOOST_AUTO_TEST_CASE(durations) {
+  BOOST_TEST(cli::parse_duration("250ms")->count() == 250);
+  BOOST_TEST(cli::parse_duration("10s")->count() == 10000);
+  BOOST_TEST(cli::parse_duration("2m")->count() == 120000);
+  BOOST_TEST(cli::parse_duration("1h")->count() == 3600000);
+  BOOST_TEST(cli::parse_duration("0")->count() == 0);
+  for (const char* bad : {"", "10", "-1s", "1.5s", "5x", "s", "10 s", "99999999999999999999h"})
+    BOOST_TEST(!cli::parse_duration(bad).has_value(), bad);
+}
+
+BOOST_AUTO_TEST_CASE(run_with_command_and_globals) {
+  auto r = parse({"--uri", "mongodb://h/", "--ttl", "10s", "--wait", "0", "run", "job", "--", "sh", "-c", "echo --ttl"});
+  BOOST_TEST(r.error.empty());
+  BOOST_TEST((r.opts.cmd == cli::command::run));
+  BOOST_TEST(r.opts.name == "job");
+  BOOST_TEST(r.opts.ttl.count() == 10000);
+  BOOST_TEST(r.opts.wait->count() == 0);
+  BOOST_TEST(r.opts.argv == (std::vector<std::string>{"sh", "-c", "echo --ttl"}));
+  auto no_dashes = parse({"run", "job", "ls", "-l"});
+  BOOST_TEST(no_dashes.opts.argv == (std::vector<std::string>{"ls", "-l"}));
+  BOOST_TEST(!no_dashes.opts.wait.has_value());  // default: wait forever
+}
+
+BOOST_AUTO_TEST_CASE(environment_then_command_line) {
+  auto r = parse({"status", "x"}, {{"MONGOLOCK_URI", "mongodb://env/"}, {"MONGOLOCK_COLLECTION", "c"}, {"MONGOLOCK_TTL", "2m"}});
+  BOOST_TEST(r.opts.uri == "mongodb://env/");
+  BOOST_TEST(r.opts.collection == "c");
+  BOOST_TEST(r.opts.ttl.count() == 120000);
+  auto o = parse({"--uri", "mongodb://flag/", "list"}, {{"MONGOLOCK_URI", "mongodb://env/"}});
+  BOOST_TEST(o.opts.uri == "mongodb://flag/");
+  BOOST_TEST(!parse({"list"}, {{"MONGOLOCK_WAIT", "soon"}}).error.empty());
+}
+
+BOOST_AUTO_TEST_CASE(usage_errors) {
+  for (std::vector<std::string> bad : std::vector<std::vector<std::string>>{
+           {}, {"run"}, {"run", "x"}, {"status"}, {"release", "x"}, {"list", "extra"}, {"--bogus", "list"},
+           {"--ttl"}, {"--ttl", "fast", "list"}, {"launch", "x"}, {"status", "a", "b"}}) {
+    BOOST_TEST(!parse(bad).error.empty());
+  }
+  auto ok = parse({"release", "--force", "x"});
+  BOOST_TEST(ok.error.empty());
+  BOOST_TEST(ok.opts.force);
+  BOOST_TEST((parse({"--help"}).opts.cmd == cli::command::help));
+  BOOST_TEST((parse({"--version"}).opts.cmd == cli::command::version));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

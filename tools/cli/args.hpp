@@ -1,0 +1,47 @@
+#pragma once
+// Command line of the `mongolock` tool: parsing only, no I/O, so it is unit-testable.
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mongolock::cli {
+
+inline constexpr int exit_usage = 64;        // EX_USAGE
+inline constexpr int exit_unavailable = 69;  // EX_UNAVAILABLE: server unreachable
+inline constexpr int exit_software = 70;     // EX_SOFTWARE: server error
+inline constexpr int exit_lost = 74;         // lease lost while COMMAND ran
+inline constexpr int exit_not_acquired = 75; // EX_TEMPFAIL: not acquired within --wait
+
+// "250ms", "10s", "2m", "1h", "0". nullopt for anything else (negative, no unit, overflow...).
+std::optional<std::chrono::milliseconds> parse_duration(const std::string& text);
+
+enum class command { none, run, status, list, release, help, version };
+
+struct options {
+  std::string uri = "mongodb://127.0.0.1:27017";
+  std::string database = "mongolock";
+  std::string collection = "locks";
+  std::chrono::milliseconds ttl{30000};
+  std::optional<std::chrono::milliseconds> wait;  // nullopt = forever; 0 = try once
+  std::chrono::milliseconds kill_after{5000};
+  bool quiet = false, verbose = false, force = false;
+  command cmd = command::none;
+  std::string name;
+  std::vector<std::string> argv;  // run: COMMAND [ARG...]
+};
+
+struct parse_result {
+  options opts;
+  std::string error;  // non-empty: usage error, exit 64
+};
+
+// `env` looks up MONGOLOCK_* variables (std::getenv in the tool, a map in tests). Command-line
+// options override the environment.
+
+parse_result parse_args(const std::vector<std::string>& args,
+                        const std::vector<std::pair<std::string, std::string>>& environment);
+
+std::string usage();
+
+}  // namespace mongolock::cli

@@ -1,0 +1,103 @@
+// mongolock: flock(1) for a whole cluster. Uses only the library's public API.
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <iostream>
+
+#include "args.hpp"
+#include "json.hpp"
+#include "mongolock.hpp"
+#include "run.hpp"
+
+extern char** environ;
+
+namespace asio = boost::asio;
+namespace cli = mongolock::cli;
+using boost::system::error_code;
+
+namespace {
+
+int server_failure(error_code ec) {
+  std::cerr << "mongolock: " << ec.message() << "\n";
+  if (ec == mongolock::errc::server_unavailable || ec == mongolock::errc::unsupported_server) return cli::exit_unavailable;
+  if (ec == mongolock::errc::invalid_name) return cli::exit_usage;
+  return cli::exit_software;
+}
+
+asio::awaitable<int> dispatch(mongolock::provider& locks, const cli::options& o) {
+  auto token = asio::as_tuple(asio::use_awaitable);
+  switch (o.cmd) {
+    case cli::command::run: co_return co_await cli::run_command(locks, o);
+    case cli::command::status: {
+      auto [ec, info] = co_await locks.async_inspect(o.name, token);
+      if (ec) co_return server_failure(ec);
+      std::cout << cli::to_json(info) << std::endl;
+      co_return 0;
+    }
+    case cli::command::list: {
+      auto [ec, all] = co_await locks.async_list(token);
+      if (ec) co_return server_failure(ec);
+      for (auto& i : all) std::cout << cli::to_json(i) << "\n";
+      std::cout.flush();
+      co_return 0;
+    }
+    case cli::command::release: {
+      auto [ec, owner] = co_await locks.async_force_release(o.name, token);
+      if (ec) co_return server_failure(ec);
+      if (owner.empty()) {
+        if (!o.quiet) std::cerr << "mongolock: '" << o.name << "' was not held\n";
+        co_return 1;
+      }
+      std::cerr << "mongolock: force-released '" << o.name << "' from owner " << owner
+                << " (operator override; that holder loses its lease at its next renewal)\n";
+      co_return 0;
+    }
+    default: co_return cli::exit_usage;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::vector<std::pair<std::string, std::string>> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    if (!kv.starts_with("MONGOLOCK_")) continue;
+    const auto eq = kv.find('=');
+    if (eq != std::string::npos) env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  auto parsed = cli::parse_args(args, env);
+  const auto& o = parsed.opts;
+  if (!parsed.error.empty()) {
+    std::cerr << "mongolock: " << parsed.error << "\n(see mongolock --help)\n";
+    return cli::exit_usage;
+  }
+  if (o.cmd == cli::command::help) return std::cout << cli::usage(), 0;
+  if (o.cmd == cli::command::version) return std::cout << "mongolock 0.1.0\n", 0;
+
+  asio::io_context io;
+  mongolock::client_options co;
+  if (o.verbose)
+    co.log = [](mongolock::log_level, std::string_view line) { std::cerr << "mongolock: " << line << "\n"; };
+  mongolock::lock_options lo;
+  lo.expiry = o.ttl;
+  try {
+    mongolock::client db(io.get_executor(), o.uri, co);
+    mongolock::provider locks(db, o.database, o.collection, lo);
+    int rc = cli::exit_software;
+    asio::co_spawn(io, dispatch(locks, o), [&](std::exception_ptr e, int r) {
+      rc = r;
+      if (e) {
+        try { std::rethrow_exception(e); } catch (const std::exception& x) { std::cerr << "mongolock: " << x.what() << "\n"; }
+        rc = cli::exit_software;
+      }
+    });
+    io.run();
+    return rc;
+  } catch (const boost::system::system_error& e) {  // bad URI, collection or --ttl: messages carry no password
+    std::cerr << "mongolock: " << e.what() << "\n";
+    return cli::exit_usage;
+  }
+}

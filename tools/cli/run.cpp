@@ -1,0 +1,125 @@
+#include "run.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <cstring>
+#include <iostream>
+
+namespace mongolock::cli {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+int exit_code_for(error_code ec) {
+  if (ec == errc::busy || ec == errc::timeout) return exit_not_acquired;
+  if (ec == errc::server_unavailable || ec == errc::unsupported_server) return exit_unavailable;
+  if (ec == errc::invalid_name) return exit_usage;
+  return exit_software;
+}
+
+asio::awaitable<std::tuple<error_code, lease>> acquire(provider& locks, const options& o) {
+  auto lock = locks.create_lock(o.name);
+  auto token = asio::as_tuple(asio::use_awaitable);
+  if (!o.wait) co_return co_await lock.async_acquire(token);
+  if (o.wait->count() == 0) co_return co_await lock.async_try_acquire(token);
+  co_return co_await lock.async_acquire_for(*o.wait, token);
+}
+
+// Child side of fork(): own process group (so signals reach the whole job), lease identity in the
+// environment, then exec. Only async-signal-safe calls until exec.
+[[noreturn]] void exec_child(const options& o, const lease& l, std::vector<char*>& argv) {
+  ::setpgid(0, 0);
+  ::setenv("MONGOLOCK_NAME", o.name.c_str(), 1);
+  ::setenv("MONGOLOCK_OWNER", l.owner_id().c_str(), 1);
+  ::setenv("MONGOLOCK_FENCING_TOKEN", std::to_string(l.fencing_token()).c_str(), 1);
+  ::execvp(argv[0], argv.data());
+  const std::string msg = std::string("mongolock: cannot run '") + argv[0] + "': " + std::strerror(errno) + "\n";
+  [[maybe_unused]] auto n = ::write(2, msg.data(), msg.size());
+  ::_exit(errno == ENOENT ? 127 : 126);
+}
+
+int status_to_exit(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return exit_software;
+}
+
+}  // namespace
+
+asio::awaitable<int> run_command(provider& locks, const options& o) {
+  auto ex = co_await asio::this_coro::executor;
+  // Registered before the wait and before fork, so no signal is missed.
+  asio::signal_set stop(ex, SIGINT, SIGTERM, SIGHUP);
+  asio::signal_set children(ex, SIGCHLD);
+
+  auto raced = co_await (acquire(locks, o) || stop.async_wait(asio::use_awaitable));
+  if (raced.index() == 1) co_return 128 + std::get<1>(raced);  // interrupted while waiting
+  auto [ec, held] = std::move(std::get<0>(raced));
+  if (ec) {
+    if (!o.quiet) std::cerr << "mongolock: lock '" << o.name << "' not acquired: " << ec.message() << "\n";
+    co_return exit_code_for(ec);
+  }
+  if (o.verbose) std::cerr << "mongolock: acquired '" << o.name << "' token " << held.fencing_token() << "\n";
+
+  std::vector<std::string> args = o.argv;
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    std::cerr << "mongolock: fork failed: " << std::strerror(errno) << "\n";
+    co_await held.async_release(asio::as_tuple(asio::use_awaitable));
+    co_return exit_software;
+  }
+  if (pid == 0) exec_child(o, held, argv);
+  ::setpgid(pid, pid);  // also here: whichever runs first, the group exists before we signal it
+
+  bool lost = false;
+  asio::steady_timer kill_timer(ex);
+  asio::cancellation_signal stop_watching;
+  held.async_wait_lost(asio::bind_cancellation_slot(stop_watching.slot(), [&](error_code why) {
+    if (why != errc::lease_lost) return;
+    lost = true;
+    std::cerr << "mongolock: lease on '" << o.name << "' lost; stopping the command (SIGTERM, SIGKILL after "
+              << o.kill_after.count() << " ms)\n";
+    ::kill(-pid, SIGTERM);
+    kill_timer.expires_after(o.kill_after);
+    kill_timer.async_wait([pid](error_code e) {
+      if (!e) ::kill(-pid, SIGKILL);
+    });
+  }));
+  std::function<void(error_code, int)> forward = [&](error_code e, int sig) {
+    if (e) return;
+    ::kill(-pid, sig);  // the job decides how to stop; we wait for it and then release
+    stop.async_wait(forward);
+  };
+  stop.async_wait(forward);
+
+  int status = 0;
+  for (;;) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) break;
+    co_await children.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+  stop.cancel();
+  kill_timer.cancel();
+  stop_watching.emit(asio::cancellation_type::terminal);
+  if (lost) co_return exit_lost;
+  auto [rel] = co_await held.async_release(asio::as_tuple(asio::use_awaitable));
+  if (rel == errc::lease_lost) co_return exit_lost;
+  if (rel && !o.quiet) std::cerr << "mongolock: release failed (" << rel.message() << "); the lease will expire\n";
+  if (o.verbose) std::cerr << "mongolock: released '" << o.name << "'\n";
+  co_return status_to_exit(status);
+}
+
+}  // namespace mongolock::cli
