@@ -147,7 +147,8 @@ BOOST_AUTO_TEST_CASE(hung_renewal_loses_lease_at_local_deadline) {
       ml::client db(io.get_executor(), uri, co);
       ml::provider p(db, "mongolock_test", "locks", fast_options(1000ms));
       std::atomic<bool> started{false};
-      auto f = asio::co_spawn(io, [&]() -> asio::awaitable<long long> {
+      // A named lambda: the coroutine reads its captures through it while running.
+      auto body = [&]() -> asio::awaitable<long long> {
         auto held = co_await p.create_lock("hang").async_acquire();
         const auto acquired = clock::now();
         ::kill(server, SIGSTOP);
@@ -157,7 +158,8 @@ BOOST_AUTO_TEST_CASE(hung_renewal_loses_lease_at_local_deadline) {
           BOOST_TEST((e.code() == ml::errc::lease_lost));
         }
         co_return ms_since(acquired);
-      }(), asio::use_future);
+      };
+      auto f = asio::co_spawn(io, body(), asio::use_future);
       BOOST_REQUIRE(f.wait_for(10s) == std::future_status::ready);
       const auto lost_after = f.get();
       ::kill(server, SIGCONT);
