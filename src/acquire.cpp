@@ -61,13 +61,20 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   std::mt19937_64 rng(p->next_seed());
   asio::steady_timer timer(strand);
 
+  // First attempt: if this provider freed the lock last, swap against that state without a read.
+  std::optional<lock_doc> remembered = p->recall_free(name);
   for (;;) {
     if (cancelled(co_await asio::this_coro::cancellation_state))
       co_return fail(*p, asio::error::operation_aborted, name, "");
-    std::function<outcome<lock_doc>(mongoc_client_t*)> read = [cfg, name](mongoc_client_t* c) {
-      return read_lock(c, cfg, name);
-    };
-    auto seen = co_await p->offload<outcome<lock_doc>>(std::move(read), nullptr, time_left(), asio::use_awaitable);
+    outcome<lock_doc> seen;
+    if (remembered) {
+      seen.value = *std::exchange(remembered, std::nullopt);
+    } else {
+      std::function<outcome<lock_doc>(mongoc_client_t*)> read = [cfg, name](mongoc_client_t* c) {
+        return read_lock(c, cfg, name);
+      };
+      seen = co_await p->offload<outcome<lock_doc>>(std::move(read), nullptr, time_left(), asio::use_awaitable);
+    }
     const auto received = steady::now();
     if (seen.ec) co_return fail(*p, seen.ec, name, seen.message);
 
@@ -105,8 +112,10 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
                                    std::memory_order_relaxed);
         co_return result{error_code{}, lease(std::move(st))};
       }
-      // Lost the race (E11000 or a CAS that matched nothing): an outcome, not an error.
+      // Lost the race (E11000 or a CAS that matched nothing): an outcome, not an error. Read
+      // again at once: the lock has a new holder (or our remembered state was stale).
       p->count.failed_attempts.fetch_add(1, std::memory_order_relaxed);
+      continue;
     } else {
       p->count.busy_observations.fetch_add(1, std::memory_order_relaxed);
     }

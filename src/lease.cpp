@@ -62,6 +62,7 @@ asio::awaitable<void> lease_state::renew_loop() {
     if (phase != lease_phase::held || r.ec == asio::error::operation_aborted) co_return;
     if (!r.ec && r.value) {
       clock.renewed(sent);
+      ++beats;
       prov->count.renewals.fetch_add(1, std::memory_order_relaxed);
       delay = every;
     } else if (!r.ec) {
@@ -162,6 +163,7 @@ asio::awaitable<std::tuple<error_code>> release_body(std::shared_ptr<lease_state
     co_return r.ec;
   }
   p->count.releases.fetch_add(1, std::memory_order_relaxed);
+  if (r.value) p->remember_free(st->name, st->released_doc());
   co_return r.value ? error_code{} : make_error_code(errc::lease_lost);
 }
 }  // namespace

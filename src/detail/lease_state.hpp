@@ -31,6 +31,14 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   // waiter (and so cancels guarded work) with `why`.
   void end(lease_phase to, boost::system::error_code why);
 
+  // The document as our release leaves it: free, same token, heartbeat + 1.
+  lock_doc released_doc() const {
+    lock_doc d;
+    d.exists = true;
+    d.held = held_state{"", token, beats + 1, prov->opts.expiry};
+    return d;
+  }
+
   void add_waiter(std::uint64_t id, boost::asio::any_completion_handler<void(boost::system::error_code)> h,
                   boost::asio::cancellation_slot slot, boost::asio::any_completion_executor ex);
   void cancel_waiter(std::uint64_t id);
@@ -41,6 +49,7 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   const std::int64_t token;
   std::atomic<lease_phase> phase{lease_phase::held};
   std::atomic<std::uint64_t> next_waiter{0};
+  std::int64_t beats = 0;  // successful renewals = the document's heartbeat (strand only)
 
  private:
   boost::asio::awaitable<void> renew_loop();

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -58,6 +59,24 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
     return out;
   }
 
+  // What this provider last left behind when it released a lock: the free document, exactly as
+  // the server now has it unless someone else moved on. The next acquire of that name tries its
+  // compare-and-swap against this instead of reading first; if it is stale the swap matches
+  // nothing and the acquire falls back to reading. Bounded: forgotten wholesale when full.
+  void remember_free(const std::string& name, const lock_doc& doc) {
+    std::lock_guard g(mu);
+    if (free_docs.size() >= 4096) free_docs.clear();
+    free_docs[name] = doc;
+  }
+  std::optional<lock_doc> recall_free(const std::string& name) {
+    std::lock_guard g(mu);
+    auto it = free_docs.find(name);
+    if (it == free_docs.end()) return std::nullopt;
+    auto doc = it->second;
+    free_docs.erase(it);
+    return doc;
+  }
+
   struct counters {
     std::atomic<std::uint64_t> acquisitions{0}, failed_attempts{0}, busy_observations{0},
         wait_ns{0}, renewals{0}, renewal_errors{0}, losses{0}, releases{0};
@@ -73,6 +92,7 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   std::mutex mu;
   std::mt19937_64 seed;
   std::unordered_map<std::string, std::weak_ptr<lease_state>> live;
+  std::unordered_map<std::string, lock_doc> free_docs;
 };
 
 }  // namespace mongolock::detail

@@ -167,4 +167,25 @@ BOOST_FIXTURE_TEST_CASE(uncontended_tokens_increase_by_one, io_fixture) {
   BOOST_TEST(s.failed_attempts == 0u);
 }
 
+BOOST_FIXTURE_TEST_CASE(remembered_free_state_saves_a_read_and_stale_memory_is_harmless, io_fixture) {
+  auto a = make_provider(fast_options(300ms)), b = make_provider();
+  const auto name = unique("remember");
+  run([&]() -> asio::awaitable<void> {
+    auto l1 = co_await a.create_lock(name).async_acquire();
+    asio::steady_timer t(co_await asio::this_coro::executor, 350ms);  // a few renewals (every 100 ms)
+    co_await t.async_wait(asio::deferred);
+    co_await l1.async_release();
+    auto l2 = co_await a.create_lock(name).async_acquire();  // swaps against the remembered state
+    BOOST_TEST(l2.fencing_token() == l1.fencing_token() + 1);
+    co_await l2.async_release();
+    auto other = co_await b.create_lock(name).async_acquire();  // a's memory is now stale
+    co_await other.async_release();
+    auto l3 = co_await a.create_lock(name).async_acquire();
+    BOOST_TEST(l3.fencing_token() > other.fencing_token());
+    co_await l3.async_release();
+  }());
+  BOOST_TEST(a.snapshot().renewals >= 2u);
+  BOOST_TEST(a.snapshot().failed_attempts == 1u);  // only the stale swap missed
+}
+
 BOOST_AUTO_TEST_SUITE_END()
