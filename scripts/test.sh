@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, starts the servers the tests need
-# (through ctest fixtures) and runs every test, twice: a -Werror debug build, then an
-# AddressSanitizer + UndefinedBehaviorSanitizer build. Idempotent.
-#   MONGOLOCK_SKIP_ASAN=1   skip the sanitizer pass (quick local runs)
+# (through ctest fixtures) and runs the tests in three builds: -Werror debug (everything),
+# AddressSanitizer + UndefinedBehaviorSanitizer (everything), ThreadSanitizer (the in-process
+# suites, where the io_context threads and the driver's worker threads meet). Idempotent.
+#   MONGOLOCK_SKIP_ASAN=1 / MONGOLOCK_SKIP_TSAN=1   skip a sanitizer pass (quick local runs)
 #   MONGOLOCK_TEST_URI=...  run the integration tests against your own server instead
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,5 +30,8 @@ run_preset dev
 if [ -z "${MONGOLOCK_SKIP_ASAN:-}" ]; then
   # The consumer check builds and installs a plain Release tree: once (above) is enough.
   run_preset asan -E consumer_find_package
+fi
+if [ -z "${MONGOLOCK_SKIP_TSAN:-}" ]; then
+  run_preset tsan  # its test preset selects the suites and the suppressions (test/tsan.supp)
 fi
 step "all tests passed"

@@ -17,9 +17,8 @@ using boost::system::error_code;
 using steady = std::chrono::steady_clock;
 
 void lease_state::start() {
-  auto self = shared_from_this();
-  asio::co_spawn(strand, [self]() { return self->renew_loop(); },
-                 asio::bind_cancellation_slot(stop_loop.slot(), asio::detached));
+  // renew_loop() holds a shared_ptr to this state for as long as it runs.
+  asio::co_spawn(strand, renew_loop(), asio::bind_cancellation_slot(stop_loop.slot(), asio::detached));
   arm_watchdog();
 }
 

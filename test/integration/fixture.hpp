@@ -82,7 +82,9 @@ struct io_fixture {
   // Runs a coroutine on the io_context and waits for it, failing the test past `limit`.
   template <class T>
   T run(asio::awaitable<T> body, std::chrono::milliseconds limit = 30000ms) {
-    auto f = asio::co_spawn(io, std::move(body), asio::use_future);
+    // On a strand: timers and cancellation signals the test body creates are then serialised
+    // with the operations they cancel, as Asio requires on a multi-threaded io_context.
+    auto f = asio::co_spawn(asio::make_strand(io), std::move(body), asio::use_future);
     BOOST_REQUIRE_MESSAGE(f.wait_for(limit) == std::future_status::ready, "coroutine did not finish in time");
     return f.get();
   }
