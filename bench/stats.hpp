@@ -35,6 +35,7 @@ inline long rss_kib() {
 
 // One flat JSON object per scenario row: {"scenario":..., "k": v, ...}.
 struct row {
+  explicit row(std::string name) : scenario(std::move(name)) {}
   std::string scenario;
   std::vector<std::pair<std::string, std::string>> fields;
   row& num(const std::string& k, double v) {

@@ -28,7 +28,7 @@ stats provider::snapshot() const noexcept {
   auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
   return stats{get(c.acquisitions), get(c.failed_attempts), get(c.busy_observations),
                std::chrono::nanoseconds{static_cast<std::int64_t>(get(c.wait_ns))}, get(c.renewals),
-               get(c.renewal_errors), get(c.losses), get(c.releases)};
+               get(c.renewal_errors), get(c.losses), get(c.releases), get(c.server_calls)};
 }
 
 namespace detail {

@@ -14,6 +14,7 @@ struct stats {
   std::uint64_t renewal_errors = 0;    // renewal calls that failed and were retried
   std::uint64_t losses = 0;            // leases lost (expired locally or taken over)
   std::uint64_t releases = 0;          // leases released by their owner
+  std::uint64_t server_calls = 0;      // driver calls sent to the server (reads, swaps, renewals...)
 };
 
 }  // namespace mongolock

@@ -2,19 +2,19 @@
 // State shared by a client and everything created from it. Leases may outlive the client
 // object; after shutdown() they get errc::server_unavailable instead of touching freed threads.
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <atomic>
 #include <memory>
 #include <string_view>
 
 #include "detail/driver.hpp"
+#include "detail/worker_pool.hpp"
 #include "mongolock/options.hpp"
 
 namespace mongolock::detail {
 
 struct client_impl {
   client_impl(boost::asio::any_io_executor e, client_options o, std::unique_ptr<driver> d)
-      : ex(std::move(e)), opts(std::move(o)), db(std::move(d)), workers(opts.worker_threads) {}
+      : ex(std::move(e)), opts(std::move(o)), db(std::move(d)), workers(*db, opts.worker_threads) {}
 
   void log(log_level level, std::string_view text) const {
     if (opts.log) opts.log(level, text);
@@ -28,7 +28,7 @@ struct client_impl {
   boost::asio::any_io_executor ex;
   client_options opts;
   std::unique_ptr<driver> db;
-  boost::asio::thread_pool workers;
+  worker_pool workers;  // declared after db: destroyed (joined) before the driver
   std::atomic<bool> stopped{false};
 };
 

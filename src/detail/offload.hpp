@@ -86,8 +86,8 @@ auto async_offload(std::shared_ptr<client_impl> client, std::function<R(mongoc_c
                                                     "time limit reached while the server call was in flight"));
           });
         }
-        asio::post(client->workers, [st, client, call = std::move(call)]() mutable {
-          R r = client->db->with_client(call);
+        const bool queued = client->workers.post([st, call = std::move(call)](mongoc_client_t* c) mutable {
+          R r = call(c);
           asio::post(st->ex, [st, r = std::move(r)]() mutable {
             if (st->done) {
               if (st->on_abandoned) st->on_abandoned(std::move(r));
@@ -98,6 +98,14 @@ auto async_offload(std::shared_ptr<client_impl> client, std::function<R(mongoc_c
             st->finish(std::move(r));
           });
         });
+        if (!queued) {  // shut down between the check above and now
+          asio::post(st->ex, [st] {
+            if (st->done) return;
+            st->done = true;
+            st->finish(offload_state<R>::with_error(make_error_code(errc::server_unavailable),
+                                                    "the mongolock client was shut down"));
+          });
+        }
       },
       token, std::move(client), std::move(call), std::move(on_abandoned), limit);
 }

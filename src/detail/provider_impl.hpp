@@ -30,6 +30,7 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   template <class R, class Token>
   auto offload(std::function<R(mongoc_client_t*)> call, std::function<void(R)> on_abandoned,
                std::chrono::steady_clock::duration limit, Token&& token) {
+    count.server_calls.fetch_add(1, std::memory_order_relaxed);
     return async_offload<R>(client, std::move(call), std::move(on_abandoned), limit, std::forward<Token>(token));
   }
 
@@ -79,7 +80,7 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
 
   struct counters {
     std::atomic<std::uint64_t> acquisitions{0}, failed_attempts{0}, busy_observations{0},
-        wait_ns{0}, renewals{0}, renewal_errors{0}, losses{0}, releases{0};
+        wait_ns{0}, renewals{0}, renewal_errors{0}, losses{0}, releases{0}, server_calls{0};
   };
 
   std::shared_ptr<client_impl> client;

@@ -1,0 +1,381 @@
+// mongolock-bench: every scenario of the benchmark in one run against one server, each next to
+// its floor (the same commands through libmongoc directly) or peer (the seed article's
+// algorithm). Prints a table; writes results.json and gnuplot data to --out.
+//   mongolock-bench --uri URI --out DIR [--server-kind K] [--seconds S]
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "direct.hpp"
+#include "handoff.hpp"
+#include "mongolock.hpp"
+#include "stats.hpp"
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using bench::row;
+
+namespace {
+
+struct config {
+  std::string uri, out = ".", kind = "unknown", self;
+  std::string only = "12345";  // which scenarios to run
+  int seconds = 3;
+};
+
+std::vector<row> rows;
+
+void print(const row& r) {
+  std::cout << "  " << r.scenario;
+  for (auto& [k, v] : r.fields) std::cout << "  " << k << "=" << v;
+  std::cout << std::endl;
+  rows.push_back(r);
+}
+
+std::string unique(const std::string& p) { return p + "-" + std::to_string(::getpid()) + "-" + std::to_string(bench::now_ns() % 100000); }
+
+// Every measurement gets a collection of its own. On the jongodb emulator an update costs time
+// proportional to the collection's size (0.8 ms at 100 documents, 17 ms at 1,100, 436 ms at
+// 6,100), so a shared, growing collection would measure the emulator, not the lock. On MongoDB
+// (an _id index) it makes no difference.
+std::string fresh_collection(const std::string& label) {
+  static int n = 0;
+  return label + "_" + std::to_string(::getpid()) + "_" + std::to_string(++n);
+}
+
+// Runs fn on an io_context with one thread (as a typical server would), returns its result.
+template <class T>
+T run_io(const config& c, std::function<asio::awaitable<T>(mongolock::client&)> fn) {
+  asio::io_context io;
+  mongolock::client db(io.get_executor(), c.uri);
+  auto f = asio::co_spawn(io, fn(db), asio::use_future);
+  io.run();
+  return f.get();
+}
+
+// ---- Scenario 1 and 2: cycles of acquire + release on independent locks -------------------
+
+double library_cycles(const config& c, int k, std::vector<double>* latencies) {
+  return run_io<double>(c, [&](mongolock::client& db) -> asio::awaitable<double> {
+    mongolock::provider locks(db, "mongolock_bench", fresh_collection("cycle"));
+    const auto base = unique("cycle");
+    std::atomic<long> cycles{0};
+    std::atomic<int> running{k};
+    const auto start = std::chrono::steady_clock::now(), end = start + std::chrono::seconds(c.seconds);
+    auto ex = co_await asio::this_coro::executor;
+    for (int i = 0; i < k; ++i) {
+      asio::co_spawn(ex, [&, i]() -> asio::awaitable<void> {
+        auto lock = locks.create_lock(base + "-" + std::to_string(i));
+        while (std::chrono::steady_clock::now() < end) {
+          const auto t0 = bench::now_ns();
+          auto l = co_await lock.async_acquire();
+          co_await l.async_release();
+          if (latencies) latencies->push_back((bench::now_ns() - t0) / 1e3);
+          ++cycles;
+        }
+        --running;
+      }, asio::detached);
+    }
+    asio::steady_timer t(ex);
+    while (running > 0) {
+      t.expires_after(10ms);
+      co_await t.async_wait(asio::deferred);
+    }
+    co_return cycles / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  });
+}
+
+// The floor: the same two commands per cycle from plain threads, min(k, 4) of them (the library's
+// worker pool has 4 threads), each cycling its share of the k locks.
+double floor_cycles(const config& c, int k, std::vector<double>* latencies) {
+  const int threads = std::min(k, 4);
+  std::atomic<long> cycles{0};
+  std::mutex mu;
+  const auto start = std::chrono::steady_clock::now(), end = start + std::chrono::seconds(c.seconds);
+  const auto base = unique("floor");
+  const auto coll = fresh_collection("floor");
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      bench::direct_conn conn(c.uri, "mongolock_bench", coll);
+      std::vector<std::string> names;
+      std::vector<std::int64_t> tokens;
+      for (int i = t; i < k; i += threads) {
+        names.push_back(base + "-" + std::to_string(i));
+        tokens.push_back(0);
+        bson_t doc;  // a free lock document, as mongolock leaves it after a release
+        bson_init(&doc);
+        BSON_APPEND_UTF8(&doc, "_id", names.back().c_str());
+        BSON_APPEND_NULL(&doc, "owner");
+        BSON_APPEND_INT64(&doc, "token", 0);
+        BSON_APPEND_INT64(&doc, "beat", 1);
+        mongoc_collection_insert_one(conn.coll, &doc, nullptr, nullptr, nullptr);
+        bson_destroy(&doc);
+      }
+      const std::string owner = "0123456789abcdef0123456789abcdef";
+      std::vector<double> mine;
+      while (std::chrono::steady_clock::now() < end) {
+        for (std::size_t i = 0; i < names.size(); ++i) {
+          const auto t0 = bench::now_ns();
+          if (!bench::floor_cycle(conn, names[i], tokens[i], owner)) return;
+          if (latencies) mine.push_back((bench::now_ns() - t0) / 1e3);
+          ++cycles;
+        }
+      }
+      std::lock_guard g(mu);
+      if (latencies) latencies->insert(latencies->end(), mine.begin(), mine.end());
+    });
+  }
+  for (auto& t : pool) t.join();
+  return cycles / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double seed_cycles(const config& c, std::vector<double>* latencies) {
+  bench::direct_conn conn(c.uri, "mongolock_bench", fresh_collection("seed"));
+  const auto name = unique("seed-cycle");
+  long cycles = 0;
+  const auto start = std::chrono::steady_clock::now(), end = start + std::chrono::seconds(c.seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    const auto t0 = bench::now_ns();
+    if (!bench::seed_try_acquire(conn, name, "me")) break;
+    bench::seed_release(conn, name, "me");
+    latencies->push_back((bench::now_ns() - t0) / 1e3);
+    ++cycles;
+  }
+  return cycles / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void scenario_uncontended(const config& c) {
+  std::vector<double> lib_lat, floor_lat, seed_lat;
+  const double lib = library_cycles(c, 1, &lib_lat);
+  const double floor = floor_cycles(c, 1, &floor_lat);
+  const double seed = seed_cycles(c, &seed_lat);
+  print(row{"1 uncontended cycle"}
+            .num("mongolock_per_s", lib).num("floor_per_s", floor).num("ratio_to_floor", lib / floor)
+            .num("seed_per_s", seed).num("ratio_to_seed", lib / seed)
+            .num("mongolock_median_us", bench::percentile(lib_lat, .5)).num("mongolock_p99_us", bench::percentile(lib_lat, .99))
+            .num("floor_median_us", bench::percentile(floor_lat, .5)).num("floor_p99_us", bench::percentile(floor_lat, .99))
+            .num("seed_median_us", bench::percentile(seed_lat, .5)));
+}
+
+void scenario_independent(const config& c) {
+  std::ofstream dat(c.out + "/independent.dat");
+  dat << "# k mongolock_per_s floor_per_s\n";
+  for (int k : {1, 8, 64, 512}) {
+    const double lib = library_cycles(c, k, nullptr);
+    const double floor = floor_cycles(c, k, nullptr);
+    dat << k << ' ' << lib << ' ' << floor << '\n';
+    print(row{"2 independent locks"}.num("k", k).num("mongolock_per_s", lib).num("floor_per_s", floor)
+              .num("ratio_to_floor", lib / floor));
+  }
+}
+
+// ---- Scenario 3: hand-off between processes ---------------------------------------------------
+
+struct handoff_result {
+  std::vector<double> handoff_ms;
+  double commands_per_s = 0;
+  long acquisitions = 0, min_per_worker = 0, max_per_worker = 0;
+};
+
+handoff_result handoff(const config& c, const std::string& algo, int processes, int workers, int hold_ms, int seconds) {
+  const auto name = unique("handoff-" + algo);
+  const auto coll = fresh_collection("handoff");
+  std::vector<pid_t> kids;
+  std::vector<std::string> files;
+  for (int p = 0; p < processes; ++p) {
+    files.push_back(c.out + "/handoff-" + algo + "-" + std::to_string(p) + ".txt");
+    std::vector<std::string> args{c.self, "--child", "--uri", c.uri, "--name", name, "--collection", coll,
+                                  "--algo", algo, "--workers",
+                                  std::to_string(workers), "--hold-ms", std::to_string(hold_ms), "--seconds",
+                                  std::to_string(seconds), "--out", files.back()};
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t k : kids) ::waitpid(k, nullptr, 0);
+  std::vector<std::tuple<std::int64_t, std::int64_t, std::string>> all;
+  std::map<std::string, long> per_worker;
+  double commands = 0;
+  for (auto& f : files) {
+    std::ifstream in(f);
+    std::string a, b, w;
+    while (in >> a >> b) {
+      if (a == "commands") { commands += std::stod(b); continue; }
+      in >> w;
+      all.emplace_back(std::stoll(a), std::stoll(b), w);
+      ++per_worker[w];
+    }
+  }
+  std::sort(all.begin(), all.end());
+  handoff_result r;
+  for (std::size_t i = 1; i < all.size(); ++i)
+    r.handoff_ms.push_back((std::get<0>(all[i]) - std::get<1>(all[i - 1])) / 1e6);
+  r.commands_per_s = commands / seconds;
+  r.acquisitions = static_cast<long>(all.size());
+  r.min_per_worker = per_worker.size() == static_cast<std::size_t>(processes * workers) && !per_worker.empty()
+                         ? std::min_element(per_worker.begin(), per_worker.end(), [](auto& x, auto& y) { return x.second < y.second; })->second
+                         : 0;  // a waiter that never got the lock counts as 0
+  for (auto& [_, n] : per_worker) r.max_per_worker = std::max(r.max_per_worker, n);
+  return r;
+}
+
+void scenario_handoff(const config& c) {
+  const int processes = 2, workers = 4, hold_ms = 10, seconds = std::max(c.seconds * 2, 4);
+  for (std::string algo : {"mongolock", "seed"}) {
+    auto r = handoff(c, algo, processes, workers, hold_ms, seconds);
+    std::ofstream dat(c.out + "/handoff-" + algo + ".dat");
+    auto sorted = r.handoff_ms;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t i = 0; i < sorted.size(); ++i) dat << sorted[i] << ' ' << (i + 1.0) / sorted.size() << '\n';
+    print(row{"3 hand-off " + algo}
+              .num("processes", processes).num("workers_each", workers).num("hold_ms", hold_ms)
+              .num("acquisitions", r.acquisitions).num("handoff_median_ms", bench::percentile(r.handoff_ms, .5))
+              .num("handoff_p99_ms", bench::percentile(r.handoff_ms, .99)).num("commands_per_s", r.commands_per_s)
+              .num("per_waiter_min", r.min_per_worker).num("per_waiter_max", r.max_per_worker));
+  }
+}
+
+// ---- Scenarios 4 and 5: many waiters, many held leases ----------------------------------------
+
+void scenario_many_waiters(const config& c) {
+  const int locks_n = 100, waiters = 10000;
+  run_io<int>(c, [&](mongolock::client& db) -> asio::awaitable<int> {
+    const auto coll = fresh_collection("waiters");
+    mongolock::provider holder(db, "mongolock_bench", coll), waiting(db, "mongolock_bench", coll);
+    const auto base = unique("waiters");
+    std::vector<mongolock::lease> held;
+    for (int i = 0; i < locks_n; ++i) held.push_back(co_await holder.create_lock(base + std::to_string(i)).async_acquire());
+    auto ex = co_await asio::this_coro::executor;
+    asio::steady_timer t(ex);
+    t.expires_after(200ms);
+    co_await t.async_wait(asio::deferred);
+    const long rss0 = bench::rss_kib();
+    std::vector<asio::cancellation_signal> stop(waiters);
+    std::atomic<int> ended{0};
+    for (int i = 0; i < waiters; ++i)
+      waiting.create_lock(base + std::to_string(i % locks_n))
+          .async_acquire(asio::bind_cancellation_slot(stop[i].slot(), [&](boost::system::error_code, mongolock::lease) { ++ended; }));
+    t.expires_after(2s);  // let every waiter reach its backoff rhythm
+    co_await t.async_wait(asio::deferred);
+    const long rss1 = bench::rss_kib();
+    const auto calls0 = waiting.snapshot().server_calls;
+    const auto t0 = std::chrono::steady_clock::now();
+    t.expires_after(std::chrono::seconds(c.seconds));
+    co_await t.async_wait(asio::deferred);
+    const double rate = (waiting.snapshot().server_calls - calls0) /
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (auto& s : stop) s.emit(asio::cancellation_type::terminal);
+    while (ended < waiters) {
+      t.expires_after(10ms);
+      co_await t.async_wait(asio::deferred);
+    }
+    co_await holder.async_release_all();
+    print(row{"4 many waiters"}.num("waiters", waiters).num("locks", locks_n)
+              .num("rss_bytes_per_waiter", (rss1 - rss0) * 1024.0 / waiters).num("commands_per_s", rate));
+    co_return 0;
+  });
+}
+
+void scenario_many_leases(const config& c) {
+  const int leases = 1000, collections = 10;  // 100 per collection: see fresh_collection()
+  run_io<int>(c, [&](mongolock::client& db) -> asio::awaitable<int> {
+    mongolock::lock_options o;
+    o.expiry = 30s;  // the default: renewal every 10 s
+    std::vector<std::unique_ptr<mongolock::provider>> providers;
+    for (int i = 0; i < collections; ++i)
+      providers.push_back(std::make_unique<mongolock::provider>(db, "mongolock_bench", fresh_collection("leases"), o));
+    auto calls = [&] {
+      std::uint64_t n = 0;
+      for (auto& p : providers) n += p->snapshot().server_calls;
+      return n;
+    };
+    const auto base = unique("leases");
+    std::vector<mongolock::lease> held;
+    for (int i = 0; i < leases; ++i)
+      held.push_back(co_await providers[i % collections]->create_lock(base + std::to_string(i)).async_acquire());
+    // Measure one full renewal period (plus a second) once all leases are held.
+    const auto calls0 = calls();
+    const auto t0 = std::chrono::steady_clock::now();
+    asio::steady_timer t(co_await asio::this_coro::executor, o.effective_renew_every() + 1s);
+    co_await t.async_wait(asio::deferred);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double rate = (calls() - calls0) / secs;
+    std::size_t lost = 0;
+    for (auto& l : held) lost += !l.held();
+    for (auto& p : providers) co_await p->async_release_all();
+    print(row{"5 many held leases"}.num("leases", leases).num("expiry_ms", 30000)
+              .num("renewal_commands_per_s", rate).num("per_lease_per_s", rate / leases)
+              .num("expected_per_s", leases / 10.0).num("lost", static_cast<double>(lost)));
+    co_return 0;
+  });
+}
+
+std::string machine() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2) + ", " + std::to_string(std::thread::hardware_concurrency()) + " cores";
+  return "unknown";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  config c;
+  bench::child_args child;
+  bool is_child = false;
+  c.self = argv[0];
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    auto next = [&] { return std::string(i + 1 < argc ? argv[++i] : ""); };
+    if (k == "--child") is_child = true;
+    else if (k == "--uri") c.uri = child.uri = next();
+    else if (k == "--out") c.out = child.out = next();
+    else if (k == "--server-kind") c.kind = next();
+    else if (k == "--only") c.only = next();
+    else if (k == "--seconds") c.seconds = child.seconds = std::stoi(next());
+    else if (k == "--name") child.name = next();
+    else if (k == "--collection") child.collection = next();
+    else if (k == "--algo") child.algo = next();
+    else if (k == "--workers") child.workers = std::stoi(next());
+    else if (k == "--hold-ms") child.hold_ms = std::stoi(next());
+    else { std::cerr << "unknown option " << k << "\n"; return 64; }
+  }
+  if (is_child) {
+    mongoc_log_set_handler(nullptr, nullptr);
+    mongoc_init();
+    return bench::run_child(child);
+  }
+  if (c.uri.empty()) { std::cerr << "usage: mongolock-bench --uri URI --out DIR\n"; return 64; }
+  mongoc_log_set_handler(nullptr, nullptr);  // the driver's own log lines would garble the table
+  mongoc_init();
+  std::string version = run_io<std::string>(c, [](mongolock::client& db) -> asio::awaitable<std::string> {
+    co_return (co_await db.async_server_version()).version;
+  });
+  std::cout << "server: " << c.kind << " " << version << "; machine: " << machine() << "\n";
+  auto want = [&](char n) { return c.only.find(n) != std::string::npos; };
+  if (want('1')) scenario_uncontended(c);
+  if (want('2')) scenario_independent(c);
+  if (want('3')) scenario_handoff(c);
+  if (want('4')) scenario_many_waiters(c);
+  if (want('5')) scenario_many_leases(c);
+  std::ofstream json(c.out + "/results.json");
+  json << "{\"server\":\"" << c.kind << " " << version << "\",\"machine\":\"" << machine() << "\",\"rows\":[\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) json << rows[i].json() << (i + 1 < rows.size() ? ",\n" : "\n");
+  json << "]}\n";
+  return 0;
+}

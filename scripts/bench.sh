@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The benchmark command: Release build, its own single-node replica set (majority writes, as in
+# production), every scenario, a table on stdout, results.json and PNG plots in build/release/bench.
+#   scripts/bench.sh [SECONDS_PER_MEASUREMENT]   (default 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-3}
+scripts/install-deps.sh
+if ! command -v gnuplot >/dev/null; then
+  echo "[bench] installing gnuplot-nox for the plots"
+  ${SUDO:-$( [ "$(id -u)" -ne 0 ] && echo sudo)} apt-get install -y -qq --no-install-recommends gnuplot-nox >/dev/null \
+    || { ${SUDO:-$( [ "$(id -u)" -ne 0 ] && echo sudo)} apt-get update -qq && \
+         ${SUDO:-$( [ "$(id -u)" -ne 0 ] && echo sudo)} apt-get install -y -qq --no-install-recommends gnuplot-nox >/dev/null; }
+fi
+cmake --preset release -DMONGOLOCK_BUILD_TESTS=OFF -DMONGOLOCK_BUILD_BENCH=ON >/dev/null
+cmake --build --preset release -j"$(nproc)" --target mongolock-bench
+out=build/release/bench
+mkdir -p "$out"
+uri=$(scripts/mongod start rs1 "$out/mongod")
+trap 'scripts/mongod stop "$out/mongod" 2>/dev/null' EXIT
+kind=$(cat "$out/mongod/kind")
+build/release/bench/mongolock-bench --uri "$uri" --out "$out" --server-kind "$kind" --seconds "$seconds" | tee "$out/table.txt"
+
+gnuplot <<GP
+set terminal png size 900,420 font ",10"
+set output "$out/handoff.png"
+set title "Hand-off latency, release -> next acquisition (2 processes x 4 waiters, 10 ms hold; server: $kind)"
+set xlabel "ms"; set ylabel "fraction of hand-offs"; set logscale x; set key bottom right; set grid
+plot "$out/handoff-mongolock.dat" using 1:2 with lines lw 2 title "mongolock", \
+     "$out/handoff-seed.dat" using 1:2 with lines lw 2 title "seed article (100 ms retry)"
+set output "$out/independent.png"
+set title "Independent locks: acquire+release cycles per second (server: $kind)"
+unset logscale; set logscale x 2; set xlabel "concurrent locks (k)"; set ylabel "cycles/s"; set key top left
+plot "$out/independent.dat" using 1:2 with linespoints lw 2 title "mongolock (one io thread, 4 workers)", \
+     "$out/independent.dat" using 1:3 with linespoints lw 2 title "floor: libmongoc, min(k,4) threads"
+GP
+echo "[bench] results: $out/results.json, plots: $out/handoff.png $out/independent.png"
