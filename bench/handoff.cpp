@@ -49,6 +49,8 @@ int run_mongolock(const child_args& a) {
         const auto released = now_ns();  // taken before the release is sent: hand-off includes it
         co_await l.async_release(asio::as_tuple(asio::deferred));
         recs.push_back({acquired, released, w});
+        t.expires_after(std::chrono::milliseconds(a.think_ms));
+        co_await t.async_wait(asio::deferred);
       }
     }, asio::detached);
   }
@@ -80,8 +82,11 @@ int run_seed(const child_args& a) {
         const auto released = now_ns();
         seed_release(c, a.name, owner);
         ++commands;
-        std::lock_guard g(mu);
-        recs.push_back({acquired, released, w});
+        {
+          std::lock_guard g(mu);
+          recs.push_back({acquired, released, w});
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(a.think_ms));
       }
     });
   }

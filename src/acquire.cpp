@@ -9,6 +9,7 @@
 
 #include "detail/backoff.hpp"
 #include "detail/expiry_observer.hpp"
+#include "detail/jitter_rng.hpp"
 #include "detail/lease_state.hpp"
 #include "mongolock/lock.hpp"
 
@@ -58,7 +59,7 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   const std::string owner = new_owner_id();
   backoff wait(p->opts.backoff_min, p->opts.backoff_max);
   expiry_observer observer;
-  std::mt19937_64 rng(p->next_seed());
+  jitter_rng rng(p->next_seed());
   asio::steady_timer timer(strand);
 
   // First attempt: if this provider freed the lock last, swap against that state without a read.

@@ -7,6 +7,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <random>
 
+#include "detail/jitter_rng.hpp"
 #include "detail/lease_state.hpp"
 #include "mongolock/lease.hpp"
 
@@ -44,7 +45,7 @@ asio::awaitable<void> lease_state::renew_loop() {
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
   const auto every = prov->opts.effective_renew_every();
-  std::mt19937_64 rng(prov->next_seed());
+  jitter_rng rng(prov->next_seed());
   auto delay = every;
   while (phase == lease_phase::held) {
     renew_timer.expires_after(delay);

@@ -4,6 +4,7 @@
 
 #include "detail/backoff.hpp"
 #include "detail/expiry_observer.hpp"
+#include "detail/jitter_rng.hpp"
 #include "detail/lease_clock.hpp"
 
 using namespace std::chrono_literals;
@@ -45,6 +46,17 @@ BOOST_AUTO_TEST_CASE(jitter_differs_between_waiters) {
   int same = 0;
   for (int i = 0; i < 20; ++i) same += x.next(a) == y.next(c);
   BOOST_TEST(same < 10);
+}
+
+BOOST_AUTO_TEST_CASE(small_rng_spreads_delays_evenly) {
+  mongolock::detail::jitter_rng rng(12345);
+  backoff b(10ms, 800ms);
+  for (int i = 0; i < 8; ++i) b.next(rng);  // ceiling now at the cap
+  int low = 0, high = 0;
+  for (int i = 0; i < 2000; ++i) (b.next(rng).count() < 405 ? low : high)++;
+  BOOST_TEST(low > 850);  // about half on each side of the middle
+  BOOST_TEST(high > 850);
+  BOOST_TEST(sizeof(mongolock::detail::jitter_rng) == 8u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
