@@ -27,6 +27,7 @@ namespace {
 struct config {
   std::string uri, out = ".", kind = "unknown", self;
   std::string only = "12345";  // which scenarios to run
+  std::string peer;            // built DistributedLock.MongoDB harness (a .dll run with dotnet), if any
   int seconds = 3;
 };
 
@@ -152,6 +153,24 @@ double seed_cycles(const config& c, std::vector<double>* latencies) {
   return cycles / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// DistributedLock.MongoDB's uncontended cycle, from its harness's one-line report.
+void peer_uncontended(const config& c) {
+  const std::string cmd = "dotnet '" + c.peer + "' cycle '" + c.uri + "' " + std::to_string(c.seconds);
+  FILE* p = ::popen(cmd.c_str(), "r");
+  char buf[256] = {};
+  if (!p || !std::fgets(buf, sizeof buf, p)) {
+    if (p) ::pclose(p);
+    std::cout << "  (DistributedLock.MongoDB harness gave no result)\n";
+    return;
+  }
+  ::pclose(p);
+  std::istringstream in(buf);
+  std::string k1, k2, k3;
+  double per_s = 0, median = 0, p99 = 0;
+  in >> k1 >> per_s >> k2 >> median >> k3 >> p99;
+  print(row{"1 uncontended DistributedLock.MongoDB"}.num("per_s", per_s).num("median_us", median).num("p99_us", p99));
+}
+
 void scenario_uncontended(const config& c) {
   std::vector<double> lib_lat, floor_lat, seed_lat;
   const double lib = library_cycles(c, 1, &lib_lat);
@@ -199,6 +218,9 @@ handoff_result handoff(const config& c, const std::string& algo, int processes, 
                                   std::to_string(workers), "--hold-ms", std::to_string(hold_ms), "--think-ms",
                                   std::to_string(think_ms), "--seconds",
                                   std::to_string(seconds), "--out", files.back()};
+    if (algo == "distributedlock")
+      args = {"/usr/bin/env", "dotnet", c.peer, "child", c.uri, coll, name, std::to_string(workers),
+              std::to_string(hold_ms), std::to_string(think_ms), std::to_string(seconds), files.back()};
     const pid_t pid = ::fork();
     if (pid == 0) {
       std::vector<char*> argv;
@@ -241,7 +263,9 @@ handoff_result handoff(const config& c, const std::string& algo, int processes, 
 
 void scenario_handoff(const config& c) {
   const int processes = 2, workers = 4, hold_ms = 10, think_ms = 20, seconds = std::max(c.seconds * 2, 4);
-  for (std::string algo : {"mongolock", "seed"}) {
+  std::vector<std::string> algos{"mongolock", "seed"};
+  if (!c.peer.empty()) algos.push_back("distributedlock");
+  for (const auto& algo : algos) {
     auto r = handoff(c, algo, processes, workers, hold_ms, think_ms, seconds);
     std::ofstream dat(c.out + "/handoff-" + algo + ".dat");
     auto sorted = r.to_other_ms;  // the plot shows real hand-offs: to another waiter
@@ -356,6 +380,7 @@ int main(int argc, char** argv) {
     else if (k == "--out") c.out = child.out = next();
     else if (k == "--server-kind") c.kind = next();
     else if (k == "--only") c.only = next();
+    else if (k == "--peer") c.peer = next();
     else if (k == "--seconds") c.seconds = child.seconds = std::stoi(next());
     else if (k == "--name") child.name = next();
     else if (k == "--collection") child.collection = next();
@@ -379,6 +404,7 @@ int main(int argc, char** argv) {
   std::cout << "server: " << c.kind << " " << version << "; machine: " << machine() << "\n";
   auto want = [&](char n) { return c.only.find(n) != std::string::npos; };
   if (want('1')) scenario_uncontended(c);
+  if (want('1') && !c.peer.empty()) peer_uncontended(c);
   if (want('2')) scenario_independent(c);
   if (want('3')) scenario_handoff(c);
   if (want('4')) scenario_many_waiters(c);

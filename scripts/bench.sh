@@ -19,15 +19,30 @@ mkdir -p "$out"
 uri=$(scripts/mongod start rs1 "$out/mongod")
 trap 'scripts/mongod stop "$out/mongod" 2>/dev/null' EXIT
 kind=$(cat "$out/mongod/kind")
-build/release/bench/mongolock-bench --uri "$uri" --out "$out" --server-kind "$kind" --seconds "$seconds" | tee "$out/table.txt"
+
+# The DistributedLock.MongoDB peer, when NuGet can restore it.
+peer_args=()
+peer_dir=bench/peers/distributedlock
+if command -v dotnet >/dev/null && dotnet build "$peer_dir" -c Release -o "$out/peer" -v quiet >"$out/peer-build.log" 2>&1; then
+  peer_args=(--peer "$out/peer/DistributedLockPeer.dll")
+else
+  echo "[bench] peer DistributedLock.MongoDB skipped: $(grep -o 'NU1[0-9]*[^.]*' "$out/peer-build.log" | head -n 1 || echo 'dotnet build failed')"
+fi
+
+build/release/bench/mongolock-bench --uri "$uri" --out "$out" --server-kind "$kind" --seconds "$seconds" \
+  "${peer_args[@]}" | tee "$out/table.txt"
 
 gnuplot <<GP
 set terminal png size 900,420 font ",10"
 set output "$out/handoff.png"
 set title "Hand-off to another waiter: release -> its acquisition (2 processes x 4 waiters, 10 ms hold; $kind)"
 set xlabel "ms"; set ylabel "fraction of hand-offs"; set logscale x; set key bottom right; set grid
-plot "$out/handoff-mongolock.dat" using 1:2 with lines lw 2 title "mongolock", \
-     "$out/handoff-seed.dat" using 1:2 with lines lw 2 title "seed article (100 ms retry)"
+handoff_plot = "plot '$out/handoff-mongolock.dat' using 1:2 with lines lw 2 title 'mongolock', '$out/handoff-seed.dat' using 1:2 with lines lw 2 title 'seed article (100 ms retry)'"
+eval handoff_plot
+set terminal svg size 900,420 font ",10"
+set output "$out/handoff.svg"
+eval handoff_plot
+set terminal png size 900,420 font ",10"
 set output "$out/independent.png"
 set title "Independent locks: acquire+release cycles per second (server: $kind)"
 unset logscale; set logscale x 2; set xlabel "concurrent locks (k)"; set ylabel "cycles/s"; set key top left
