@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The benchmark command: Release build, its own single-node replica set (majority writes, as in
 # production), every scenario, a table on stdout, results.json and PNG plots in build/release/bench.
-#   scripts/bench.sh [SECONDS_PER_MEASUREMENT]   (default 3)
+#   scripts/bench.sh [SECONDS_PER_MEASUREMENT]   (default 2; scenarios 1-2 take 3 rounds of each)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${1:-3}
+seconds=${1:-2}
 scripts/install-deps.sh
 if ! command -v gnuplot >/dev/null; then
   echo "[bench] installing gnuplot-nox for the plots"
