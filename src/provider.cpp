@@ -33,14 +33,28 @@ stats provider::snapshot() const noexcept {
 
 namespace detail {
 
-void provider_impl::release_in_background(std::string name, std::string owner, std::int64_t token) {
+void provider_impl::release_in_background(std::string name, std::string owner, std::int64_t token, int attempt) {
   auto self = shared_from_this();
   auto cfg_copy = cfg;
+  auto strand = asio::make_strand(client->ex);
   offload<outcome<bool>>(
       [cfg_copy, name, owner, token](mongoc_client_t* c) { return release(c, cfg_copy, name, owner, token); },
       nullptr, steady::duration::zero(),
-      asio::bind_executor(asio::make_strand(client->ex), [self, name](outcome<bool> r) {
-        if (r.ec) self->log(log_level::warning, "background release of '" + name + "' failed: " + r.message);
+      asio::bind_executor(strand, [self, strand, name, owner, token, attempt](outcome<bool> r) {
+        if (!r.ec) return;
+        static constexpr std::chrono::milliseconds retry_after[] = {std::chrono::milliseconds(250),
+                                                                    std::chrono::milliseconds(1000),
+                                                                    std::chrono::milliseconds(4000)};
+        const bool retry = r.ec == errc::server_unavailable || r.ec == errc::ambiguous_result;
+        if (!retry || attempt >= 3 || self->client->stopped) {
+          self->log(log_level::warning, "background release of '" + name + "' failed: " + r.message +
+                                            " (the lock expires on its own)");
+          return;
+        }
+        auto timer = std::make_shared<asio::steady_timer>(strand, retry_after[attempt]);
+        timer->async_wait([self, timer, name, owner, token, attempt](boost::system::error_code) {
+          self->release_in_background(name, owner, token, attempt + 1);
+        });
       }));
 }
 

@@ -7,6 +7,7 @@
 //
 // All decisions happen on the caller's executor, which must be a strand (or single-threaded):
 // the cancellation handler, the timer and the posted result never race each other.
+#include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>

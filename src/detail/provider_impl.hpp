@@ -34,9 +34,11 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
     return async_offload<R>(client, std::move(call), std::move(on_abandoned), limit, std::forward<Token>(token));
   }
 
-  // Fire-and-forget release (destructor path, abandoned acquisitions). The owner filter makes it
-  // harmless if the lock has moved on.
-  void release_in_background(std::string name, std::string owner, std::int64_t token);
+  // Fire-and-forget release (destructor path, abandoned or ambiguous acquisitions). The owner
+  // filter makes it harmless if the lock has moved on. While the server is unreachable it retries
+  // (after 0.25, 1 and 4 s): a lock granted to a call whose reply was lost is freed as soon as the
+  // server is back, not only at expiry.
+  void release_in_background(std::string name, std::string owner, std::int64_t token, int attempt = 0);
 
   void log(log_level level, const std::string& text) const { client->log(level, text); }
   std::uint64_t next_seed() {

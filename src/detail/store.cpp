@@ -123,14 +123,17 @@ outcome<lock_doc> read_in(mongoc_collection_t* coll, std::string_view name) {
 }
 
 // After an ambiguous write, ask the server instead of guessing.
+// `intended` is the token the write would have given us: the caller needs it to release an
+// acquisition whose outcome stays unknown.
 outcome<taken> recheck_take(mongoc_collection_t* coll, std::string_view name, std::string_view owner,
-                            const outcome<std::int64_t>& first) {
+                            const outcome<std::int64_t>& first, std::int64_t intended) {
   auto now = read_in(coll, name);
   if (now.ec) {
     outcome<taken> o;
     o.ec = make_error_code(errc::ambiguous_result);
     o.ambiguous = true;
     o.message = first.message + "; re-check failed: " + now.message;
+    o.value.token = intended;
     return o;
   }
   if (now.value.exists && now.value.held.owner == owner) return success(taken{true, now.value.held.token});
@@ -252,7 +255,7 @@ outcome<taken> try_take(mongoc_client_t* client, const store_config& cfg, std::s
       return success(taken{true, token});
     if (err.domain == MONGOC_ERROR_SERVER && err.code == duplicate_key) return {};  // lost the race
     auto o = failed<std::int64_t>(err, true);
-    if (o.ambiguous) return recheck_take(coll.get(), name, owner, o);
+    if (o.ambiguous) return recheck_take(coll.get(), name, owner, o, token);
     return failure_from<taken>(o);
   }
   // Compare-and-swap on exactly what was observed: free, or the same expired holder.
@@ -275,7 +278,7 @@ outcome<taken> try_take(mongoc_client_t* client, const store_config& cfg, std::s
   bson_append_document_end(change.get(), &unset);
   auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
   if (r.ec) {
-    if (r.ambiguous) return recheck_take(coll.get(), name, owner, r);
+    if (r.ambiguous) return recheck_take(coll.get(), name, owner, r, token);
     return failure_from<taken>(r);
   }
   return success(taken{r.value == 1, token});

@@ -174,6 +174,72 @@ BOOST_AUTO_TEST_CASE(hung_renewal_loses_lease_at_local_deadline) {
   run_script(std::string(scripts) + "/mongod stop " + dir + " 2>&1");
 }
 
+BOOST_AUTO_TEST_CASE(ambiguous_take_reports_ambiguous_and_never_leaks_the_lock) {
+  // The server freezes (SIGSTOP) just as a compare-and-swap is sent: the reply never comes and
+  // the re-check cannot reach the server either. The write may still be applied when the server
+  // resumes; the library must say "ambiguous" and free the lock once it can, long before expiry.
+  const char* scripts = std::getenv("MONGOLOCK_SCRIPTS");
+  if (!scripts || std::getenv("MONGOLOCK_TEST_URI")) {
+    BOOST_TEST_MESSAGE("skipped: needs the project's scripts to start a private server");
+    return;
+  }
+  const std::string dir = "/tmp/mongolock-amb-" + std::to_string(::getpid());
+  const std::string uri = run_script(std::string(scripts) + "/mongod start standalone " + dir + " 2>/dev/null");
+  BOOST_REQUIRE(!uri.empty());
+  const pid_t server = std::stoi(read_file(dir + "/pids"));
+  {
+    asio::io_context io;
+    auto work = asio::make_work_guard(io);
+    std::thread th([&] { io.run(); });
+    {
+      ml::client_options co;
+      co.socket_timeout = 500ms;
+      co.server_selection_timeout = 1500ms;
+      ml::client db(io.get_executor(), uri, co);
+      ml::provider p(db, "mongolock_test", "locks", fast_options(20000ms));
+      ml::provider other(db, "mongolock_test", "locks", fast_options(20000ms));
+      auto body = [&]() -> asio::awaitable<void> {
+        auto first = co_await p.create_lock("amb").async_acquire();
+        co_await first.async_release();  // remembered: the next acquire swaps without reading
+        ::kill(server, SIGSTOP);
+        const auto t0 = clock::now();
+        auto [ec, none] = co_await p.create_lock("amb").async_acquire(asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST((ec == ml::errc::ambiguous_result), ec.message());
+        BOOST_TEST(ms_since(t0) < 8000);
+        ::kill(server, SIGCONT);
+        const auto resumed = clock::now();
+        auto [ec2, got] = co_await other.create_lock("amb").async_acquire_for(10000ms, asio::as_tuple(asio::use_awaitable));
+        BOOST_TEST(!ec2, ec2.message());
+        BOOST_TEST(ms_since(resumed) < 9000);  // freed by the library, not by the 20 s expiry
+        if (got) co_await got.async_release();
+      };
+      auto f = asio::co_spawn(asio::make_strand(io), body(), asio::use_future);
+      BOOST_REQUIRE(f.wait_for(30s) == std::future_status::ready);
+      ::kill(server, SIGCONT);
+      f.get();
+    }
+    work.reset();
+    th.join();
+  }
+  run_script(std::string(scripts) + "/mongod stop " + dir + " 2>&1");
+}
+
+BOOST_FIXTURE_TEST_CASE(release_after_takeover_never_frees_the_new_owner, io_fixture) {
+  auto a = make_provider(fast_options(20000ms)), admin = make_provider(), b = make_provider();
+  const auto name = unique("not-yours");
+  run([&]() -> asio::awaitable<void> {
+    auto old = co_await a.create_lock(name).async_acquire();
+    co_await admin.async_force_release(name);
+    auto now = co_await b.create_lock(name).async_acquire();
+    auto [ec] = co_await old.async_release(asio::as_tuple(asio::deferred));
+    BOOST_TEST((ec == ml::errc::lease_lost));
+    auto [ec2, info] = co_await admin.async_inspect(name, asio::as_tuple(asio::deferred));
+    BOOST_TEST(info.held);
+    BOOST_TEST(info.owner == now.owner_id());
+    co_await now.async_release();
+  }());
+}
+
 BOOST_FIXTURE_TEST_CASE(destroyed_lease_is_released_in_background, io_fixture) {
   auto a = make_provider(fast_options(20000ms)), b = make_provider();
   const auto name = unique("dtor");

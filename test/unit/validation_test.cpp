@@ -1,7 +1,10 @@
 // Option, name and namespace validation; error category; URI redaction; server version check.
 #include <boost/test/unit_test.hpp>
 
+#include <set>
+
 #include "detail/driver.hpp"
+#include "detail/provider_impl.hpp"
 #include "detail/store.hpp"
 #include "mongolock/error.hpp"
 #include "mongolock/options.hpp"
@@ -91,6 +94,17 @@ BOOST_AUTO_TEST_CASE(server_versions_below_4_0_are_refused) {
   BOOST_TEST(why.find("3.6.23") != std::string::npos);
   BOOST_TEST(!ml::detail::check_server({"4.0.0", 7}, &why));
   BOOST_TEST(!ml::detail::check_server({"8.0.4", 25}, &why));
+}
+
+BOOST_AUTO_TEST_CASE(owner_ids_are_128_random_bits_in_hex) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000; ++i) {
+    auto id = ml::detail::new_owner_id();
+    BOOST_TEST(id.size() == 32u);
+    BOOST_TEST(id.find_first_not_of("0123456789abcdef") == std::string::npos);
+    seen.insert(id);
+  }
+  BOOST_TEST(seen.size() == 1000u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
