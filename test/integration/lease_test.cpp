@@ -3,6 +3,8 @@
 #include <mongoc/mongoc.h>
 #include <signal.h>
 
+#include <filesystem>
+
 #include "detail/client_impl.hpp"
 #include "fixture.hpp"
 
@@ -32,6 +34,24 @@ void delete_document(const std::string& uri, const std::string& name) {
   bson_destroy(&filter);
   mongoc_collection_destroy(coll);
   mongoc_client_destroy(c);
+}
+
+// kill(SIGSTOP) returns before the target's threads have stopped; wait until every one of them
+// shows state 'T' in /proc, or a request sent right after could still be served.
+void stop_process(pid_t pid) {
+  ::kill(pid, SIGSTOP);
+  for (int i = 0; i < 500; ++i) {
+    bool all = true;
+    for (auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+      std::ifstream in(t.path() / "stat");
+      std::string stat((std::istreambuf_iterator<char>(in)), {});
+      const auto close = stat.rfind(')');
+      if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'T') all = false;
+    }
+    if (all) return;
+    std::this_thread::sleep_for(2ms);
+  }
+  BOOST_FAIL("process " << pid << " did not stop");
 }
 
 std::string run_script(const std::string& cmd) {
@@ -151,7 +171,7 @@ BOOST_AUTO_TEST_CASE(hung_renewal_loses_lease_at_local_deadline) {
       auto body = [&]() -> asio::awaitable<long long> {
         auto held = co_await p.create_lock("hang").async_acquire();
         const auto acquired = clock::now();
-        ::kill(server, SIGSTOP);
+        stop_process(server);
         try {
           co_await held.async_guard(long_work(started));
         } catch (const boost::system::system_error& e) {
@@ -201,7 +221,7 @@ BOOST_AUTO_TEST_CASE(ambiguous_take_reports_ambiguous_and_never_leaks_the_lock) 
       auto body = [&]() -> asio::awaitable<void> {
         auto first = co_await p.create_lock("amb").async_acquire();
         co_await first.async_release();  // remembered: the next acquire swaps without reading
-        ::kill(server, SIGSTOP);
+        stop_process(server);
         const auto t0 = clock::now();
         auto [ec, none] = co_await p.create_lock("amb").async_acquire(asio::as_tuple(asio::use_awaitable));
         BOOST_TEST((ec == ml::errc::ambiguous_result), ec.message());
