@@ -36,33 +36,78 @@ void delete_document(const std::string& uri, const std::string& name) {
   mongoc_client_destroy(c);
 }
 
-// kill(SIGSTOP) returns before the target's threads have stopped; wait until every one of them
-// shows state 'T' in /proc, or a request sent right after could still be served.
-void stop_process(pid_t pid) {
-  ::kill(pid, SIGSTOP);
-  for (int i = 0; i < 500; ++i) {
-    bool all = true;
-    for (auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+// A standalone server of the test's own (started by the project's script), to be frozen with
+// SIGSTOP without disturbing the other suites. Not available against MONGOLOCK_TEST_URI.
+class private_server {
+ public:
+  explicit private_server(const std::string& tag) {
+    const char* s = std::getenv("MONGOLOCK_SCRIPTS");
+    if (!s || std::getenv("MONGOLOCK_TEST_URI")) {
+      BOOST_TEST_MESSAGE("skipped: needs the project's scripts to start a private server");
+      return;
+    }
+    scripts_ = s;
+    dir_ = "/tmp/mongolock-" + tag + "-" + std::to_string(::getpid());
+    uri = run(scripts_ + "/mongod start standalone " + dir_ + " 2>/dev/null");
+    BOOST_REQUIRE(!uri.empty());
+    pid_ = std::stoi(read_file(dir_ + "/pids"));
+  }
+  ~private_server() {
+    if (pid_ <= 0) return;
+    thaw();
+    run(scripts_ + "/mongod stop " + dir_ + " 2>&1");
+  }
+  bool available() const { return pid_ > 0; }
+
+  // kill(SIGSTOP) returns before the target's threads have stopped; wait until every one of them
+  // shows state 'T' in /proc, or a request sent right after could still be served.
+  void freeze() {
+    ::kill(pid_, SIGSTOP);
+    for (int i = 0; i < 500; ++i) {
+      if (all_threads_stopped()) return;
+      std::this_thread::sleep_for(2ms);
+    }
+    BOOST_FAIL("server " << pid_ << " did not stop");
+  }
+  void thaw() { ::kill(pid_, SIGCONT); }
+
+  std::string uri;
+
+ private:
+  bool all_threads_stopped() const {
+    for (auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid_) + "/task")) {
       std::ifstream in(t.path() / "stat");
       std::string stat((std::istreambuf_iterator<char>(in)), {});
       const auto close = stat.rfind(')');
-      if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'T') all = false;
+      if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'T') return false;
     }
-    if (all) return;
-    std::this_thread::sleep_for(2ms);
+    return true;
   }
-  BOOST_FAIL("process " << pid << " did not stop");
-}
+  static std::string run(const std::string& cmd) {
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    char buf[512];
+    while (p && std::fgets(buf, sizeof buf, p)) out += buf;
+    if (p) ::pclose(p);
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+  }
 
-std::string run_script(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  char buf[512];
-  while (p && std::fgets(buf, sizeof buf, p)) out += buf;
-  if (p) ::pclose(p);
-  while (!out.empty() && (out.back() == '\n')) out.pop_back();
-  return out;
-}
+  std::string scripts_, dir_;
+  pid_t pid_ = -1;
+};
+
+// An io_context on one thread for tests that manage their own client; members are destroyed
+// (client first) before the thread is joined.
+struct threaded_io {
+  asio::io_context io;
+  asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
+  std::thread thread{[this] { io.run(); }};
+  ~threaded_io() {
+    work.reset();
+    thread.join();
+  }
+};
 
 }  // namespace
 
@@ -148,100 +193,67 @@ BOOST_FIXTURE_TEST_CASE(guard_returns_work_result_while_held, io_fixture) {
 
 BOOST_AUTO_TEST_CASE(hung_renewal_loses_lease_at_local_deadline) {
   // A server of our own, frozen with SIGSTOP: renewal calls hang instead of failing.
-  const char* scripts = std::getenv("MONGOLOCK_SCRIPTS");
-  if (!scripts || std::getenv("MONGOLOCK_TEST_URI")) {
-    BOOST_TEST_MESSAGE("skipped: needs the project's scripts to start a private server");
-    return;
-  }
-  const std::string dir = "/tmp/mongolock-hang-" + std::to_string(::getpid());
-  const std::string uri = run_script(std::string(scripts) + "/mongod start standalone " + dir + " 2>/dev/null");
-  BOOST_REQUIRE(!uri.empty());
-  const pid_t server = std::stoi(read_file(dir + "/pids"));
-  {
-    asio::io_context io;
-    auto work = asio::make_work_guard(io);
-    std::thread th([&] { io.run(); });
-    {
-      ml::client_options co;
-      co.socket_timeout = 30000ms;  // the driver would hang far longer than the lease
-      ml::client db(io.get_executor(), uri, co);
-      ml::provider p(db, "mongolock_test", "locks", fast_options(1000ms));
-      std::atomic<bool> started{false};
-      // A named lambda: the coroutine reads its captures through it while running.
-      auto body = [&]() -> asio::awaitable<long long> {
-        auto held = co_await p.create_lock("hang").async_acquire();
-        const auto acquired = clock::now();
-        stop_process(server);
-        try {
-          co_await held.async_guard(long_work(started));
-        } catch (const boost::system::system_error& e) {
-          BOOST_TEST((e.code() == ml::errc::lease_lost));
-        }
-        co_return ms_since(acquired);
-      };
-      auto f = asio::co_spawn(io, body(), asio::use_future);
-      BOOST_REQUIRE(f.wait_for(10s) == std::future_status::ready);
-      const auto lost_after = f.get();
-      ::kill(server, SIGCONT);
-      // Deadline = last renewal sent + expiry - margin <= 900 ms after acquisition.
-      BOOST_TEST(lost_after <= 950);
-      BOOST_TEST(lost_after >= 500);
-      BOOST_TEST(p.snapshot().losses == 1u);
+  private_server server("hang");
+  if (!server.available()) return;
+  threaded_io t;
+  ml::client_options co;
+  co.socket_timeout = 30000ms;  // the driver would hang far longer than the lease
+  ml::client db(t.io.get_executor(), server.uri, co);
+  ml::provider p(db, "mongolock_test", "locks", fast_options(1000ms));
+  std::atomic<bool> started{false};
+  // A named lambda: the coroutine reads its captures through it while running.
+  auto body = [&]() -> asio::awaitable<long long> {
+    auto held = co_await p.create_lock("hang").async_acquire();
+    const auto acquired = clock::now();
+    server.freeze();
+    try {
+      co_await held.async_guard(long_work(started));
+    } catch (const boost::system::system_error& e) {
+      BOOST_TEST((e.code() == ml::errc::lease_lost));
     }
-    work.reset();
-    th.join();
-  }
-  run_script(std::string(scripts) + "/mongod stop " + dir + " 2>&1");
+    co_return ms_since(acquired);
+  };
+  auto f = asio::co_spawn(asio::make_strand(t.io), body(), asio::use_future);
+  BOOST_REQUIRE(f.wait_for(10s) == std::future_status::ready);
+  const auto lost_after = f.get();
+  server.thaw();
+  // Deadline = last renewal sent + expiry - margin <= 900 ms after acquisition.
+  BOOST_TEST(lost_after <= 950);
+  BOOST_TEST(lost_after >= 500);
+  BOOST_TEST(p.snapshot().losses == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(ambiguous_take_reports_ambiguous_and_never_leaks_the_lock) {
   // The server freezes (SIGSTOP) just as a compare-and-swap is sent: the reply never comes and
   // the re-check cannot reach the server either. The write may still be applied when the server
   // resumes; the library must say "ambiguous" and free the lock once it can, long before expiry.
-  const char* scripts = std::getenv("MONGOLOCK_SCRIPTS");
-  if (!scripts || std::getenv("MONGOLOCK_TEST_URI")) {
-    BOOST_TEST_MESSAGE("skipped: needs the project's scripts to start a private server");
-    return;
-  }
-  const std::string dir = "/tmp/mongolock-amb-" + std::to_string(::getpid());
-  const std::string uri = run_script(std::string(scripts) + "/mongod start standalone " + dir + " 2>/dev/null");
-  BOOST_REQUIRE(!uri.empty());
-  const pid_t server = std::stoi(read_file(dir + "/pids"));
-  {
-    asio::io_context io;
-    auto work = asio::make_work_guard(io);
-    std::thread th([&] { io.run(); });
-    {
-      ml::client_options co;
-      co.socket_timeout = 500ms;
-      co.server_selection_timeout = 1500ms;
-      ml::client db(io.get_executor(), uri, co);
-      ml::provider p(db, "mongolock_test", "locks", fast_options(20000ms));
-      ml::provider other(db, "mongolock_test", "locks", fast_options(20000ms));
-      auto body = [&]() -> asio::awaitable<void> {
-        auto first = co_await p.create_lock("amb").async_acquire();
-        co_await first.async_release();  // remembered: the next acquire swaps without reading
-        stop_process(server);
-        const auto t0 = clock::now();
-        auto [ec, none] = co_await p.create_lock("amb").async_acquire(asio::as_tuple(asio::use_awaitable));
-        BOOST_TEST((ec == ml::errc::ambiguous_result), ec.message());
-        BOOST_TEST(ms_since(t0) < 8000);
-        ::kill(server, SIGCONT);
-        const auto resumed = clock::now();
-        auto [ec2, got] = co_await other.create_lock("amb").async_acquire_for(10000ms, asio::as_tuple(asio::use_awaitable));
-        BOOST_TEST(!ec2, ec2.message());
-        BOOST_TEST(ms_since(resumed) < 9000);  // freed by the library, not by the 20 s expiry
-        if (got) co_await got.async_release();
-      };
-      auto f = asio::co_spawn(asio::make_strand(io), body(), asio::use_future);
-      BOOST_REQUIRE(f.wait_for(30s) == std::future_status::ready);
-      ::kill(server, SIGCONT);
-      f.get();
-    }
-    work.reset();
-    th.join();
-  }
-  run_script(std::string(scripts) + "/mongod stop " + dir + " 2>&1");
+  private_server server("amb");
+  if (!server.available()) return;
+  threaded_io t;
+  ml::client_options co;
+  co.socket_timeout = 500ms;
+  co.server_selection_timeout = 1500ms;
+  ml::client db(t.io.get_executor(), server.uri, co);
+  ml::provider p(db, "mongolock_test", "locks", fast_options(20000ms));
+  ml::provider other(db, "mongolock_test", "locks", fast_options(20000ms));
+  auto body = [&]() -> asio::awaitable<void> {
+    auto first = co_await p.create_lock("amb").async_acquire();
+    co_await first.async_release();  // remembered: the next acquire swaps without reading
+    server.freeze();
+    const auto t0 = clock::now();
+    auto [ec, none] = co_await p.create_lock("amb").async_acquire(asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST((ec == ml::errc::ambiguous_result), ec.message());
+    BOOST_TEST(ms_since(t0) < 8000);
+    server.thaw();
+    const auto resumed = clock::now();
+    auto [ec2, got] = co_await other.create_lock("amb").async_acquire_for(10000ms, asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST(!ec2, ec2.message());
+    BOOST_TEST(ms_since(resumed) < 9000);  // freed by the library, not by the 20 s expiry
+    if (got) co_await got.async_release();
+  };
+  auto f = asio::co_spawn(asio::make_strand(t.io), body(), asio::use_future);
+  BOOST_REQUIRE(f.wait_for(30s) == std::future_status::ready);
+  f.get();
 }
 
 BOOST_FIXTURE_TEST_CASE(release_after_takeover_never_frees_the_new_owner, io_fixture) {
