@@ -61,6 +61,8 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   expiry_observer observer;
   jitter_rng rng(p->next_seed());
   asio::steady_timer timer(strand);
+  bool verifying = false;  // try_once: confirming that a silent holder is gone
+  held_state verified;
 
   // First attempt: if this provider freed the lock last, swap against that state without a read.
   std::optional<lock_doc> remembered = p->recall_free(name);
@@ -121,7 +123,20 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
       p->count.busy_observations.fetch_add(1, std::memory_order_relaxed);
     }
 
-    if (mode == acquire_mode::try_once) co_return fail(*p, make_error_code(errc::busy), name, "");
+    if (mode == acquire_mode::try_once && !verifying) {
+      // One look, so a live holder means busy. But a holder whose own clock says it last renewed
+      // long ago has probably died, and nobody may ever wait long enough to observe that: spend
+      // one observation window (expiry + margin) confirming it. Only the unchanged heartbeat
+      // decides; a wrong clock can cost this one bounded wait, never safety.
+      const auto& held = seen.value.held;
+      const auto silent_ms = wall_ms() - seen.value.renewed_at_ms;
+      if (free || seen.value.renewed_at_ms == 0 || silent_ms < 3 * held.expiry.count())
+        co_return fail(*p, make_error_code(errc::busy), name, "");
+      verifying = true;
+      verified = held;
+    } else if (verifying && !(observer.seen() && *observer.seen() == verified)) {
+      co_return fail(*p, make_error_code(errc::busy), name, "");  // it renewed: alive after all
+    }
     auto delay = steady::duration(wait.next(rng));
     if (auto at = observer.expires_at()) delay = std::min(delay, std::max(*at - steady::now(), steady::duration{0}));
     if (deadline) {

@@ -42,13 +42,6 @@ void append_write_concern(bson_t* opts, const store_config& cfg) {
   mongoc_write_concern_destroy(wc);
 }
 
-// The local wall clock, for informational fields only (TTL clean-up, "acquired at" in status
-// output). No decision of the lock ever reads it: client clocks may be wrong.
-std::int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 void append_owner(bson_t* b, const char* key, std::string_view owner) {
   if (owner.empty()) bson_append_null(b, key, -1);
   else append_str(b, key, owner);
@@ -66,6 +59,8 @@ lock_doc parse_lock(const bson_t* doc) {
     d.idle_since_ms = bson_iter_date_time(&it);
   if (bson_iter_init_find(&it, doc, "acquired_at") && BSON_ITER_HOLDS_DATE_TIME(&it))
     d.acquired_at_ms = bson_iter_date_time(&it);
+  if (bson_iter_init_find(&it, doc, "renewed_at") && BSON_ITER_HOLDS_DATE_TIME(&it))
+    d.renewed_at_ms = bson_iter_date_time(&it);
   return d;
 }
 
@@ -153,6 +148,13 @@ void set_released(bson_t* change) {
 }
 
 }  // namespace
+
+// For informational fields only (TTL clean-up, status output, the try-once staleness hint).
+// Whether a lock may be taken never depends on it: client clocks may be wrong.
+std::int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 error_code check_server(const server_info& info, std::string* why) {
   if (info.max_wire_version < min_wire_version) {
@@ -249,6 +251,7 @@ outcome<taken> try_take(mongoc_client_t* client, const store_config& cfg, std::s
     BSON_APPEND_INT64(doc.get(), "beat", 0);
     BSON_APPEND_INT64(doc.get(), "expiry_ms", expiry.count());
     BSON_APPEND_DATE_TIME(doc.get(), "acquired_at", wall_ms());
+    BSON_APPEND_DATE_TIME(doc.get(), "renewed_at", wall_ms());
     append_write_concern(opts.get(), cfg);
     bson_error_t err;
     if (mongoc_collection_insert_one(coll.get(), doc.get(), opts.get(), reply.get(), &err))
@@ -272,6 +275,7 @@ outcome<taken> try_take(mongoc_client_t* client, const store_config& cfg, std::s
   BSON_APPEND_INT64(&set, "beat", 0);
   BSON_APPEND_INT64(&set, "expiry_ms", expiry.count());
   BSON_APPEND_DATE_TIME(&set, "acquired_at", wall_ms());
+  BSON_APPEND_DATE_TIME(&set, "renewed_at", wall_ms());
   bson_append_document_end(change.get(), &set);
   BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$unset", &unset);
   BSON_APPEND_UTF8(&unset, "idle_since", "");
@@ -297,6 +301,7 @@ outcome<bool> renew(mongoc_client_t* client, const store_config& cfg, std::strin
   bson_append_document_end(change.get(), &inc);
   BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$set", &set);
   BSON_APPEND_INT64(&set, "expiry_ms", expiry.count());
+  BSON_APPEND_DATE_TIME(&set, "renewed_at", wall_ms());
   bson_append_document_end(change.get(), &set);
   auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
   // An ambiguous renewal is simply not counted: the local deadline stays where it was.

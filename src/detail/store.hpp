@@ -3,7 +3,7 @@
 // runs on a worker thread, and never throws.
 //
 // Document: { _id: <name>, owner: <32 hex chars> | null, token: int64, beat: int64,
-//             expiry_ms: int64, acquired_at: date (informational),
+//             expiry_ms: int64, acquired_at, renewed_at: dates (holder's clock, hints only),
 //             idle_since: date (only while free; the TTL index's field) }
 // Fencing counter: { _id: { mongolock: "epoch" }, n: int64 } in the same collection (its _id is a
 // subdocument, so it can never collide with a lock name).
@@ -49,6 +49,7 @@ struct lock_doc {
   held_state held;  // held.owner empty = free
   std::int64_t idle_since_ms = 0;   // informational (releaser's wall clock)
   std::int64_t acquired_at_ms = 0;  // informational (holder's wall clock)
+  std::int64_t renewed_at_ms = 0;   // holder's wall clock at its last renewal: a hint, never a verdict
 };
 
 struct taken {
@@ -63,6 +64,9 @@ struct store_config {
   std::chrono::milliseconds write_timeout{10000};
   std::chrono::seconds idle_cleanup{86400};
 };
+
+// The local wall clock in ms, for the informational fields above.
+std::int64_t wall_ms();
 
 struct server_info {
   std::string version;      // buildInfo.version, e.g. "8.0.4"

@@ -49,6 +49,16 @@ t0=$(date +%s%N)
 took=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "killed holder taken over (rc=$rc after ${took} ms)" '[ $rc = 0 ] && [ $took -ge 900 ] && [ $took -lt 5000 ]'
 
+# 3b. Cron with --wait 0 after a crashed holder: a single try confirms the silent holder is gone
+#     (one --ttl of observation) and runs the job, instead of reporting busy forever.
+n=$(name crashed)
+"$bin" --ttl 1s run "$n" sleep 30 & victim=$!
+sleep 0.7
+kill -KILL $victim; pkill -KILL -f "sleep 30" 2>/dev/null
+sleep 3.3
+"$bin" --wait 0 run "$n" true; rc=$?
+check "--wait 0 takes over a holder silent for 3 x --ttl" '[ $rc = 0 ]'
+
 # 4. Lease lost (operator override): the command gets SIGTERM, run exits 74.
 n=$(name lost)
 "$bin" --ttl 1s run "$n" sh -c "trap 'echo TERM > $work/term; exit 0' TERM; sleep 30 & wait" 2>"$work/lost.err" & runner=$!

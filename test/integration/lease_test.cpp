@@ -284,6 +284,31 @@ BOOST_FIXTURE_TEST_CASE(destroyed_lease_is_released_in_background, io_fixture) {
   }());
 }
 
+BOOST_FIXTURE_TEST_CASE(try_acquire_takes_over_a_long_silent_holder_after_verifying, io_fixture) {
+  const auto name = unique("silent");
+  {
+    // A holder that dies without releasing: its client goes away.
+    ml::client dead(io.get_executor(), server_uri());
+    ml::provider gone(dead, "mongolock_test", "locks", fast_options(500ms));
+    auto f = asio::co_spawn(io, gone.create_lock(name).async_acquire(asio::use_awaitable), asio::use_future);
+    auto l = f.get();
+    dead.impl()->shutdown();
+  }
+  auto b = make_provider();
+  run([&]() -> asio::awaitable<void> {
+    auto [busy, none] = co_await b.create_lock(name).async_try_acquire(asio::as_tuple(asio::deferred));
+    BOOST_TEST((busy == ml::errc::busy));  // just died: one look says busy, at once
+    asio::steady_timer t(co_await asio::this_coro::executor, 1600ms);  // > 3 x its 500 ms expiry
+    co_await t.async_wait(asio::deferred);
+    const auto t0 = clock::now();
+    auto [ec, got] = co_await b.create_lock(name).async_try_acquire(asio::as_tuple(asio::deferred));
+    BOOST_TEST(!ec, ec.message());
+    BOOST_TEST(ms_since(t0) >= 500);  // it did observe the silence for a full expiry + margin
+    BOOST_TEST(ms_since(t0) < 2000);
+    if (got) co_await got.async_release();
+  }());
+}
+
 BOOST_FIXTURE_TEST_CASE(double_release_and_release_all, io_fixture) {
   auto a = make_provider(fast_options(20000ms)), b = make_provider();
   run([&]() -> asio::awaitable<void> {
