@@ -61,14 +61,6 @@ auto async_offload(std::shared_ptr<client_impl> client, std::function<R(mongoc_c
         st->slot = asio::get_associated_cancellation_slot(handler);
         st->handler.emplace(std::move(handler));
         st->on_abandoned = std::move(on_abandoned);
-        if (client->stopped) {
-          st->done = true;
-          asio::post(st->ex, [st] {
-            st->finish(offload_state<R>::with_error(make_error_code(errc::server_unavailable),
-                                                    "the mongolock client was shut down"));
-          });
-          return;
-        }
         if (st->slot.is_connected()) {
           st->slot.assign([st](asio::cancellation_type) {
             if (st->done) return;
@@ -99,7 +91,7 @@ auto async_offload(std::shared_ptr<client_impl> client, std::function<R(mongoc_c
             st->finish(std::move(r));
           });
         });
-        if (!queued) {  // shut down between the check above and now
+        if (!queued) {  // the client was shut down: the job will never run
           asio::post(st->ex, [st] {
             if (st->done) return;
             st->done = true;
