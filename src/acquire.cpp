@@ -62,7 +62,6 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   jitter_rng rng(p->next_seed());
   asio::steady_timer timer(strand);
   bool verifying = false;  // try_once: confirming that a silent holder is gone
-  held_state verified;
 
   // First attempt: if this provider freed the lock last, swap against that state without a read.
   std::optional<lock_doc> remembered = p->recall_free(name);
@@ -82,11 +81,12 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
     if (seen.ec) co_return fail(*p, seen.ec, name, seen.message);
 
     const bool free = !seen.value.exists || seen.value.held.owner.empty();
+    bool changed = false;  // a held lock's (owner, token, beat) differs from the last look
     if (free) {
       wait.reset();
       observer.forget();
     } else {
-      observer.observe(seen.value.held, received, margin);
+      changed = observer.observe(seen.value.held, received, margin);
     }
     if (free || observer.expired(steady::now())) {
       const auto sent = steady::now();
@@ -128,13 +128,11 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
       // long ago has probably died, and nobody may ever wait long enough to observe that: spend
       // one observation window (expiry + margin) confirming it. Only the unchanged heartbeat
       // decides; a wrong clock can cost this one bounded wait, never safety.
-      const auto& held = seen.value.held;
       const auto silent_ms = wall_ms() - seen.value.renewed_at_ms;
-      if (free || seen.value.renewed_at_ms == 0 || silent_ms < 3 * held.expiry.count())
+      if (seen.value.renewed_at_ms == 0 || silent_ms < 3 * seen.value.held.expiry.count())
         co_return fail(*p, make_error_code(errc::busy), name, "");
       verifying = true;
-      verified = held;
-    } else if (verifying && !(observer.seen() && *observer.seen() == verified)) {
+    } else if (verifying && changed) {
       co_return fail(*p, make_error_code(errc::busy), name, "");  // it renewed: alive after all
     }
     auto delay = steady::duration(wait.next(rng));
