@@ -122,11 +122,6 @@ void lease_state::cancel_waiter(std::uint64_t id) {
 }
 
 void start_wait_lost(std::shared_ptr<lease_state> st, handler_ec h) {
-  if (!st) {
-    auto ex = asio::get_associated_executor(h);
-    asio::dispatch(ex, [h = std::move(h)]() mutable { std::move(h)(make_error_code(errc::not_held)); });
-    return;
-  }
   auto slot = asio::get_associated_cancellation_slot(h);
   auto ex = asio::get_associated_executor(h, st->strand);
   const auto id = st->next_waiter.fetch_add(1);
@@ -169,11 +164,6 @@ asio::awaitable<std::tuple<error_code>> release_body(std::shared_ptr<lease_state
 }  // namespace
 
 void start_release(std::shared_ptr<lease_state> st, handler_ec h) {
-  if (!st) {
-    auto ex = asio::get_associated_executor(h);
-    asio::dispatch(ex, [h = std::move(h)]() mutable { std::move(h)(make_error_code(errc::not_held)); });
-    return;
-  }
   auto strand = st->strand;
   // Not cancellable: a release that stopped half-way would only leave the lock to expire.
   spawn_op<error_code>(strand, release_body(std::move(st)), std::move(h), false);

@@ -40,31 +40,32 @@ bool valid_utf8(std::string_view s) {
 boost::system::error_code validate(const client_options& o, std::string* why) {
   if (o.worker_threads == 0 || o.worker_threads > 256)
     return fail(errc::invalid_options, why, "worker_threads must be in 1..256");
-  if (o.server_selection_timeout.count() <= 0)
-    return fail(errc::invalid_options, why, "server_selection_timeout must be positive");
-  if (o.socket_timeout.count() <= 0)
-    return fail(errc::invalid_options, why, "socket_timeout must be positive");
+  if (o.server_selection_timeout.count() <= 0 || o.server_selection_timeout > limits::max_timeout)
+    return fail(errc::invalid_options, why, "server_selection_timeout must be in 1 ms..24 h");
+  if (o.socket_timeout.count() <= 0 || o.socket_timeout > limits::max_timeout)
+    return fail(errc::invalid_options, why, "socket_timeout must be in 1 ms..24 h");
   return {};
 }
 
 boost::system::error_code validate(const lock_options& o, std::string* why) {
-  if (o.expiry < milliseconds{100})
-    return fail(errc::invalid_options, why, "expiry must be at least 100 ms");
+  if (o.expiry < milliseconds{100} || o.expiry > limits::max_expiry)
+    return fail(errc::invalid_options, why, "expiry must be in 100 ms..24 h");
   if (o.renew_every.count() < 0 || o.effective_renew_every() >= o.expiry)
     return fail(errc::invalid_options, why, "renew_every must be positive and below expiry");
-  if (o.safety_margin.count() < 0 || o.effective_margin() * 2 >= o.expiry)
+  if (o.safety_margin.count() < 0 || o.effective_margin() > o.expiry || o.effective_margin() * 2 >= o.expiry)
     return fail(errc::invalid_options, why, "safety_margin must be below half of expiry");
   if (o.effective_renew_every() + o.effective_margin() >= o.expiry)
     return fail(errc::invalid_options, why,
                 "renew_every + safety_margin must be below expiry (no time left to renew)");
-  if (o.backoff_min.count() <= 0 || o.backoff_max < o.backoff_min)
-    return fail(errc::invalid_options, why, "backoff range must satisfy 0 < backoff_min <= backoff_max");
-  if (o.acquire_timeout.count() < 0)
-    return fail(errc::invalid_options, why, "acquire_timeout must not be negative");
-  if (o.write_timeout.count() <= 0)
-    return fail(errc::invalid_options, why, "write_timeout must be positive");
-  if (o.idle_cleanup < std::chrono::seconds{3600})
-    return fail(errc::invalid_options, why, "idle_cleanup must be at least one hour");
+  if (o.backoff_min.count() <= 0 || o.backoff_max < o.backoff_min || o.backoff_max > limits::max_backoff)
+    return fail(errc::invalid_options, why,
+                "backoff range must satisfy 0 < backoff_min <= backoff_max <= 1 h");
+  if (o.acquire_timeout.count() < 0 || o.acquire_timeout > limits::max_acquire_timeout)
+    return fail(errc::invalid_options, why, "acquire_timeout must be in 0 (none)..366 days");
+  if (o.write_timeout.count() <= 0 || o.write_timeout > limits::max_timeout)
+    return fail(errc::invalid_options, why, "write_timeout must be in 1 ms..24 h");
+  if (o.idle_cleanup < std::chrono::seconds{3600} || o.idle_cleanup > limits::max_idle_cleanup)
+    return fail(errc::invalid_options, why, "idle_cleanup must be in 1 h..3660 days");
   return {};
 }
 

@@ -2,6 +2,8 @@
 // A held lock. Renews itself on a strand while it lives; when it is lost, everything guarded by
 // it is cancelled and async_wait_lost() completes, before any other owner can acquire the lock.
 #include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/append.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -31,10 +33,20 @@ const std::string& lease_name(const lease_state&) noexcept;
 const std::string& lease_owner(const lease_state&) noexcept;
 std::int64_t lease_token(const lease_state&) noexcept;
 
+// An empty lease has no executor of its own: complete through the handler's (posted, never
+// inline), while its concrete type is still known.
+template <class Handler>
+void complete_not_held(Handler&& h) {
+  boost::asio::post(boost::asio::append(std::forward<Handler>(h), make_error_code(errc::not_held)));
+}
+
 template <class Token>
 auto async_wait_lost(std::shared_ptr<lease_state> st, Token&& token) {
   return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-      [](auto h, std::shared_ptr<lease_state> s) { start_wait_lost(std::move(s), std::move(h)); },
+      [](auto h, std::shared_ptr<lease_state> s) {
+        if (!s) return complete_not_held(std::move(h));
+        start_wait_lost(std::move(s), std::move(h));
+      },
       token, std::move(st));
 }
 
@@ -81,13 +93,18 @@ class lease {
     return state_ ? detail::lease_status(*state_) : make_error_code(errc::not_held);
   }
   bool held() const noexcept { return state_ && !status(); }
-  const std::string& name() const noexcept { return detail::lease_name(*state_); }
+  // The accessors below are defined on an empty lease too (as as_tuple hands out with errc::busy):
+  // empty strings and token 0, which no acquisition ever carries.
+  const std::string& name() const noexcept { return state_ ? detail::lease_name(*state_) : empty_string(); }
   // 32 hex characters from the OS's cryptographic random source; new for every acquisition.
-  const std::string& owner_id() const noexcept { return detail::lease_owner(*state_); }
-  // Strictly increasing per lock name across release, expiry, takeover and clean-up.
-  std::int64_t fencing_token() const noexcept { return detail::lease_token(*state_); }
-  // The strand that renews this lease and runs guarded work.
-  boost::asio::strand<boost::asio::any_io_executor> get_executor() const { return detail::lease_strand(*state_); }
+  const std::string& owner_id() const noexcept { return state_ ? detail::lease_owner(*state_) : empty_string(); }
+  // Strictly increasing per lock name across release, expiry, takeover and clean-up; 0 when empty.
+  std::int64_t fencing_token() const noexcept { return state_ ? detail::lease_token(*state_) : 0; }
+  // The strand that renews this lease. Throws system_error(errc::not_held) on an empty lease.
+  boost::asio::strand<boost::asio::any_io_executor> get_executor() const {
+    if (!state_) throw boost::system::system_error(make_error_code(errc::not_held));
+    return detail::lease_strand(*state_);
+  }
 
   // Releases the lock. Completes with {} when this call freed it, errc::lease_lost if it had been
   // lost, errc::not_held if already released, or a server error (the lease then expires on its
@@ -95,7 +112,10 @@ class lease {
   template <class Token = boost::asio::deferred_t>
   auto async_release(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-        [](auto h, std::shared_ptr<detail::lease_state> s) { detail::start_release(std::move(s), std::move(h)); },
+        [](auto h, std::shared_ptr<detail::lease_state> s) {
+          if (!s) return detail::complete_not_held(std::move(h));
+          detail::start_release(std::move(s), std::move(h));
+        },
         token, state_);
   }
 
@@ -119,6 +139,10 @@ class lease {
   }
 
  private:
+  static const std::string& empty_string() noexcept {
+    static const std::string none;
+    return none;
+  }
   std::shared_ptr<detail::lease_state> state_;
 };
 

@@ -12,6 +12,16 @@ namespace mongolock {
 
 using std::chrono::milliseconds;
 
+// Upper bounds that validate() enforces, so that deadline arithmetic can never overflow and
+// every timeout fits the driver's 32-bit millisecond fields.
+namespace limits {
+inline constexpr milliseconds max_expiry = std::chrono::hours(24);
+inline constexpr milliseconds max_timeout = std::chrono::hours(24);  // selection, socket, write
+inline constexpr milliseconds max_acquire_timeout = std::chrono::hours(24 * 366);
+inline constexpr milliseconds max_backoff = std::chrono::hours(1);
+inline constexpr std::chrono::seconds max_idle_cleanup = std::chrono::hours(24 * 3660);  // ~10 years
+}  // namespace limits
+
 enum class log_level { debug, info, warning, error };
 
 // Called from library threads; must be thread-safe and must not block for long.

@@ -45,6 +45,46 @@ BOOST_AUTO_TEST_CASE(bad_lock_options_name_the_field) {
   BOOST_TEST((ml::validate(c, &why) == ml::errc::invalid_options));
 }
 
+// Defect 8 (core v2): a huge expiry overflowed chrono arithmetic and timeouts were cast to int32.
+BOOST_AUTO_TEST_CASE(upper_bounds_name_the_limit) {
+  std::string why;
+  ml::lock_options o;
+  o.expiry = ml::limits::max_expiry + 1ms;
+  BOOST_TEST((ml::validate(o, &why) == ml::errc::invalid_options));
+  BOOST_TEST(why.find("expiry") != std::string::npos);
+  BOOST_TEST(why.find("24 h") != std::string::npos);
+  o.expiry = ml::limits::max_expiry;
+  BOOST_TEST(!ml::validate(o));
+  o = {};
+  o.expiry = std::chrono::milliseconds::max();
+  BOOST_TEST((ml::validate(o) == ml::errc::invalid_options));
+  o = {};
+  o.safety_margin = std::chrono::milliseconds::max();  // "* 2" must not overflow first
+  BOOST_TEST((ml::validate(o) == ml::errc::invalid_options));
+  o = {};
+  o.write_timeout = std::chrono::milliseconds{std::int64_t{1} << 31};
+  BOOST_TEST((ml::validate(o, &why) == ml::errc::invalid_options));
+  BOOST_TEST(why.find("write_timeout") != std::string::npos);
+  o = {};
+  o.acquire_timeout = ml::limits::max_acquire_timeout + 1ms;
+  BOOST_TEST((ml::validate(o, &why) == ml::errc::invalid_options));
+  BOOST_TEST(why.find("acquire_timeout") != std::string::npos);
+  o = {};
+  o.backoff_max = ml::limits::max_backoff + 1ms;
+  BOOST_TEST((ml::validate(o, &why) == ml::errc::invalid_options));
+  o = {};
+  o.idle_cleanup = ml::limits::max_idle_cleanup + std::chrono::seconds{1};
+  BOOST_TEST((ml::validate(o, &why) == ml::errc::invalid_options));
+  BOOST_TEST(why.find("idle_cleanup") != std::string::npos);
+  ml::client_options c;
+  c.socket_timeout = std::chrono::milliseconds{std::int64_t{1} << 32};
+  BOOST_TEST((ml::validate(c, &why) == ml::errc::invalid_options));
+  BOOST_TEST(why.find("socket_timeout") != std::string::npos);
+  c = {};
+  c.server_selection_timeout = ml::limits::max_timeout + 1ms;
+  BOOST_TEST((ml::validate(c, &why) == ml::errc::invalid_options));
+}
+
 BOOST_AUTO_TEST_CASE(lock_names) {
   std::string why;
   BOOST_TEST(!ml::validate_lock_name("report-42"));
