@@ -4,7 +4,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
-#include "detail/offload.hpp"
+#include "detail/async_call.hpp"
+#include "detail/client_impl.hpp"
 #include "detail/spawn.hpp"
 #include "detail/store.hpp"
 
@@ -29,11 +30,18 @@ const std::string& client::redacted_uri() const { return impl_->db->redacted_uri
 
 namespace {
 asio::awaitable<std::tuple<error_code, server_version>> version_body(std::shared_ptr<detail::client_impl> impl) {
-  std::function<detail::outcome<detail::server_info>(mongoc_client_t*)> call = [](mongoc_client_t* c) {
-    return detail::query_server(c);
+  using info = detail::outcome<detail::server_info>;
+  detail::store_call<info> call = [impl](std::function<void(info)> reply) {
+    auto shared = std::make_shared<std::function<void(info)>>(std::move(reply));
+    const bool queued = impl->workers.post([shared](mongoc_client_t* c) { (*shared)(detail::query_server(c)); });
+    if (!queued) {
+      info down;
+      down.ec = make_error_code(errc::server_unavailable);
+      down.message = "the mongolock client was shut down";
+      (*shared)(std::move(down));
+    }
   };
-  auto r = co_await detail::async_offload<detail::outcome<detail::server_info>>(
-      impl, std::move(call), nullptr, std::chrono::steady_clock::duration::zero(), asio::use_awaitable);
+  auto r = co_await detail::async_call<info>(impl->ex, call, nullptr, std::nullopt, asio::use_awaitable);
   if (r.ec) {
     impl->log(log_level::error, "server version query failed: " + r.message);
     co_return std::tuple{r.ec, server_version{}};

@@ -32,8 +32,11 @@ void lease_state::arm_watchdog() {
     if (self->clock.lost_by(steady::now())) {
       self->prov->log(log_level::warning, "lease '" + self->name + "' lost: no successful renewal before the local deadline");
       self->end(lease_phase::lost, make_error_code(errc::lease_lost));
-      // The document may still name us (e.g. a partition): free it if the server is reachable.
-      self->prov->release_in_background(self->name, self->owner, self->token);
+      // The document may still name us (e.g. a partition): free it, but only 2 x margin from
+      // now. The guarded work was only just told to stop; freeing the lock at once would let a
+      // waiter in while it may still be running (core v2 defect 3). Expiry by observation gives
+      // the same 2 x margin when nobody frees it.
+      self->prov->release_in_background(self->name, self->owner, self->token, 2 * self->prov->opts.effective_margin());
     } else {
       self->arm_watchdog();
     }
@@ -52,13 +55,11 @@ asio::awaitable<void> lease_state::renew_loop() {
     auto [waited] = co_await renew_timer.async_wait(asio::as_tuple(asio::use_awaitable));
     if (waited || phase != lease_phase::held) co_return;
     const auto sent = steady::now();
-    auto cfg = prov->cfg;
-    const auto expiry = prov->opts.expiry;
-    std::function<outcome<bool>(mongoc_client_t*)> call = [cfg, n = name, o = owner, t = token,
-                                                           expiry](mongoc_client_t* c) {
-      return renew(c, cfg, n, o, t, expiry);
+    store_call<outcome<bool>> call = [p = prov, n = name, o = owner, t = token](auto reply) {
+      p->store->renew(n, o, t, p->opts.expiry, std::move(reply));
     };
-    auto r = co_await prov->offload<outcome<bool>>(std::move(call), nullptr, clock.remaining(sent), asio::use_awaitable);
+    // Useless after the local deadline: the watchdog has declared the lease lost by then.
+    auto r = co_await prov->call<outcome<bool>>(call, nullptr, clock.deadline(), asio::use_awaitable);
     if (phase != lease_phase::held || r.ec == asio::error::operation_aborted) co_return;
     if (!r.ec && r.value) {
       clock.renewed(sent);
@@ -147,19 +148,36 @@ asio::awaitable<std::tuple<error_code>> release_body(std::shared_ptr<lease_state
   // Guarded work is cancelled before the lock is freed, never after.
   st->end(lease_phase::released, make_error_code(errc::released));
   auto p = st->prov;
-  auto cfg = p->cfg;
-  std::function<outcome<bool>(mongoc_client_t*)> call = [cfg, n = st->name, o = st->owner,
-                                                         t = st->token](mongoc_client_t* c) {
-    return release(c, cfg, n, o, t);
+  store_call<outcome<bool>> call = [p, n = st->name, o = st->owner, t = st->token](auto reply) {
+    p->store->release(n, o, t, std::move(reply));
   };
-  auto r = co_await p->offload<outcome<bool>>(std::move(call), nullptr, steady::duration::zero(), asio::use_awaitable);
+  auto r = co_await p->call<outcome<bool>>(call, nullptr, std::nullopt, asio::use_awaitable);
+  if (r.ec && r.ambiguous) {
+    // The release may have been applied. Not a loss: say so, and keep trying in the background
+    // (the owner filter makes a repeat harmless). Core v2 defect 6.
+    p->log(log_level::warning, "release of '" + st->name + "' unconfirmed (" + r.message + "); retrying in the background");
+    p->release_in_background(st->name, st->owner, st->token);
+    co_return make_error_code(errc::ambiguous_result);
+  }
   if (r.ec) {
     p->log(log_level::warning, "release of '" + st->name + "' failed (" + r.message + "); it expires on its own");
     co_return r.ec;
   }
   p->count.releases.fetch_add(1, std::memory_order_relaxed);
-  if (r.value) p->remember_free(st->name, st->released_doc());
-  co_return r.value ? error_code{} : make_error_code(errc::lease_lost);
+  if (r.value) {
+    p->remember_free(st->name, st->released_doc());
+    co_return error_code{};
+  }
+  // Matched nothing. If the document is free at our own token, nobody held it after us: this was
+  // our own earlier attempt (the driver retries a write whose reply was lost) or an operator's
+  // force release, and the lock is free: released. Otherwise someone else held it: lost.
+  store_call<outcome<lock_doc>> look = [p, n = st->name](auto reply) {
+    p->store->read(n, read_mode::majority, std::move(reply));
+  };
+  auto now = co_await p->call<outcome<lock_doc>>(look, nullptr, std::nullopt, asio::use_awaitable);
+  if (now.ec) co_return make_error_code(errc::ambiguous_result);
+  const bool free_at_ours = now.value.held.owner.empty() && now.value.held.token == st->token;
+  co_return free_at_ours ? error_code{} : make_error_code(errc::lease_lost);
 }
 }  // namespace
 

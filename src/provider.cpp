@@ -5,6 +5,7 @@
 #include <boost/system/system_error.hpp>
 
 #include "detail/lease_state.hpp"
+#include "detail/mongo_store.hpp"
 
 namespace mongolock {
 
@@ -18,7 +19,8 @@ provider::provider(client& c, std::string database, std::string collection, lock
   if (auto ec = validate(opts, &why)) throw boost::system::system_error(ec, why);
   detail::store_config cfg{std::move(database), std::move(collection), opts.durability, opts.write_timeout,
                            opts.idle_cleanup};
-  impl_ = std::make_shared<detail::provider_impl>(c.impl(), std::move(cfg), opts);
+  auto store = std::make_shared<detail::mongo_store>(c.impl(), std::move(cfg));
+  impl_ = std::make_shared<detail::provider_impl>(c.impl()->ex, std::move(store), opts, c.impl()->opts.log);
 }
 
 const lock_options& provider::options() const noexcept { return impl_->opts; }
@@ -33,29 +35,36 @@ stats provider::snapshot() const noexcept {
 
 namespace detail {
 
-void provider_impl::release_in_background(std::string name, std::string owner, std::int64_t token, int attempt) {
+void provider_impl::release_in_background(std::string name, std::string owner, std::int64_t token,
+                                          std::chrono::milliseconds after, bool unconfirmed, int attempt) {
   auto self = shared_from_this();
-  auto cfg_copy = cfg;
-  auto strand = asio::make_strand(client->ex);
-  offload<outcome<bool>>(
-      [cfg_copy, name, owner, token](mongoc_client_t* c) { return release(c, cfg_copy, name, owner, token); },
-      nullptr, steady::duration::zero(),
-      asio::bind_executor(strand, [self, strand, name, owner, token, attempt](outcome<bool> r) {
-        if (!r.ec) return;
-        static constexpr std::chrono::milliseconds retry_after[] = {std::chrono::milliseconds(250),
-                                                                    std::chrono::milliseconds(1000),
-                                                                    std::chrono::milliseconds(4000)};
-        const bool retry = r.ec == errc::server_unavailable || r.ec == errc::ambiguous_result;
-        if (!retry || attempt >= 3 || self->client->stopped) {
-          self->log(log_level::warning, "background release of '" + name + "' failed: " + r.message +
-                                            " (the lock expires on its own)");
-          return;
-        }
-        auto timer = std::make_shared<asio::steady_timer>(strand, retry_after[attempt]);
-        timer->async_wait([self, timer, name, owner, token, attempt](boost::system::error_code) {
-          self->release_in_background(name, owner, token, attempt + 1);
-        });
-      }));
+  auto strand = asio::make_strand(ex);
+  if (after.count() > 0) {
+    auto timer = std::make_shared<asio::steady_timer>(strand, after);
+    timer->async_wait([self, timer, name, owner, token, unconfirmed, attempt](error_code) {
+      self->release_in_background(name, owner, token, std::chrono::milliseconds{0}, unconfirmed, attempt);
+    });
+    return;
+  }
+  store_call<outcome<bool>> start = [self, name, owner, token](auto reply) {
+    self->store->release(name, owner, token, std::move(reply));
+  };
+  call<outcome<bool>>(start, nullptr, std::nullopt,
+                      asio::bind_executor(strand, [self, name, owner, token, unconfirmed, attempt](outcome<bool> r) {
+                        // Freed, or (for a take we know landed) nothing left to free.
+                        if (!r.ec && (r.value || !unconfirmed)) return;
+                        if (!r.ec && attempt >= 3) return;  // the unconfirmed take never landed
+                        static constexpr std::chrono::milliseconds retry_after[] = {
+                            std::chrono::milliseconds(250), std::chrono::milliseconds(1000),
+                            std::chrono::milliseconds(4000)};
+                        const bool retry = !r.ec || r.ec == errc::server_unavailable || r.ec == errc::ambiguous_result;
+                        if (!retry || attempt >= 3 || !self->store->accepting()) {
+                          self->log(log_level::warning, "background release of '" + name + "' failed: " + r.message +
+                                                            " (the lock expires on its own)");
+                          return;
+                        }
+                        self->release_in_background(name, owner, token, retry_after[attempt], unconfirmed, attempt + 1);
+                      }));
 }
 
 namespace {
@@ -75,12 +84,8 @@ asio::awaitable<std::tuple<error_code, std::size_t>> release_all_body(std::share
     st->end(lease_phase::released, make_error_code(errc::released));
     owners.push_back(st->owner);
   }
-  auto cfg = p->cfg;
-  std::function<outcome<std::int64_t>(mongoc_client_t*)> call = [cfg, owners](mongoc_client_t* c) {
-    return release_owners(c, cfg, owners);
-  };
-  auto r = co_await p->offload<outcome<std::int64_t>>(std::move(call), nullptr, steady::duration::zero(),
-                                                      asio::use_awaitable);
+  store_call<outcome<std::int64_t>> call = [p, owners](auto reply) { p->store->release_owners(owners, std::move(reply)); };
+  auto r = co_await p->call<outcome<std::int64_t>>(call, nullptr, std::nullopt, asio::use_awaitable);
   if (r.ec) co_return std::tuple{r.ec, std::size_t{0}};
   p->count.releases.fetch_add(static_cast<std::uint64_t>(r.value), std::memory_order_relaxed);
   co_return std::tuple{error_code{}, static_cast<std::size_t>(r.value)};
@@ -89,49 +94,29 @@ asio::awaitable<std::tuple<error_code, std::size_t>> release_all_body(std::share
 asio::awaitable<std::tuple<error_code, lock_info>> inspect_body(std::shared_ptr<provider_impl> p, std::string name) {
   std::string why;
   if (auto ec = validate_lock_name(name, &why)) co_return std::tuple{ec, lock_info{}};
-  auto cfg = p->cfg;
-  std::function<outcome<lock_doc>(mongoc_client_t*)> call = [cfg, name](mongoc_client_t* c) {
-    return read_lock(c, cfg, name);
-  };
-  auto r = co_await p->offload<outcome<lock_doc>>(std::move(call), nullptr, steady::duration::zero(), asio::use_awaitable);
+  store_call<outcome<lock_doc>> call = [p, name](auto reply) { p->store->read(name, read_mode::primary, std::move(reply)); };
+  auto r = co_await p->call<outcome<lock_doc>>(call, nullptr, std::nullopt, asio::use_awaitable);
   co_return std::tuple{r.ec, to_info(name, r.value)};
 }
 
 asio::awaitable<std::tuple<error_code, std::vector<lock_info>>> list_body(std::shared_ptr<provider_impl> p) {
-  auto cfg = p->cfg;
-  struct listing {
-    outcome<std::vector<lock_doc>> docs;
-    std::vector<std::string> names;
-    error_code ec;  // offload needs these two members on the result type
-    std::string message;
-  };
-  std::function<listing(mongoc_client_t*)> call = [cfg](mongoc_client_t* c) {
-    listing l;
-    l.docs = read_all(c, cfg, &l.names);
-    l.ec = l.docs.ec;
-    l.message = l.docs.message;
-    return l;
-  };
-  auto r = co_await p->offload<listing>(std::move(call), nullptr, steady::duration::zero(), asio::use_awaitable);
+  store_call<outcome<std::vector<named_doc>>> call = [p](auto reply) { p->store->list(std::move(reply)); };
+  auto r = co_await p->call<outcome<std::vector<named_doc>>>(call, nullptr, std::nullopt, asio::use_awaitable);
   std::vector<lock_info> out;
-  for (std::size_t i = 0; !r.ec && i < r.names.size(); ++i) out.push_back(to_info(r.names[i], r.docs.value[i]));
+  for (auto& d : r.value) out.push_back(to_info(std::move(d.name), d.doc));
   co_return std::tuple{r.ec, std::move(out)};
 }
 
 asio::awaitable<std::tuple<error_code, std::string>> force_body(std::shared_ptr<provider_impl> p, std::string name) {
   std::string why;
   if (auto ec = validate_lock_name(name, &why)) co_return std::tuple{ec, std::string{}};
-  auto cfg = p->cfg;
-  std::function<outcome<std::string>(mongoc_client_t*)> call = [cfg, name](mongoc_client_t* c) {
-    return force_release(c, cfg, name);
-  };
-  auto r = co_await p->offload<outcome<std::string>>(std::move(call), nullptr, steady::duration::zero(),
-                                                     asio::use_awaitable);
+  store_call<outcome<std::string>> call = [p, name](auto reply) { p->store->force_release(name, std::move(reply)); };
+  auto r = co_await p->call<outcome<std::string>>(call, nullptr, std::nullopt, asio::use_awaitable);
   if (!r.ec && !r.value.empty()) p->log(log_level::warning, "lock '" + name + "' force-released from owner " + r.value);
   co_return std::tuple{r.ec, r.value};
 }
 
-strand_type new_strand(const provider_impl& p) { return asio::make_strand(p.client->ex); }
+strand_type new_strand(const provider_impl& p) { return asio::make_strand(p.ex); }
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <boost/asio/deferred.hpp>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "mongolock/lease.hpp"
@@ -15,7 +16,7 @@ struct provider_impl;
 enum class acquire_mode { wait, try_once };
 using acquire_handler = boost::asio::any_completion_handler<void(boost::system::error_code, lease)>;
 void start_acquire(std::shared_ptr<provider_impl>, std::string name, acquire_mode,
-                   std::chrono::milliseconds timeout, acquire_handler);
+                   std::optional<std::chrono::milliseconds> timeout, acquire_handler);
 }  // namespace detail
 
 class lock {
@@ -30,10 +31,11 @@ class lock {
   // operation_aborted. A lock the server granted while the call was in flight is released again.
   template <class Token = boost::asio::deferred_t>
   auto async_acquire(Token&& token = {}) {
-    return initiate(detail::acquire_mode::wait, std::chrono::milliseconds{-1}, std::forward<Token>(token));
+    return initiate(detail::acquire_mode::wait, std::nullopt, std::forward<Token>(token));
   }
 
-  // As async_acquire, with an explicit timeout for this call (0 = try once).
+  // As async_acquire, with an explicit timeout for this call (0 = try once). A negative timeout
+  // completes with errc::invalid_options.
   template <class Token = boost::asio::deferred_t>
   auto async_acquire_for(std::chrono::milliseconds timeout, Token&& token = {}) {
     return timeout.count() == 0 ? initiate(detail::acquire_mode::try_once, timeout, std::forward<Token>(token))
@@ -48,10 +50,12 @@ class lock {
 
  private:
   template <class Token>
-  auto initiate(detail::acquire_mode mode, std::chrono::milliseconds timeout, Token&& token) {
+  auto initiate(detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, Token&& token) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, lease)>(
         [](auto h, std::shared_ptr<detail::provider_impl> p, std::string n, detail::acquire_mode m,
-           std::chrono::milliseconds t) { detail::start_acquire(std::move(p), std::move(n), m, t, std::move(h)); },
+           std::optional<std::chrono::milliseconds> t) {
+          detail::start_acquire(std::move(p), std::move(n), m, t, std::move(h));
+        },
         token, provider_, name_, mode, timeout);
   }
 

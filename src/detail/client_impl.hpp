@@ -14,7 +14,10 @@ namespace mongolock::detail {
 
 struct client_impl {
   client_impl(boost::asio::any_io_executor e, client_options o, std::unique_ptr<driver> d)
-      : ex(std::move(e)), opts(std::move(o)), db(std::move(d)), workers(*db, opts.worker_threads) {}
+      : ex(std::move(e)),
+        opts(std::move(o)),
+        db(std::move(d)),
+        workers([db = db.get()](const auto& body) { db->with_client(body); }, opts.worker_threads) {}
 
   void log(log_level level, std::string_view text) const {
     if (opts.log) opts.log(level, text);

@@ -10,9 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "detail/client_impl.hpp"
-#include "detail/offload.hpp"
-#include "detail/store.hpp"
+#include "detail/async_call.hpp"
+#include "detail/lock_store.hpp"
 #include "mongolock/options.hpp"
 #include "mongolock/stats.hpp"
 
@@ -24,23 +23,33 @@ struct lease_state;
 std::string new_owner_id();
 
 struct provider_impl : std::enable_shared_from_this<provider_impl> {
-  provider_impl(std::shared_ptr<client_impl> c, store_config s, lock_options o)
-      : client(std::move(c)), cfg(std::move(s)), opts(o), seed(std::random_device{}()) {}
+  // `ex`: where the provider's own operations run (each on a strand of it).
+  provider_impl(boost::asio::any_io_executor e, std::shared_ptr<lock_store> s, lock_options o, log_function l)
+      : ex(std::move(e)), store(std::move(s)), opts(o), log_fn(std::move(l)), seed(std::random_device{}()) {}
 
+  // One store operation, bounded by `deadline` and the handler's cancellation (async_call.hpp).
+  // Pass `start` and `on_abandoned` as named variables, never as temporaries inside a co_await
+  // expression: GCC 12 may destroy such temporaries twice.
   template <class R, class Token>
-  auto offload(std::function<R(mongoc_client_t*)> call, std::function<void(R)> on_abandoned,
-               std::chrono::steady_clock::duration limit, Token&& token) {
+  auto call(store_call<R> start, std::function<void(R)> on_abandoned, deadline_t deadline, Token&& token) {
     count.server_calls.fetch_add(1, std::memory_order_relaxed);
-    return async_offload<R>(client, std::move(call), std::move(on_abandoned), limit, std::forward<Token>(token));
+    return async_call<R>(ex, std::move(start), std::move(on_abandoned), deadline, std::forward<Token>(token));
   }
 
   // Fire-and-forget release (destructor path, abandoned or ambiguous acquisitions). The owner
   // filter makes it harmless if the lock has moved on. While the server is unreachable it retries
   // (after 0.25, 1 and 4 s): a lock granted to a call whose reply was lost is freed as soon as the
   // server is back, not only at expiry.
-  void release_in_background(std::string name, std::string owner, std::int64_t token, int attempt = 0);
+  // `after`: wait this long first (a lease lost by its watchdog frees the lock 2 x margin later).
+  // `unconfirmed`: a take whose outcome is unknown may still land after a release that matched
+  // nothing, so keep releasing on the same ladder (0.25, 1, 4 s) until one frees it.
+  void release_in_background(std::string name, std::string owner, std::int64_t token,
+                             std::chrono::milliseconds after = std::chrono::milliseconds{0}, bool unconfirmed = false,
+                             int attempt = 0);
 
-  void log(log_level level, const std::string& text) const { client->log(level, text); }
+  void log(log_level level, const std::string& text) const {
+    if (log_fn) log_fn(level, text);
+  }
   std::uint64_t next_seed() {
     std::lock_guard g(mu);
     return seed();
@@ -85,9 +94,10 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
         wait_ns{0}, renewals{0}, renewal_errors{0}, losses{0}, releases{0}, server_calls{0};
   };
 
-  std::shared_ptr<client_impl> client;
-  store_config cfg;
-  lock_options opts;
+  const boost::asio::any_io_executor ex;
+  const std::shared_ptr<lock_store> store;
+  const lock_options opts;
+  const log_function log_fn;
   std::atomic<bool> prepared{false};
   counters count;
 

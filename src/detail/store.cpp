@@ -4,13 +4,13 @@
 #include "mongolock/error.hpp"
 
 namespace mongolock::detail {
-namespace {
 
 using boost::system::error_code;
-constexpr int duplicate_key = 11000;
+
+bool is_duplicate_key(const bson_error_t& e) { return e.domain == MONGOC_ERROR_SERVER && e.code == 11000; }
 
 template <class T>
-outcome<T> failed(const bson_error_t& e, bool write_was_sent) {
+outcome<T> classify(const bson_error_t& e, bool write_was_sent) {
   outcome<T> o;
   o.message = e.message;
   switch (e.domain) {
@@ -30,6 +30,13 @@ outcome<T> failed(const bson_error_t& e, bool write_was_sent) {
       o.message = "server error " + std::to_string(e.code) + ": " + e.message;
   }
   return o;
+}
+template outcome<bool> classify<bool>(const bson_error_t&, bool);
+
+namespace {
+template <class T>
+outcome<T> failed(const bson_error_t& e, bool write_was_sent) {
+  return failure_from<T>(classify<bool>(e, write_was_sent));
 }
 
 void append_write_concern(bson_t* opts, const store_config& cfg) {
@@ -76,38 +83,14 @@ outcome<std::int64_t> update(mongoc_collection_t* coll, const store_config& cfg,
   return success<std::int64_t>(get_int(reply.get(), "matchedCount"));
 }
 
-// Next value of the per-collection epoch counter (never removed: it has no idle_since field).
-outcome<std::int64_t> next_epoch(mongoc_collection_t* coll, const store_config& cfg) {
-  bson_doc filter, change, opts, reply;
-  bson_t id, inc;
-  BSON_APPEND_DOCUMENT_BEGIN(filter.get(), "_id", &id);
-  BSON_APPEND_UTF8(&id, "mongolock", "epoch");
-  bson_append_document_end(filter.get(), &id);
-  BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$inc", &inc);
-  BSON_APPEND_INT64(&inc, "n", 1);
-  bson_append_document_end(change.get(), &inc);
-  append_write_concern(opts.get(), cfg);
-  BSON_APPEND_BOOL(opts.get(), "upsert", true);
-  bson_error_t err;
-  if (!mongoc_collection_update_one(coll, filter.get(), change.get(), opts.get(), reply.get(), &err))
-    return failed<std::int64_t>(err, true);
-  // Read after our increment: the value is >= what our increment produced, which is all the
-  // monotonicity argument needs (see docs/fencing in README).
-  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll, filter.get(), nullptr, nullptr);
-  const bson_t* doc = nullptr;
-  outcome<std::int64_t> out;
-  if (mongoc_cursor_next(cur, &doc)) out.value = get_int(doc, "n");
-  else if (mongoc_cursor_error(cur, &err)) out = failed<std::int64_t>(err, false);
-  else out.ec = make_error_code(errc::server_error), out.message = "epoch counter vanished";
-  mongoc_cursor_destroy(cur);
-  return out;
-}
-
-outcome<lock_doc> read_in(mongoc_collection_t* coll, std::string_view name) {
+outcome<lock_doc> read_in(mongoc_collection_t* coll, std::string_view name, read_mode mode) {
   bson_doc filter, opts;
   append_str(filter.get(), "_id", name);
   BSON_APPEND_INT64(opts.get(), "limit", 1);
-  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll, filter.get(), opts.get(), nullptr);
+  mongoc_read_prefs_t* prefs = nullptr;
+  build_read_opts(mode, opts.get(), &prefs);
+  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll, filter.get(), opts.get(), prefs);
+  mongoc_read_prefs_destroy(prefs);
   const bson_t* doc = nullptr;
   outcome<lock_doc> out;
   bson_error_t err;
@@ -115,24 +98,6 @@ outcome<lock_doc> read_in(mongoc_collection_t* coll, std::string_view name) {
   else if (mongoc_cursor_error(cur, &err)) out = failed<lock_doc>(err, false);
   mongoc_cursor_destroy(cur);
   return out;
-}
-
-// After an ambiguous write, ask the server instead of guessing.
-// `intended` is the token the write would have given us: the caller needs it to release an
-// acquisition whose outcome stays unknown.
-outcome<taken> recheck_take(mongoc_collection_t* coll, std::string_view name, std::string_view owner,
-                            const outcome<std::int64_t>& first, std::int64_t intended) {
-  auto now = read_in(coll, name);
-  if (now.ec) {
-    outcome<taken> o;
-    o.ec = make_error_code(errc::ambiguous_result);
-    o.ambiguous = true;
-    o.message = first.message + "; re-check failed: " + now.message;
-    o.value.token = intended;
-    return o;
-  }
-  if (now.value.exists && now.value.held.owner == owner) return success(taken{true, now.value.held.token});
-  return {};
 }
 
 void set_released(bson_t* change) {
@@ -208,13 +173,54 @@ outcome<server_info> prepare(mongoc_client_t* client, const store_config& cfg) {
   return info;
 }
 
-outcome<lock_doc> read_lock(mongoc_client_t* client, const store_config& cfg, std::string_view name) {
-  collection_ref coll(client, cfg.database, cfg.collection);
-  return read_in(coll.get(), name);
+void build_read_opts(read_mode mode, bson_t* opts, mongoc_read_prefs_t** prefs) {
+  // Never a secondary, whatever the URI's readPreference says: a lagging copy could repeat a
+  // token or hide our own take (core v2 defect 2).
+  *prefs = mongoc_read_prefs_new(MONGOC_READ_PRIMARY);
+  if (mode == read_mode::majority) {
+    bson_t rc;
+    BSON_APPEND_DOCUMENT_BEGIN(opts, "readConcern", &rc);
+    BSON_APPEND_UTF8(&rc, "level", "majority");
+    bson_append_document_end(opts, &rc);
+  }
 }
 
-outcome<std::vector<lock_doc>> read_all(mongoc_client_t* client, const store_config& cfg,
-                                        std::vector<std::string>* names) {
+void build_insert(const take_request& t, std::int64_t now_ms, bson_t* doc) {
+  append_str(doc, "_id", t.name);
+  append_str(doc, "owner", t.owner);
+  BSON_APPEND_INT64(doc, "token", t.token);
+  BSON_APPEND_INT64(doc, "beat", 0);
+  BSON_APPEND_INT64(doc, "expiry_ms", t.expiry.count());
+  BSON_APPEND_DATE_TIME(doc, "acquired_at", now_ms);
+  BSON_APPEND_DATE_TIME(doc, "renewed_at", now_ms);
+}
+
+void build_swap(const take_request& t, std::int64_t now_ms, bson_t* filter, bson_t* change) {
+  // Exactly what was observed: free, or the same expired holder at the same heartbeat.
+  append_str(filter, "_id", t.name);
+  append_owner(filter, "owner", t.observed.held.owner);
+  BSON_APPEND_INT64(filter, "token", t.observed.held.token);
+  BSON_APPEND_INT64(filter, "beat", t.observed.held.beat);
+  bson_t set, unset;
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
+  append_str(&set, "owner", t.owner);
+  BSON_APPEND_INT64(&set, "token", t.token);
+  BSON_APPEND_INT64(&set, "beat", 0);
+  BSON_APPEND_INT64(&set, "expiry_ms", t.expiry.count());
+  BSON_APPEND_DATE_TIME(&set, "acquired_at", now_ms);
+  BSON_APPEND_DATE_TIME(&set, "renewed_at", now_ms);
+  bson_append_document_end(change, &set);
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$unset", &unset);
+  BSON_APPEND_UTF8(&unset, "idle_since", "");
+  bson_append_document_end(change, &unset);
+}
+
+outcome<lock_doc> read_lock(mongoc_client_t* client, const store_config& cfg, std::string_view name, read_mode mode) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  return read_in(coll.get(), name, mode);
+}
+
+outcome<std::vector<named_doc>> read_all(mongoc_client_t* client, const store_config& cfg) {
   collection_ref coll(client, cfg.database, cfg.collection);
   bson_doc filter, opts;
   bson_t id, sort;
@@ -224,68 +230,71 @@ outcome<std::vector<lock_doc>> read_all(mongoc_client_t* client, const store_con
   BSON_APPEND_DOCUMENT_BEGIN(opts.get(), "sort", &sort);
   BSON_APPEND_INT32(&sort, "_id", 1);
   bson_append_document_end(opts.get(), &sort);
-  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll.get(), filter.get(), opts.get(), nullptr);
-  outcome<std::vector<lock_doc>> out;
+  mongoc_read_prefs_t* prefs = nullptr;
+  build_read_opts(read_mode::primary, opts.get(), &prefs);
+  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll.get(), filter.get(), opts.get(), prefs);
+  mongoc_read_prefs_destroy(prefs);
+  outcome<std::vector<named_doc>> out;
   const bson_t* doc = nullptr;
-  while (mongoc_cursor_next(cur, &doc)) {
-    out.value.push_back(parse_lock(doc));
-    if (names) names->push_back(get_str(doc, "_id"));
-  }
+  while (mongoc_cursor_next(cur, &doc)) out.value.push_back({get_str(doc, "_id"), parse_lock(doc)});
   bson_error_t err;
-  if (mongoc_cursor_error(cur, &err)) out = failed<std::vector<lock_doc>>(err, false);
+  if (mongoc_cursor_error(cur, &err)) out = failed<std::vector<named_doc>>(err, false);
   mongoc_cursor_destroy(cur);
   return out;
 }
 
-outcome<taken> try_take(mongoc_client_t* client, const store_config& cfg, std::string_view name,
-                        const lock_doc& observed, std::string_view owner, std::chrono::milliseconds expiry) {
+// Raises the per-collection epoch counter (never removed: it has no idle_since field) and reads
+// it back with majority read concern: the value is >= what our increment produced, which is all
+// the monotonicity argument needs (docs/design.md).
+outcome<std::optional<std::int64_t>> next_epoch(mongoc_client_t* client, const store_config& cfg) {
   collection_ref coll(client, cfg.database, cfg.collection);
-  if (!observed.exists) {
-    auto epoch = next_epoch(coll.get(), cfg);
-    if (epoch.ec) return failure_from<taken>(epoch);
-    const std::int64_t token = (epoch.value << 32) | 1;
+  bson_doc filter, change, opts, reply;
+  bson_t id, inc;
+  BSON_APPEND_DOCUMENT_BEGIN(filter.get(), "_id", &id);
+  BSON_APPEND_UTF8(&id, "mongolock", "epoch");
+  bson_append_document_end(filter.get(), &id);
+  BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$inc", &inc);
+  BSON_APPEND_INT64(&inc, "n", 1);
+  bson_append_document_end(change.get(), &inc);
+  append_write_concern(opts.get(), cfg);
+  BSON_APPEND_BOOL(opts.get(), "upsert", true);
+  bson_error_t err;
+  if (!mongoc_collection_update_one(coll.get(), filter.get(), change.get(), opts.get(), reply.get(), &err)) {
+    // Two first upserts raced; MongoDB 4.0 does not retry that itself (core v2 defect 12).
+    if (is_duplicate_key(err)) return success<std::optional<std::int64_t>>(std::nullopt);
+    return failed<std::optional<std::int64_t>>(err, true);
+  }
+  bson_doc read_opts;
+  mongoc_read_prefs_t* prefs = nullptr;
+  build_read_opts(read_mode::majority, read_opts.get(), &prefs);
+  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll.get(), filter.get(), read_opts.get(), prefs);
+  mongoc_read_prefs_destroy(prefs);
+  const bson_t* doc = nullptr;
+  outcome<std::optional<std::int64_t>> out;
+  if (mongoc_cursor_next(cur, &doc)) out.value = get_int(doc, "n");
+  else if (mongoc_cursor_error(cur, &err)) out = failed<std::optional<std::int64_t>>(err, false);
+  else out.ec = make_error_code(errc::server_error), out.message = "epoch counter vanished";
+  mongoc_cursor_destroy(cur);
+  return out;
+}
+
+outcome<bool> take(mongoc_client_t* client, const store_config& cfg, const take_request& t) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  if (!t.observed.exists) {
     bson_doc doc, opts, reply;
-    append_str(doc.get(), "_id", name);
-    append_str(doc.get(), "owner", owner);
-    BSON_APPEND_INT64(doc.get(), "token", token);
-    BSON_APPEND_INT64(doc.get(), "beat", 0);
-    BSON_APPEND_INT64(doc.get(), "expiry_ms", expiry.count());
-    BSON_APPEND_DATE_TIME(doc.get(), "acquired_at", wall_ms());
-    BSON_APPEND_DATE_TIME(doc.get(), "renewed_at", wall_ms());
+    build_insert(t, wall_ms(), doc.get());
     append_write_concern(opts.get(), cfg);
     bson_error_t err;
-    if (mongoc_collection_insert_one(coll.get(), doc.get(), opts.get(), reply.get(), &err))
-      return success(taken{true, token});
-    if (err.domain == MONGOC_ERROR_SERVER && err.code == duplicate_key) return {};  // lost the race
-    auto o = failed<std::int64_t>(err, true);
-    if (o.ambiguous) return recheck_take(coll.get(), name, owner, o, token);
-    return failure_from<taken>(o);
+    if (mongoc_collection_insert_one(coll.get(), doc.get(), opts.get(), reply.get(), &err)) return success(true);
+    if (is_duplicate_key(err)) return success(false);  // lost the race: an outcome, not an error
+    return failed<bool>(err, true);
   }
-  // Compare-and-swap on exactly what was observed: free, or the same expired holder.
   bson_doc filter, change;
-  append_str(filter.get(), "_id", name);
-  append_owner(filter.get(), "owner", observed.held.owner);
-  BSON_APPEND_INT64(filter.get(), "token", observed.held.token);
-  BSON_APPEND_INT64(filter.get(), "beat", observed.held.beat);
-  const std::int64_t token = observed.held.token + 1;
-  bson_t set, unset;
-  BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$set", &set);
-  append_str(&set, "owner", owner);
-  BSON_APPEND_INT64(&set, "token", token);
-  BSON_APPEND_INT64(&set, "beat", 0);
-  BSON_APPEND_INT64(&set, "expiry_ms", expiry.count());
-  BSON_APPEND_DATE_TIME(&set, "acquired_at", wall_ms());
-  BSON_APPEND_DATE_TIME(&set, "renewed_at", wall_ms());
-  bson_append_document_end(change.get(), &set);
-  BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$unset", &unset);
-  BSON_APPEND_UTF8(&unset, "idle_since", "");
-  bson_append_document_end(change.get(), &unset);
+  build_swap(t, wall_ms(), filter.get(), change.get());
   auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
-  if (r.ec) {
-    if (r.ambiguous) return recheck_take(coll.get(), name, owner, r, token);
-    return failure_from<taken>(r);
-  }
-  return success(taken{r.value == 1, token});
+  auto out = failure_from<bool>(r);
+  out.value = !r.ec && r.value == 1;
+  return out;
 }
 
 outcome<bool> renew(mongoc_client_t* client, const store_config& cfg, std::string_view name,
@@ -304,7 +313,6 @@ outcome<bool> renew(mongoc_client_t* client, const store_config& cfg, std::strin
   BSON_APPEND_DATE_TIME(&set, "renewed_at", wall_ms());
   bson_append_document_end(change.get(), &set);
   auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
-  // An ambiguous renewal is simply not counted: the local deadline stays where it was.
   auto out = failure_from<bool>(r);
   out.value = !r.ec && r.value == 1;
   return out;
@@ -319,10 +327,6 @@ outcome<bool> release(mongoc_client_t* client, const store_config& cfg, std::str
   BSON_APPEND_INT64(filter.get(), "token", token);
   set_released(change.get());
   auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
-  if (r.ec && r.ambiguous) {
-    auto now = read_in(coll.get(), name);
-    if (!now.ec) return success(!(now.value.exists && now.value.held.owner == owner));
-  }
   auto out = failure_from<bool>(r);
   out.value = !r.ec && r.value == 1;
   return out;
@@ -330,7 +334,7 @@ outcome<bool> release(mongoc_client_t* client, const store_config& cfg, std::str
 
 outcome<std::string> force_release(mongoc_client_t* client, const store_config& cfg, std::string_view name) {
   collection_ref coll(client, cfg.database, cfg.collection);
-  auto seen = read_in(coll.get(), name);
+  auto seen = read_in(coll.get(), name, read_mode::primary);
   if (seen.ec) return failure_from<std::string>(seen);
   if (!seen.value.exists || seen.value.held.owner.empty()) return {};
   bson_doc filter, change;

@@ -1,9 +1,9 @@
 #pragma once
-// Runs one blocking libmongoc call on the client's worker pool and completes on the caller's
-// (serial) executor. Whichever comes first completes the caller: the result, a cancellation
-// (any type), or the optional time limit. A call that lost the race still runs to completion on
-// the server; its result goes to `on_abandoned` so that, for example, a lock granted to an
-// acquire that was cancelled meanwhile is released again.
+// The one way the engine waits for the store: starts one store operation and completes on the
+// caller's (serial) executor. Whichever comes first completes the caller: the reply, a
+// cancellation (any type), or the optional deadline. A call that lost the race still runs to
+// completion on the server; its reply goes to `on_abandoned` so that, for example, a lock
+// granted to an acquire that was cancelled meanwhile is released again.
 //
 // All decisions happen on the caller's executor, which must be a strand (or single-threaded):
 // the cancellation handler, the timer and the posted result never race each other.
@@ -19,7 +19,6 @@
 #include <memory>
 #include <optional>
 
-#include "detail/client_impl.hpp"
 #include "mongolock/error.hpp"
 
 namespace mongolock::detail {
@@ -48,16 +47,20 @@ struct offload_state {
   }
 };
 
+// start(reply) begins the operation; reply may be called from any thread, even inline.
+template <class R>
+using store_call = std::function<void(std::function<void(R)>)>;
+using deadline_t = std::optional<std::chrono::steady_clock::time_point>;
+
 template <class R, class Token>
-auto async_offload(std::shared_ptr<client_impl> client, std::function<R(mongoc_client_t*)> call,
-                   std::function<void(R)> on_abandoned, std::chrono::steady_clock::duration limit,
-                   Token&& token) {
+auto async_call(boost::asio::any_io_executor fallback, store_call<R> start, std::function<void(R)> on_abandoned,
+                deadline_t deadline, Token&& token) {
   namespace asio = boost::asio;
   return asio::async_initiate<Token, void(R)>(
-      [](auto handler, std::shared_ptr<client_impl> client, std::function<R(mongoc_client_t*)> call,
-         std::function<void(R)> on_abandoned, std::chrono::steady_clock::duration limit) {
+      [](auto handler, asio::any_io_executor fallback, store_call<R> start, std::function<void(R)> on_abandoned,
+         deadline_t deadline) {
         auto st = std::make_shared<offload_state<R>>();
-        st->ex = asio::get_associated_executor(handler, client->ex);
+        st->ex = asio::get_associated_executor(handler, fallback);
         st->slot = asio::get_associated_cancellation_slot(handler);
         st->handler.emplace(std::move(handler));
         st->on_abandoned = std::move(on_abandoned);
@@ -70,8 +73,8 @@ auto async_offload(std::shared_ptr<client_impl> client, std::function<R(mongoc_c
             });
           });
         }
-        if (limit > std::chrono::steady_clock::duration::zero()) {
-          st->timer.emplace(st->ex, limit);
+        if (deadline) {
+          st->timer.emplace(st->ex, *deadline);
           st->timer->async_wait([st](boost::system::error_code ec) {
             if (ec || st->done) return;
             st->done = true;
@@ -79,8 +82,8 @@ auto async_offload(std::shared_ptr<client_impl> client, std::function<R(mongoc_c
                                                     "time limit reached while the server call was in flight"));
           });
         }
-        const bool queued = client->workers.post([st, call = std::move(call)](mongoc_client_t* c) mutable {
-          R r = call(c);
+        start([st](R r) {
+          // Always posted, even when the store answers inline: never complete inside initiation.
           asio::post(st->ex, [st, r = std::move(r)]() mutable {
             if (st->done) {
               if (st->on_abandoned) st->on_abandoned(std::move(r));
@@ -91,16 +94,8 @@ auto async_offload(std::shared_ptr<client_impl> client, std::function<R(mongoc_c
             st->finish(std::move(r));
           });
         });
-        if (!queued) {  // the client was shut down: the job will never run
-          asio::post(st->ex, [st] {
-            if (st->done) return;
-            st->done = true;
-            st->finish(offload_state<R>::with_error(make_error_code(errc::server_unavailable),
-                                                    "the mongolock client was shut down"));
-          });
-        }
       },
-      token, std::move(client), std::move(call), std::move(on_abandoned), limit);
+      token, std::move(fallback), std::move(start), std::move(on_abandoned), deadline);
 }
 
 }  // namespace mongolock::detail

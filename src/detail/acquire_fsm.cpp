@@ -1,0 +1,184 @@
+#include "detail/acquire_fsm.hpp"
+
+#include <algorithm>
+#include <boost/asio/error.hpp>
+
+#include "mongolock/error.hpp"
+
+namespace mongolock::detail {
+
+namespace {
+using kind = acquire_action::kind;
+using boost::system::error_code;
+namespace aerr = boost::asio::error;
+
+// The epoch becomes the token's high 32 bits; past this, epoch << 32 would overflow int64.
+constexpr std::int64_t max_epoch = (std::int64_t{1} << 31) - 1;
+// Two first upserts of the epoch counter can race once (E11000); more means something is wrong.
+constexpr int max_epoch_races = 3;
+}  // namespace
+
+acquire_fsm::acquire_fsm(std::string name, acquire_params p)
+    : name_(std::move(name)), p_(std::move(p)), wait_(p_.backoff_min, p_.backoff_max), rng_(p_.seed) {}
+
+acquire_action acquire_fsm::start(time_point) {
+  // If this provider freed the lock last, swap against that state without a read: one round
+  // trip. If it is stale the swap matches nothing and we read.
+  if (auto doc = std::exchange(p_.remembered, std::nullopt)) return take_or_epoch(*doc);
+  return read();
+}
+
+acquire_action acquire_fsm::fail(error_code ec, std::string why) {
+  acquire_action a{kind::fail};
+  a.ec = ec;
+  a.why = std::move(why);
+  return a;
+}
+
+bool acquire_fsm::past_deadline(time_point now) const { return p_.deadline && now >= *p_.deadline; }
+
+acquire_action acquire_fsm::on_read(const outcome<lock_doc>& r, time_point received) {
+  if (r.ec) return fail(r.ec, r.message);
+  return decide(r.value, received);
+}
+
+acquire_action acquire_fsm::on_recheck(const outcome<lock_doc>& r, time_point received) {
+  if (r.ec == aerr::operation_aborted || r.ec == errc::timeout) return fail(r.ec, r.message);
+  if (r.ec) return fail(make_error_code(errc::ambiguous_result), "take outcome unknown; re-check failed: " + r.message);
+  return decide(r.value, received);
+}
+
+acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
+  if (seen.exists && seen.held.owner == p_.owner) {
+    // One of our own unconfirmed takes landed: ours, if its earliest possible start leaves time.
+    if (first_unconfirmed_sent_ && received < take_bound(*first_unconfirmed_sent_))
+      return grant(seen.held.token, *first_unconfirmed_sent_);
+    if (std::find(unconfirmed_.begin(), unconfirmed_.end(), seen.held.token) == unconfirmed_.end())
+      unconfirmed_.push_back(seen.held.token);
+    return give_back(seen.held.token);
+  }
+  const bool free = !seen.exists || seen.held.owner.empty();
+  bool changed = false;
+  if (free) {
+    wait_.reset();
+    observer_.forget();
+  } else {
+    changed = observer_.observe(seen.held, received, p_.margin);
+  }
+  if (free || observer_.expired(received)) return take_or_epoch(seen);
+  ++busy_;
+  return wait_or_give_up(received, changed, seen);
+}
+
+acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const lock_doc& seen) {
+  if (p_.try_once && !verifying_) {
+    // One look, so a live holder means busy. But a holder whose own clock says it last renewed
+    // long ago has probably died, and nobody may ever wait long enough to observe that: spend
+    // one observation window (expiry + margin) confirming it. Only the unchanged heartbeat
+    // decides; a wrong clock can cost this one bounded wait, never safety.
+    const auto silent_ms = p_.wall_now_ms - seen.renewed_at_ms;
+    if (seen.renewed_at_ms == 0 || silent_ms < 3 * seen.held.expiry.count()) return fail(make_error_code(errc::busy));
+    verifying_ = true;
+  } else if (verifying_ && changed) {
+    return fail(make_error_code(errc::busy));  // it renewed: alive after all
+  }
+  auto delay = std::chrono::steady_clock::duration(wait_.next(rng_));
+  if (auto at = observer_.expires_at()) delay = std::min(delay, std::max(*at - now, delay.zero()));
+  if (p_.deadline) {
+    if (now >= *p_.deadline) return fail(make_error_code(errc::timeout));
+    delay = std::min(delay, *p_.deadline - now);
+  }
+  acquire_action a{kind::wait_until};
+  a.at = now + delay;
+  return a;
+}
+
+acquire_action acquire_fsm::take_or_epoch(const lock_doc& observed) {
+  pending_observed_ = observed;
+  if (needs_new_epoch(observed)) return {kind::next_epoch};
+  return take(observed, observed.held.token + 1);
+}
+
+acquire_action acquire_fsm::on_epoch(const outcome<std::optional<std::int64_t>>& r, time_point) {
+  if (r.ec) return fail(r.ec, r.message);
+  if (!r.value) {  // a concurrent first upsert won: the counter exists now, raise it again
+    if (++epoch_races_ > max_epoch_races) return fail(make_error_code(errc::server_error), "epoch counter upsert keeps colliding");
+    return {kind::next_epoch};
+  }
+  if (*r.value <= 0 || *r.value > max_epoch)
+    return fail(make_error_code(errc::server_error), "epoch counter out of range: " + std::to_string(*r.value));
+  const std::int64_t token = first_token_of(*r.value);
+  // Tokens never go back: a counter behind the document (a partly wiped collection) is refused.
+  if (pending_observed_.exists && token <= pending_observed_.held.token)
+    return fail(make_error_code(errc::server_error), "the fencing epoch counter is behind lock '" + name_ + "'");
+  return take(pending_observed_, token);
+}
+
+acquire_action acquire_fsm::take(const lock_doc& observed, std::int64_t token) {
+  pending_token_ = token;
+  acquire_action a{kind::take};
+  a.request = take_request{name_, p_.owner, token, p_.expiry, observed};
+  return a;
+}
+
+acquire_fsm::time_point acquire_fsm::take_bound(time_point sent) const { return sent + p_.expiry - p_.margin; }
+
+acquire_action acquire_fsm::on_take(const outcome<bool>& r, time_point sent, time_point now) {
+  if (!r.ec) {
+    if (!r.value) {  // lost the race (E11000 or a swap that matched nothing): read again at once
+      ++lost_races_;
+      return read();
+    }
+    if (now < take_bound(sent)) return grant(pending_token_, sent);
+    // Applied, but our own deadline for it has passed: a waiter may already count it expired.
+    unconfirmed_.push_back(pending_token_);
+    return give_back(pending_token_);
+  }
+  if (r.ec == aerr::operation_aborted) return fail(r.ec, r.message);  // the late reply is given back
+  if (r.ec == errc::timeout) {  // bounded by take_bound or the deadline; the late reply is given back
+    if (past_deadline(now)) return fail(r.ec, r.message);
+    return read();
+  }
+  if (!r.ambiguous) return fail(r.ec, r.message);  // definitely not applied
+  unconfirmed_.push_back(pending_token_);
+  if (!first_unconfirmed_sent_) first_unconfirmed_sent_ = sent;
+  // A write-concern error: applied on the primary, but a failover may roll it back. Never a
+  // grant (two holders with one token otherwise); the driver gives it back.
+  if (r.ec == errc::ambiguous_result) return fail(r.ec, r.message + " (the take was given back)");
+  return {kind::recheck};  // a stream error after sending: ask the server (majority read)
+}
+
+acquire_action acquire_fsm::give_back(std::int64_t token) {
+  giving_back_ = token;
+  acquire_action a{kind::give_back};
+  a.token = token;
+  return a;
+}
+
+acquire_action acquire_fsm::on_given_back(const outcome<bool>& r, time_point now) {
+  if (r.ec == aerr::operation_aborted) return fail(r.ec, r.message);
+  if (!r.ec) forget_unconfirmed(giving_back_);  // freed (or never there): nothing left to give back
+  if (p_.try_once)
+    return fail(make_error_code(errc::timeout), "the server granted the lock too late to use it");
+  if (past_deadline(now)) return fail(make_error_code(errc::timeout));
+  return read();
+}
+
+void acquire_fsm::forget_unconfirmed(std::int64_t token) {
+  std::erase(unconfirmed_, token);
+}
+
+acquire_action acquire_fsm::grant(std::int64_t token, time_point clock_start) {
+  // Any other unconfirmed take compared against a state that no longer exists: it cannot land.
+  unconfirmed_.clear();
+  acquire_action a{kind::grant};
+  a.token = token;
+  a.at = clock_start;
+  return a;
+}
+
+acquire_action acquire_fsm::on_timer(time_point) { return read(); }
+
+acquire_action acquire_fsm::on_cancel() { return fail(aerr::operation_aborted); }
+
+}  // namespace mongolock::detail

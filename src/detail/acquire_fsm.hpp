@@ -1,0 +1,109 @@
+#pragma once
+// What an acquire does next, decided without I/O and without reading a clock: the driver
+// (src/acquire.cpp) performs each action against the store, feeds back the result with the time
+// it observed, and asks again. Unit-tested in test/unit/acquire_fsm_test.cpp.
+//
+// Safety rules it enforces (docs/design.md):
+// - a take is a grant only if its reply arrived before sent + expiry - margin (a late grant is
+//   given back: the holder's own deadline had already passed);
+// - a write-concern error is never a grant: the take may be rolled back;
+// - a take whose outcome is unknown is re-checked with a majority read; until confirmed either
+//   way it stays "unconfirmed", and every unconfirmed take is given back when the call ends
+//   without it; a read that shows our own owner id is ours, not a stranger to wait out.
+#include <boost/system/error_code.hpp>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "detail/backoff.hpp"
+#include "detail/expiry_observer.hpp"
+#include "detail/jitter_rng.hpp"
+#include "detail/lock_store.hpp"
+
+namespace mongolock::detail {
+
+struct acquire_params {
+  bool try_once = false;  // one look: errc::busy instead of waiting for a live holder
+  std::string owner;
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // nullopt: wait until cancelled
+  std::chrono::milliseconds expiry{0}, margin{0}, backoff_min{0}, backoff_max{0};
+  std::uint64_t seed = 0;
+  std::optional<lock_doc> remembered;  // the free document this provider left at its last release
+  std::int64_t wall_now_ms = 0;        // try_once: the local wall clock, a hint only
+};
+
+struct acquire_action {
+  enum class kind {
+    read,        // read the lock (primary)
+    recheck,     // read the lock with majority read concern, after an ambiguous take
+    next_epoch,  // raise the epoch counter, then take
+    take,        // request: compare-and-swap against `observed`, granting `token`
+    give_back,   // release (owner, token) and wait for the answer: a take we may not keep
+    wait_until,  // sleep until `at`
+    grant,       // done: the lease is ours with `token`; its clock starts at `at` (send time)
+    fail,        // done: `ec`, `why`; the driver gives back every unconfirmed take
+  };
+  acquire_action(kind k = kind::read) : what(k) {}  // NOLINT: implicit on purpose ({kind::read})
+
+  kind what;
+  take_request request;
+  std::int64_t token = 0;
+  std::chrono::steady_clock::time_point at{};
+  boost::system::error_code ec;
+  std::string why;
+};
+
+class acquire_fsm {
+ public:
+  using time_point = std::chrono::steady_clock::time_point;
+
+  acquire_fsm(std::string name, acquire_params p);
+
+  acquire_action start(time_point now);
+  acquire_action on_read(const outcome<lock_doc>& r, time_point received);
+  acquire_action on_recheck(const outcome<lock_doc>& r, time_point received);
+  acquire_action on_epoch(const outcome<std::optional<std::int64_t>>& r, time_point now);
+  // `sent`: when the take request left (the driver's clock just before starting it).
+  acquire_action on_take(const outcome<bool>& r, time_point sent, time_point now);
+  acquire_action on_given_back(const outcome<bool>& r, time_point now);
+  acquire_action on_timer(time_point now);
+  acquire_action on_cancel();
+
+  // The call to bound a take with: its reply is useless after this.
+  time_point take_bound(time_point sent) const;
+  const std::optional<time_point>& deadline() const { return p_.deadline; }
+  // Tokens of takes that may have been applied and were not granted: give them back.
+  const std::vector<std::int64_t>& unconfirmed() const { return unconfirmed_; }
+  std::uint64_t lost_races() const { return lost_races_; }
+  std::uint64_t busy_observations() const { return busy_; }
+
+ private:
+  acquire_action read() const { return {acquire_action::kind::read}; }
+  acquire_action fail(boost::system::error_code ec, std::string why = {});
+  acquire_action take_or_epoch(const lock_doc& observed);
+  acquire_action take(const lock_doc& observed, std::int64_t token);
+  acquire_action grant(std::int64_t token, time_point clock_start);
+  acquire_action decide(const lock_doc& seen, time_point received);
+  acquire_action wait_or_give_up(time_point now, bool changed, const lock_doc& seen);
+  acquire_action give_back(std::int64_t token);
+  bool past_deadline(time_point now) const;
+  void forget_unconfirmed(std::int64_t token);
+
+  std::string name_;
+  acquire_params p_;
+  backoff wait_;
+  expiry_observer observer_;
+  jitter_rng rng_;
+  bool verifying_ = false;            // try_once: confirming that a silent holder is gone
+  lock_doc pending_observed_;         // what the pending epoch/take compares against
+  std::int64_t pending_token_ = 0;    // the token of the take in flight
+  std::int64_t giving_back_ = 0;      // the token of the give-back in flight
+  int epoch_races_ = 0;
+  std::optional<time_point> first_unconfirmed_sent_;  // earliest send time of an unconfirmed take
+  std::vector<std::int64_t> unconfirmed_;
+  std::uint64_t lost_races_ = 0, busy_ = 0;
+};
+
+}  // namespace mongolock::detail

@@ -1,0 +1,118 @@
+#pragma once
+// The store seam: every server operation the lock engine needs, one command each, behind a small
+// interface. src/detail/mongo_store.* implements it with libmongoc; the unit tests implement it
+// in memory and break it on purpose (write-concern errors, late replies, hangs, stale reads).
+//
+// Each operation answers through `reply` exactly once, from any thread, possibly before the call
+// returns. Nothing here decides anything: ambiguity, re-checks and give-backs are the engine's.
+#include <boost/system/error_code.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "detail/expiry_observer.hpp"
+
+namespace mongolock::detail {
+
+template <class T>
+struct outcome {
+  boost::system::error_code ec;
+  std::string message;      // the server's or driver's message, credentials removed
+  bool ambiguous = false;   // a write that may have been applied although it failed
+  T value{};
+};
+
+template <class T>
+outcome<T> success(T v) {
+  outcome<T> o;
+  o.value = std::move(v);
+  return o;
+}
+template <class T, class U>
+outcome<T> failure_from(const outcome<U>& other) {
+  outcome<T> o;
+  o.ec = other.ec;
+  o.message = other.message;
+  o.ambiguous = other.ambiguous;
+  return o;
+}
+
+struct lock_doc {
+  bool exists = false;
+  held_state held;  // held.owner empty = free
+  std::int64_t idle_since_ms = 0;   // informational (releaser's wall clock)
+  std::int64_t acquired_at_ms = 0;  // informational (holder's wall clock)
+  std::int64_t renewed_at_ms = 0;   // holder's wall clock at its last renewal: a hint, never a verdict
+};
+
+// The local wall clock in ms, for informational fields and hints only; no decision about who may
+// hold a lock ever depends on it.
+std::int64_t wall_ms();
+
+struct named_doc {
+  std::string name;
+  lock_doc doc;
+};
+
+struct server_info {
+  std::string version;      // buildInfo.version, e.g. "8.0.4"
+  int max_wire_version = 0;
+};
+
+// One compare-and-swap: insert when `observed` does not exist, else swap against exactly
+// observed's (owner, token, beat).
+struct take_request {
+  std::string name, owner;
+  std::int64_t token = 0;
+  std::chrono::milliseconds expiry{0};
+  lock_doc observed;
+};
+
+enum class read_mode {
+  primary,   // the primary's latest state: waiting reads
+  majority,  // the primary, majority read concern: re-checks after ambiguous writes, the epoch
+};
+
+class lock_store {
+ public:
+  template <class R>
+  using reply = std::function<void(R)>;
+
+  virtual ~lock_store() = default;
+
+  // Version check and TTL index, once per provider.
+  virtual void prepare(reply<outcome<server_info>>) = 0;
+  virtual void read(const std::string& name, read_mode, reply<outcome<lock_doc>>) = 0;
+  virtual void list(reply<outcome<std::vector<named_doc>>>) = 0;
+  // Raises the collection's epoch counter; nullopt when a concurrent first upsert raced ours
+  // (E11000): the caller retries.
+  virtual void next_epoch(reply<outcome<std::optional<std::int64_t>>>) = 0;
+  // value: true when applied; false when the lock was not as observed (lost the race).
+  virtual void take(const take_request&, reply<outcome<bool>>) = 0;
+  // Lease maintenance: never queued behind acquisition traffic. value: whether the document
+  // still named (owner, token) and was updated.
+  virtual void renew(const std::string& name, const std::string& owner, std::int64_t token,
+                     std::chrono::milliseconds expiry, reply<outcome<bool>>) = 0;
+  virtual void release(const std::string& name, const std::string& owner, std::int64_t token,
+                       reply<outcome<bool>>) = 0;
+  virtual void release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>>) = 0;
+  // Operator override: frees the lock whoever holds it. value = the owner that was removed.
+  virtual void force_release(const std::string& name, reply<outcome<std::string>>) = 0;
+  // False once the store was shut down: background retries stop.
+  virtual bool accepting() const noexcept = 0;
+};
+
+// Token layout: the high 32 bits are an epoch from the collection's counter, the low 32 bits
+// count takes within that epoch.
+inline constexpr std::int64_t token_low_mask = 0xffffffff;
+inline std::int64_t first_token_of(std::int64_t epoch) { return (epoch << 32) | 1; }
+// A take that would carry into the epoch bits needs a fresh epoch instead.
+inline bool needs_new_epoch(const lock_doc& observed) {
+  return !observed.exists || (observed.held.token & token_low_mask) == token_low_mask;
+}
+
+}  // namespace mongolock::detail

@@ -1,0 +1,40 @@
+#pragma once
+// The lock store on a real server: each operation is one blocking libmongoc command (store.hpp)
+// run on the client's worker pool; renewals and releases take the maintenance lane.
+#include <memory>
+
+#include "detail/client_impl.hpp"
+#include "detail/lock_store.hpp"
+#include "detail/store.hpp"
+
+namespace mongolock::detail {
+
+class mongo_store final : public lock_store {
+ public:
+  mongo_store(std::shared_ptr<client_impl> client, store_config cfg)
+      : client_(std::move(client)), cfg_(std::move(cfg)) {}
+
+  void prepare(reply<outcome<server_info>> r) override;
+  void read(const std::string& name, read_mode mode, reply<outcome<lock_doc>> r) override;
+  void list(reply<outcome<std::vector<named_doc>>> r) override;
+  void next_epoch(reply<outcome<std::optional<std::int64_t>>> r) override;
+  void take(const take_request& t, reply<outcome<bool>> r) override;
+  void renew(const std::string& name, const std::string& owner, std::int64_t token,
+             std::chrono::milliseconds expiry, reply<outcome<bool>> r) override;
+  void release(const std::string& name, const std::string& owner, std::int64_t token,
+               reply<outcome<bool>> r) override;
+  void release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>> r) override;
+  void force_release(const std::string& name, reply<outcome<std::string>> r) override;
+  bool accepting() const noexcept override { return !client_->stopped; }
+
+ private:
+  // Runs fn(client) on a worker and hands its result to r; answers at once if the client was
+  // shut down (the job would never run).
+  template <class R, class Fn>
+  void run(lane l, reply<R> r, Fn fn);
+
+  std::shared_ptr<client_impl> client_;
+  store_config cfg_;
+};
+
+}  // namespace mongolock::detail

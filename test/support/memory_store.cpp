@@ -1,0 +1,224 @@
+#include "memory_store.hpp"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+
+#include "mongolock/error.hpp"
+
+namespace test {
+
+namespace asio = boost::asio;
+namespace ml = mongolock;
+using namespace mongolock::detail;
+
+namespace {
+template <class T>
+outcome<T> error(ml::errc e, bool ambiguous, const char* text) {
+  outcome<T> o;
+  o.ec = make_error_code(e);
+  o.ambiguous = ambiguous;
+  o.message = text;
+  return o;
+}
+}  // namespace
+
+void memory_store::inject(op o, fault f) {
+  std::lock_guard g(mu_);
+  faults_[o].push_back(f);
+}
+void memory_store::put(const std::string& name, lock_doc doc) {
+  std::lock_guard g(mu_);
+  doc.exists = true;
+  docs_[name] = doc;
+}
+lock_doc memory_store::get(const std::string& name) const {
+  std::lock_guard g(mu_);
+  auto it = docs_.find(name);
+  return it == docs_.end() ? lock_doc{} : it->second;
+}
+void memory_store::set_epoch(std::int64_t n) {
+  std::lock_guard g(mu_);
+  epoch_ = n;
+}
+std::vector<call_record> memory_store::calls() const {
+  std::lock_guard g(mu_);
+  return calls_;
+}
+std::size_t memory_store::count(op o) const {
+  std::lock_guard g(mu_);
+  std::size_t n = 0;
+  for (auto& c : calls_) n += c.what == o;
+  return n;
+}
+
+std::optional<fault> memory_store::next_fault(op o) {
+  std::lock_guard g(mu_);
+  auto& q = faults_[o];
+  if (q.empty()) return std::nullopt;
+  fault f = q.front();
+  q.pop_front();
+  return f;
+}
+
+void memory_store::log(call_record rec) {
+  rec.at = std::chrono::steady_clock::now();
+  std::lock_guard g(mu_);
+  calls_.push_back(std::move(rec));
+}
+
+template <class T>
+void memory_store::answer(reply<outcome<T>> r, outcome<T> v, std::chrono::milliseconds delay) {
+  if (delay.count() == 0) {
+    asio::post(ex_, [r = std::move(r), v = std::move(v)]() mutable { r(std::move(v)); });
+    return;
+  }
+  auto timer = std::make_shared<asio::steady_timer>(ex_, delay);
+  timer->async_wait([timer, r = std::move(r), v = std::move(v)](boost::system::error_code) mutable { r(std::move(v)); });
+}
+
+// Applies `apply` (under the lock; returns the successful outcome) as the next fault dictates.
+template <class T, class Apply>
+void memory_store::write(op o, call_record rec, reply<outcome<T>> r, Apply apply) {
+  log(std::move(rec));
+  auto f = next_fault(o);
+  auto applied = [this, apply]() mutable {
+    std::lock_guard g(mu_);
+    return apply();
+  };
+  if (!f) return answer(std::move(r), applied(), std::chrono::milliseconds{0});
+  switch (f->what) {
+    case fault::kind::write_concern_error:
+      applied();
+      return answer(std::move(r), error<T>(ml::errc::ambiguous_result, true, "writeConcernError: waiting for replication timed out"), f->delay);
+    case fault::kind::stream_error_before:
+      return answer(std::move(r), error<T>(ml::errc::server_unavailable, true, "socket error before the write"), f->delay);
+    case fault::kind::stream_error_after:
+      applied();
+      return answer(std::move(r), error<T>(ml::errc::server_unavailable, true, "socket error: reply lost"), f->delay);
+    case fault::kind::hang:
+      return answer(std::move(r), applied(), f->delay);
+    case fault::kind::apply_late: {
+      auto timer = std::make_shared<asio::steady_timer>(ex_, f->delay);
+      timer->async_wait([timer, applied](boost::system::error_code) mutable { applied(); });
+      return answer(std::move(r), error<T>(ml::errc::server_unavailable, true, "socket error: request in flight"),
+                    std::chrono::milliseconds{0});
+    }
+    case fault::kind::unavailable:
+      return answer(std::move(r), error<T>(ml::errc::server_unavailable, false, "no server selected"), f->delay);
+    case fault::kind::pass:
+    case fault::kind::stale_read:
+    case fault::kind::duplicate_key:
+      return answer(std::move(r), applied(), f->delay);
+  }
+}
+
+void memory_store::prepare(reply<outcome<server_info>> r) {
+  log({op::prepare});
+  answer(std::move(r), success(server_info{"8.0.0-memory", 25}), std::chrono::milliseconds{0});
+}
+
+void memory_store::read(const std::string& name, read_mode, reply<outcome<lock_doc>> r) {
+  log({op::read, name});
+  auto f = next_fault(op::read);
+  if (f && f->what == fault::kind::stale_read) return answer(std::move(r), success(f->stale), f->delay);
+  if (f && f->what == fault::kind::unavailable)
+    return answer(std::move(r), error<lock_doc>(ml::errc::server_unavailable, false, "no server selected"), f->delay);
+  answer(std::move(r), success(get(name)), f ? f->delay : std::chrono::milliseconds{0});
+}
+
+void memory_store::list(reply<outcome<std::vector<named_doc>>> r) {
+  log({op::list});
+  std::vector<named_doc> out;
+  {
+    std::lock_guard g(mu_);
+    for (auto& [name, doc] : docs_) out.push_back({name, doc});
+  }
+  answer(std::move(r), success(std::move(out)), std::chrono::milliseconds{0});
+}
+
+void memory_store::next_epoch(reply<outcome<std::optional<std::int64_t>>> r) {
+  log({op::next_epoch});
+  auto f = next_fault(op::next_epoch);
+  if (f && f->what == fault::kind::duplicate_key)
+    return answer(std::move(r), success<std::optional<std::int64_t>>(std::nullopt), f->delay);
+  std::optional<std::int64_t> n;
+  {
+    std::lock_guard g(mu_);
+    n = ++epoch_;
+  }
+  answer(std::move(r), success(n), f ? f->delay : std::chrono::milliseconds{0});
+}
+
+void memory_store::take(const take_request& t, reply<outcome<bool>> r) {
+  write<bool>(op::take, {op::take, t.name, t.owner, t.token}, std::move(r), [this, t] {
+    auto it = docs_.find(t.name);
+    if (!t.observed.exists) {
+      if (it != docs_.end()) return success(false);  // E11000
+    } else {
+      if (it == docs_.end()) return success(false);
+      const auto& h = it->second.held;
+      if (h.owner != t.observed.held.owner || h.token != t.observed.held.token || h.beat != t.observed.held.beat)
+        return success(false);
+    }
+    lock_doc d;
+    d.exists = true;
+    d.held = held_state{t.owner, t.token, 0, t.expiry};
+    d.acquired_at_ms = d.renewed_at_ms = wall_ms();
+    docs_[t.name] = d;
+    return success(true);
+  });
+}
+
+void memory_store::renew(const std::string& name, const std::string& owner, std::int64_t token,
+                         std::chrono::milliseconds expiry, reply<outcome<bool>> r) {
+  write<bool>(op::renew, {op::renew, name, owner, token}, std::move(r), [this, name, owner, token, expiry] {
+    auto it = docs_.find(name);
+    if (it == docs_.end() || it->second.held.owner != owner || it->second.held.token != token) return success(false);
+    ++it->second.held.beat;
+    it->second.held.expiry = expiry;
+    it->second.renewed_at_ms = wall_ms();
+    return success(true);
+  });
+}
+
+void memory_store::release(const std::string& name, const std::string& owner, std::int64_t token,
+                           reply<outcome<bool>> r) {
+  write<bool>(op::release, {op::release, name, owner, token}, std::move(r), [this, name, owner, token] {
+    auto it = docs_.find(name);
+    if (it == docs_.end() || it->second.held.owner != owner || it->second.held.token != token) return success(false);
+    it->second.held.owner.clear();
+    ++it->second.held.beat;
+    it->second.idle_since_ms = wall_ms();
+    return success(true);
+  });
+}
+
+void memory_store::release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>> r) {
+  write<std::int64_t>(op::release_owners, {op::release_owners}, std::move(r), [this, owners] {
+    std::int64_t n = 0;
+    for (auto& [name, doc] : docs_) {
+      if (doc.held.owner.empty()) continue;
+      for (auto& o : owners) {
+        if (doc.held.owner != o) continue;
+        doc.held.owner.clear();
+        ++doc.held.beat;
+        ++n;
+        break;
+      }
+    }
+    return success(n);
+  });
+}
+
+void memory_store::force_release(const std::string& name, reply<outcome<std::string>> r) {
+  write<std::string>(op::force_release, {op::force_release, name}, std::move(r), [this, name] {
+    auto it = docs_.find(name);
+    if (it == docs_.end() || it->second.held.owner.empty()) return success(std::string());
+    auto owner = std::exchange(it->second.held.owner, std::string());
+    ++it->second.held.beat;
+    return success(owner);
+  });
+}
+
+}  // namespace test

@@ -1,0 +1,95 @@
+#pragma once
+// An in-memory lock store that can be broken on purpose: the seam below which the engine is
+// tested for what the emulator cannot show (write-concern errors, lost and late replies, hangs,
+// stale reads, duplicate keys). Semantics mirror src/detail/store.cpp: the same filters, the same
+// counters. Every call is logged with the time it arrived and the time it was applied.
+#include <boost/asio/any_io_executor.hpp>
+#include <chrono>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "detail/lock_store.hpp"
+
+namespace test {
+
+using mongolock::detail::lock_doc;
+using mongolock::detail::outcome;
+
+enum class op { prepare, read, list, next_epoch, take, renew, release, release_owners, force_release };
+
+struct fault {
+  enum class kind {
+    pass,                 // behave normally (to reach a later call of the same kind)
+    write_concern_error,  // apply, then answer errc::ambiguous_result (a writeConcernError)
+    stream_error_before,  // not applied; answer server_unavailable, ambiguous
+    stream_error_after,   // applied; answer server_unavailable, ambiguous (the reply was lost)
+    hang,                 // apply now, answer after `delay`
+    apply_late,           // answer server_unavailable (ambiguous) now, apply after `delay`
+    stale_read,           // answer a read with `stale` instead of the current document
+    duplicate_key,        // next_epoch: answer "raced" (E11000 on the first upsert)
+    unavailable,          // not applied, nothing sent: server_unavailable
+  };
+  fault(kind k, std::chrono::milliseconds d = std::chrono::milliseconds{0}, lock_doc s = {})
+      : what(k), delay(d), stale(std::move(s)) {}
+  kind what;
+  std::chrono::milliseconds delay;
+  lock_doc stale;
+};
+
+struct call_record {
+  call_record(op w, std::string n = {}, std::string o = {}, std::int64_t t = 0)
+      : what(w), name(std::move(n)), owner(std::move(o)), token(t) {}
+  op what;
+  std::string name, owner;
+  std::int64_t token = 0;
+  std::chrono::steady_clock::time_point at;  // when the call arrived
+};
+
+class memory_store final : public mongolock::detail::lock_store {
+ public:
+  explicit memory_store(boost::asio::any_io_executor ex) : ex_(std::move(ex)) {}
+
+  // Faults apply to the next calls of `o`, one each, in order.
+  void inject(op o, fault f);
+  // Direct access for arranging and checking state.
+  void put(const std::string& name, lock_doc doc);
+  lock_doc get(const std::string& name) const;
+  void set_epoch(std::int64_t n);
+  std::vector<call_record> calls() const;
+  std::size_t count(op o) const;
+  void shut_down() { accepting_ = false; }
+
+  void prepare(reply<outcome<mongolock::detail::server_info>> r) override;
+  void read(const std::string& name, mongolock::detail::read_mode, reply<outcome<lock_doc>> r) override;
+  void list(reply<outcome<std::vector<mongolock::detail::named_doc>>> r) override;
+  void next_epoch(reply<outcome<std::optional<std::int64_t>>> r) override;
+  void take(const mongolock::detail::take_request& t, reply<outcome<bool>> r) override;
+  void renew(const std::string& name, const std::string& owner, std::int64_t token, std::chrono::milliseconds expiry,
+             reply<outcome<bool>> r) override;
+  void release(const std::string& name, const std::string& owner, std::int64_t token, reply<outcome<bool>> r) override;
+  void release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>> r) override;
+  void force_release(const std::string& name, reply<outcome<std::string>> r) override;
+  bool accepting() const noexcept override { return accepting_; }
+
+ private:
+  template <class T, class Apply>
+  void write(op o, call_record rec, reply<outcome<T>> r, Apply apply);
+  template <class T>
+  void answer(reply<outcome<T>> r, outcome<T> v, std::chrono::milliseconds delay);
+  std::optional<fault> next_fault(op o);
+  void log(call_record rec);
+
+  boost::asio::any_io_executor ex_;
+  mutable std::mutex mu_;
+  std::map<std::string, lock_doc> docs_;
+  std::int64_t epoch_ = 0;
+  std::map<op, std::deque<fault>> faults_;
+  std::vector<call_record> calls_;
+  bool accepting_ = true;
+};
+
+}  // namespace test

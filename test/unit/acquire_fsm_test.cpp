@@ -1,0 +1,201 @@
+// acquire_fsm without I/O and without a clock: every step driven by hand, the time passed in.
+#include <boost/asio/error.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include "detail/acquire_fsm.hpp"
+#include "mongolock/error.hpp"
+
+namespace ml = mongolock;
+using namespace ml::detail;
+using namespace std::chrono_literals;
+using kind = acquire_action::kind;
+using tp = std::chrono::steady_clock::time_point;
+
+namespace {
+
+const tp t0{std::chrono::seconds{1000}};
+
+acquire_params params(bool try_once = false) {
+  acquire_params p;
+  p.try_once = try_once;
+  p.owner = "me";
+  p.deadline = t0 + 10s;
+  p.expiry = 1000ms;
+  p.margin = 100ms;
+  p.backoff_min = 10ms;
+  p.backoff_max = 80ms;
+  p.seed = 42;
+  return p;
+}
+
+lock_doc held_by(std::string owner, std::int64_t token, std::int64_t beat = 0) {
+  lock_doc d;
+  d.exists = true;
+  d.held = held_state{std::move(owner), token, beat, 1000ms};
+  return d;
+}
+
+template <class T>
+outcome<T> err(ml::errc e, bool ambiguous) {
+  outcome<T> o;
+  o.ec = make_error_code(e);
+  o.ambiguous = ambiguous;
+  return o;
+}
+
+// Runs the fsm to its first take against a free document with token 7.
+acquire_action to_take(acquire_fsm& f) {
+  BOOST_REQUIRE((f.start(t0).what == kind::read));
+  auto a = f.on_read(success(held_by("", 7)), t0);
+  BOOST_REQUIRE((a.what == kind::take));
+  return a;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(acquire_fsm_suite)
+
+BOOST_AUTO_TEST_CASE(free_lock_is_taken_with_the_next_token_and_granted_from_send_time) {
+  acquire_fsm f("x", params());
+  auto a = to_take(f);
+  BOOST_TEST(a.request.token == 8);
+  BOOST_TEST(a.request.observed.held.token == 7);
+  auto g = f.on_take(success(true), t0 + 1ms, t0 + 5ms);
+  BOOST_TEST((g.what == kind::grant));
+  BOOST_TEST(g.token == 8);
+  BOOST_TEST((g.at == t0 + 1ms));  // the lease clock starts when the take was sent
+}
+
+BOOST_AUTO_TEST_CASE(missing_document_needs_an_epoch_first) {
+  acquire_fsm f("x", params());
+  f.start(t0);
+  BOOST_TEST((f.on_read(success(lock_doc{}), t0).what == kind::next_epoch));
+  auto a = f.on_epoch(success<std::optional<std::int64_t>>(3), t0);
+  BOOST_TEST((a.what == kind::take));
+  BOOST_TEST(a.request.token == ((std::int64_t{3} << 32) | 1));
+  BOOST_TEST(!a.request.observed.exists);
+}
+
+BOOST_AUTO_TEST_CASE(epoch_behind_the_document_is_refused) {
+  acquire_fsm f("x", params());
+  f.start(t0);
+  const std::int64_t full = (std::int64_t{9} << 32) | 0xffffffff;
+  BOOST_TEST((f.on_read(success(held_by("", full)), t0).what == kind::next_epoch));
+  auto a = f.on_epoch(success<std::optional<std::int64_t>>(4), t0);  // counter behind: a wiped collection
+  BOOST_TEST((a.what == kind::fail));
+  BOOST_TEST((a.ec == ml::errc::server_error));
+}
+
+BOOST_AUTO_TEST_CASE(live_holder_is_waited_out_by_observation_only) {
+  acquire_fsm f("x", params());
+  f.start(t0);
+  auto a = f.on_read(success(held_by("other", 5, 1)), t0);
+  BOOST_TEST((a.what == kind::wait_until));
+  // The same (owner, token, beat) until expiry + margin has passed on our clock: take over.
+  a = f.on_read(success(held_by("other", 5, 1)), t0 + 1099ms);
+  BOOST_TEST((a.what == kind::wait_until));
+  a = f.on_read(success(held_by("other", 5, 1)), t0 + 1100ms);
+  BOOST_TEST((a.what == kind::take));
+  BOOST_TEST(a.request.observed.held.beat == 1);
+  // A renewal in between restarts the window.
+  acquire_fsm g("x", params());
+  g.start(t0);
+  g.on_read(success(held_by("other", 5, 1)), t0);
+  BOOST_TEST((g.on_read(success(held_by("other", 5, 2)), t0 + 1100ms).what == kind::wait_until));
+}
+
+BOOST_AUTO_TEST_CASE(write_concern_error_fails_ambiguous_and_lists_the_take_to_give_back) {
+  acquire_fsm f("x", params());
+  to_take(f);
+  auto a = f.on_take(err<bool>(ml::errc::ambiguous_result, true), t0, t0 + 5ms);
+  BOOST_TEST((a.what == kind::fail));
+  BOOST_TEST((a.ec == ml::errc::ambiguous_result));
+  BOOST_TEST(f.unconfirmed() == std::vector<std::int64_t>{8});
+}
+
+BOOST_AUTO_TEST_CASE(stream_error_after_sending_is_rechecked_and_confirmed) {
+  acquire_fsm f("x", params());
+  to_take(f);
+  BOOST_TEST((f.on_take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms).what == kind::recheck));
+  auto g = f.on_recheck(success(held_by("me", 8)), t0 + 10ms);
+  BOOST_TEST((g.what == kind::grant));
+  BOOST_TEST((g.at == t0));
+  BOOST_TEST(f.unconfirmed().empty());
+}
+
+BOOST_AUTO_TEST_CASE(failed_recheck_is_ambiguous_and_keeps_the_take_to_give_back) {
+  acquire_fsm f("x", params());
+  to_take(f);
+  f.on_take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms);
+  auto a = f.on_recheck(err<lock_doc>(ml::errc::server_unavailable, false), t0 + 10ms);
+  BOOST_TEST((a.ec == ml::errc::ambiguous_result));
+  BOOST_TEST(f.unconfirmed() == std::vector<std::int64_t>{8});
+}
+
+BOOST_AUTO_TEST_CASE(our_owner_seen_too_late_is_given_back) {
+  acquire_fsm f("x", params());
+  to_take(f);
+  f.on_take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms);
+  BOOST_TEST((f.on_recheck(success(held_by("", 7)), t0 + 10ms).what == kind::take));  // not landed yet
+  f.on_take(success(false), t0 + 11ms, t0 + 12ms);                                  // it landed meanwhile
+  auto a = f.on_read(success(held_by("me", 8)), t0 + 900ms);                       // bound: t0 + 900 ms
+  BOOST_TEST((a.what == kind::give_back));
+  BOOST_TEST(a.token == 8);
+  BOOST_TEST((f.on_given_back(success(true), t0 + 905ms).what == kind::read));
+  BOOST_TEST(f.unconfirmed().empty());
+}
+
+BOOST_AUTO_TEST_CASE(late_reply_to_a_take_is_given_back) {
+  acquire_fsm f("x", params());
+  to_take(f);
+  auto a = f.on_take(success(true), t0, t0 + 900ms);
+  BOOST_TEST((a.what == kind::give_back));
+  BOOST_TEST(a.token == 8);
+  BOOST_TEST((f.take_bound(t0) == t0 + 900ms));
+}
+
+BOOST_AUTO_TEST_CASE(lost_race_reads_again_at_once) {
+  acquire_fsm f("x", params());
+  to_take(f);
+  BOOST_TEST((f.on_take(success(false), t0, t0 + 1ms).what == kind::read));
+  BOOST_TEST(f.lost_races() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(cancellation_at_every_step_fails_with_operation_aborted) {
+  const auto aborted = outcome<lock_doc>{boost::asio::error::operation_aborted, "", false, {}};
+  acquire_fsm a("x", params());
+  a.start(t0);
+  BOOST_TEST((a.on_read(aborted, t0).ec == boost::asio::error::operation_aborted));
+  acquire_fsm b("x", params());
+  to_take(b);
+  auto r = b.on_take(outcome<bool>{boost::asio::error::operation_aborted, "", false, false}, t0, t0);
+  BOOST_TEST((r.ec == boost::asio::error::operation_aborted));
+  BOOST_TEST(b.unconfirmed().empty());  // the abandoned take's late reply is the driver's to give back
+  acquire_fsm c("x", params());
+  c.start(t0);
+  c.on_read(success(held_by("other", 1)), t0);
+  BOOST_TEST((c.on_cancel().ec == boost::asio::error::operation_aborted));
+}
+
+BOOST_AUTO_TEST_CASE(deadline_ends_the_wait_with_timeout) {
+  auto p = params();
+  p.deadline = t0 + 50ms;
+  acquire_fsm f("x", p);
+  f.start(t0);
+  auto a = f.on_read(success(held_by("other", 1)), t0);
+  BOOST_TEST((a.what == kind::wait_until));
+  BOOST_TEST((a.at <= t0 + 50ms));
+  BOOST_TEST((f.on_read(success(held_by("other", 1)), t0 + 50ms).ec == ml::errc::timeout));
+}
+
+BOOST_AUTO_TEST_CASE(try_once_answers_busy_for_a_live_holder) {
+  auto p = params(true);
+  p.wall_now_ms = 1'000'000;
+  acquire_fsm f("x", p);
+  f.start(t0);
+  auto d = held_by("other", 1);
+  d.renewed_at_ms = 999'000;
+  BOOST_TEST((f.on_read(success(d), t0).ec == ml::errc::busy));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,236 @@
+// The lock engine (acquire, renew, release) on the in-memory store, with faults the emulator
+// cannot produce. Real coroutines and timers on one io_context thread; no server.
+// Each case names the core v2 defect it covers.
+#include <boost/asio.hpp>
+#include <boost/test/unit_test.hpp>
+#include <future>
+
+#include "detail/lease_state.hpp"
+#include "detail/provider_impl.hpp"
+#include "memory_store.hpp"
+#include "mongolock/lock.hpp"
+
+namespace asio = boost::asio;
+namespace ml = mongolock;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using steady = std::chrono::steady_clock;
+using test::fault;
+using test::op;
+
+namespace {
+
+ml::lock_options fast(std::chrono::milliseconds expiry = 1000ms) {
+  ml::lock_options o;
+  o.expiry = expiry;  // margin = expiry / 10
+  o.backoff_min = 5ms;
+  o.backoff_max = 20ms;
+  return o;
+}
+
+struct engine {
+  asio::io_context io;
+  std::shared_ptr<test::memory_store> store = std::make_shared<test::memory_store>(io.get_executor());
+  std::shared_ptr<ml::detail::provider_impl> p;
+
+  explicit engine(ml::lock_options o = fast())
+      : p(std::make_shared<ml::detail::provider_impl>(io.get_executor(), store, o, nullptr)) {}
+
+  ml::lock lock(std::string name) { return ml::lock(p, std::move(name)); }
+
+  // Runs the io_context until `f` is ready or `limit` passes (leases keep timers alive forever).
+  template <class T>
+  bool wait(std::future<T>& f, std::chrono::milliseconds limit) {
+    const auto end = steady::now() + limit;
+    while (f.wait_for(0s) != std::future_status::ready && steady::now() < end) io.run_one_for(5ms);
+    return f.wait_for(0s) == std::future_status::ready;
+  }
+  void run_for(std::chrono::milliseconds d) {
+    const auto end = steady::now() + d;
+    while (steady::now() < end) io.run_one_for(5ms);
+  }
+  // async_acquire_for / async_try_acquire to completion, as (ec, lease).
+  std::tuple<error_code, ml::lease> acquire(const std::string& name, std::optional<std::chrono::milliseconds> t,
+                                            std::chrono::milliseconds limit = 5s) {
+    auto l = lock(name);
+    auto done = std::make_shared<std::promise<std::tuple<error_code, ml::lease>>>();
+    auto f = done->get_future();
+    auto h = [done](error_code ec, ml::lease got) { done->set_value({ec, std::move(got)}); };
+    if (t) l.async_acquire_for(*t, h);
+    else l.async_try_acquire(h);
+    BOOST_REQUIRE_MESSAGE(wait(f, limit), "acquire did not complete in time");
+    return f.get();
+  }
+  error_code release(ml::lease& l) {
+    auto f = ec_future([&](auto h) { l.async_release(h); });
+    BOOST_REQUIRE(wait(f, 5s));
+    return f.get();
+  }
+  // A callback completion as a future of its error_code.
+  template <class Start>
+  static std::future<error_code> ec_future(Start start) {
+    auto done = std::make_shared<std::promise<error_code>>();
+    start([done](error_code ec) { done->set_value(ec); });
+    return done->get_future();
+  }
+};
+
+ml::detail::lock_doc free_doc(std::int64_t token) {
+  ml::detail::lock_doc d;
+  d.exists = true;
+  d.held.token = token;
+  d.held.expiry = 1000ms;
+  return d;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(engine_suite)
+
+BOOST_AUTO_TEST_CASE(uncontended_acquire_and_release) {
+  engine e;
+  auto [ec, l] = e.acquire("a", 1s);
+  BOOST_TEST(!ec, ec.message());
+  BOOST_TEST(l.fencing_token() == ((std::int64_t{1} << 32) | 1));
+  BOOST_TEST(e.store->get("a").held.owner == l.owner_id());
+  BOOST_TEST(!e.release(l));
+  BOOST_TEST(e.store->get("a").held.owner.empty());
+}
+
+// Defect 1: a take answered with writeConcernError was granted after a local re-read. On a
+// primary that is then rolled back, two holders get the same token.
+BOOST_AUTO_TEST_CASE(write_concern_error_on_take_is_never_a_grant) {
+  engine e;
+  e.store->inject(op::take, {fault::kind::write_concern_error});
+  auto [ec, l] = e.acquire("wce", 1s);
+  BOOST_TEST((ec == ml::errc::ambiguous_result), ec.message());
+  BOOST_TEST(!l);
+  e.run_for(100ms);  // the give-back runs in the background
+  BOOST_TEST(e.store->get("wce").held.owner.empty(), "the applied take was given back");
+}
+
+// Defect 3: on a watchdog loss the lock was freed at the moment the work was told to stop.
+BOOST_AUTO_TEST_CASE(watchdog_loss_frees_the_lock_only_two_margins_later) {
+  engine e(fast(1000ms));  // margin 100 ms
+  for (int i = 0; i < 20; ++i) e.store->inject(op::renew, {fault::kind::hang, 3000ms});
+  auto [ec, l] = e.acquire("wd", 1s);
+  BOOST_REQUIRE(!ec);
+  auto lost = engine::ec_future([&](auto h) { l.async_wait_lost(h); });
+  BOOST_REQUIRE(e.wait(lost, 3s));
+  const auto lost_at = steady::now();
+  BOOST_TEST((lost.get() == ml::errc::lease_lost));
+  e.run_for(500ms);
+  std::optional<steady::time_point> freed;
+  for (auto& c : e.store->calls())
+    if (c.what == op::release && c.token == l.fencing_token()) freed = c.at;
+  BOOST_REQUIRE(freed.has_value());
+  BOOST_TEST(std::chrono::duration_cast<std::chrono::milliseconds>(*freed - lost_at).count() >= 190);
+  BOOST_TEST(e.store->get("wd").held.owner.empty());
+}
+
+// Defect 6: a release whose reply was lost was reported as lease_lost and not retried.
+BOOST_AUTO_TEST_CASE(ambiguous_release_is_not_a_loss_and_is_retried) {
+  engine e;
+  auto [ec, l] = e.acquire("rel", 1s);
+  BOOST_REQUIRE(!ec);
+  e.store->inject(op::release, {fault::kind::stream_error_before});
+  e.store->inject(op::release, {fault::kind::stream_error_before});  // the first retry too
+  BOOST_TEST((e.release(l) == ml::errc::ambiguous_result));
+  e.run_for(600ms);  // the background retries: at once, then after 250 ms
+  BOOST_TEST(e.store->count(op::release) == 3u);
+  BOOST_TEST(e.store->get("rel").held.owner.empty());
+}
+
+BOOST_AUTO_TEST_CASE(release_retried_by_the_driver_after_a_lost_reply_is_released) {
+  engine e;
+  auto [ec, l] = e.acquire("retried", 1s);
+  BOOST_REQUIRE(!ec);
+  // What a driver retry sees: the first attempt was applied, the retry matches nothing.
+  auto d = e.store->get("retried");
+  d.held.owner.clear();
+  e.store->put("retried", d);
+  BOOST_TEST(!e.release(l), "free at our own token: released, not lost");
+}
+
+// Defect 7: an ambiguous take whose re-check failed, landing after the give-back, sat under our
+// owner id with nobody renewing.
+BOOST_AUTO_TEST_CASE(unconfirmed_take_landing_late_is_still_given_back) {
+  engine e;
+  e.store->inject(op::take, {fault::kind::apply_late, 150ms});
+  e.store->inject(op::read, {fault::kind::pass});         // the first look
+  e.store->inject(op::read, {fault::kind::unavailable});  // the re-check fails too
+  auto [ec, l] = e.acquire("late", 1s);
+  BOOST_TEST((ec == ml::errc::ambiguous_result), ec.message());
+  e.run_for(200ms);
+  BOOST_TEST(!e.store->get("late").held.owner.empty(), "the late take landed");
+  e.run_for(1200ms);  // the give-back ladder: 0, 0.25, 1 s
+  BOOST_TEST(e.store->get("late").held.owner.empty(), "and was given back");
+}
+
+BOOST_AUTO_TEST_CASE(a_read_showing_our_own_owner_id_is_ours) {
+  engine e(fast(2000ms));
+  e.store->put("mine", free_doc(7));
+  e.store->inject(op::take, {fault::kind::apply_late, 60ms});
+  auto stranger = free_doc(8);
+  stranger.held.owner = "someone-else";
+  e.store->inject(op::read, {fault::kind::pass});                        // the first look
+  e.store->inject(op::read, {fault::kind::stale_read, 0ms, stranger});  // the re-check
+  const auto t0 = steady::now();
+  auto [ec, l] = e.acquire("mine", 5s);
+  BOOST_TEST(!ec, ec.message());
+  BOOST_TEST(l.fencing_token() == 8, "the take that landed late, not a takeover of ourselves");
+  BOOST_TEST(std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t0).count() < 1000);
+}
+
+// Defect 9: after 2^32 takes the token's low half overflowed into the epoch.
+BOOST_AUTO_TEST_CASE(token_low_half_full_raises_the_epoch) {
+  engine e;
+  const std::int64_t full = (std::int64_t{5} << 32) | 0xffffffff;
+  e.store->put("wrap", free_doc(full));
+  e.store->set_epoch(5);
+  auto [ec, l] = e.acquire("wrap", 1s);
+  BOOST_REQUIRE(!ec);
+  BOOST_TEST(l.fencing_token() == ((std::int64_t{6} << 32) | 1));
+  BOOST_TEST(l.fencing_token() > full);
+}
+
+// Defect 10: async_acquire_for(negative) waited forever.
+BOOST_AUTO_TEST_CASE(negative_timeout_is_invalid) {
+  engine e;
+  auto [ec, l] = e.acquire("neg", -1ms, 2s);
+  BOOST_TEST((ec == ml::errc::invalid_options), ec.message());
+}
+
+// Defect 12: two first acquisitions racing on the epoch upsert (E11000) failed.
+BOOST_AUTO_TEST_CASE(epoch_upsert_race_is_retried) {
+  engine e;
+  e.store->inject(op::next_epoch, {fault::kind::duplicate_key});
+  auto [ec, l] = e.acquire("first", 1s);
+  BOOST_TEST(!ec, ec.message());
+  BOOST_TEST(e.store->count(op::next_epoch) == 2u);
+}
+
+// Defect 16: a take whose reply came after sent + expiry - margin was handed out as a lease
+// already past its deadline (the CLI then started COMMAND beside the next holder).
+BOOST_AUTO_TEST_CASE(late_grant_is_given_back_not_handed_out) {
+  engine e(fast(1000ms));
+  e.store->inject(op::take, {fault::kind::hang, 1500ms});
+  auto [ec, l] = e.acquire("slow", 0ms);  // try once
+  BOOST_TEST(!!ec, "a late reply is not a grant");
+  BOOST_TEST(!l);
+  e.run_for(1000ms);
+  BOOST_TEST(e.store->get("slow").held.owner.empty(), "given back");
+}
+
+BOOST_AUTO_TEST_CASE(late_grant_while_waiting_goes_on_to_a_fresh_take) {
+  engine e(fast(1000ms));
+  e.store->inject(op::take, {fault::kind::hang, 1500ms});
+  auto [ec, l] = e.acquire("slow2", 4s);
+  BOOST_REQUIRE(!ec);
+  BOOST_TEST(l.held());
+  BOOST_TEST(l.fencing_token() > ((std::int64_t{1} << 32) | 1), "not the late take's token");
+  e.run_for(700ms);
+  BOOST_TEST(l.held(), "its clock started at its own take, not the late one");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
