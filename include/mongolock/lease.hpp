@@ -50,15 +50,16 @@ auto async_wait_lost(std::shared_ptr<lease_state> st, Token&& token) {
       token, std::move(st));
 }
 
-// Runs `work` on the lease's strand next to a wait for loss; whichever ends first cancels the
-// other. Loss (or release) rethrows as system_error(errc::lease_lost / errc::released).
+// Runs on the lease's strand: `work` (spawned on `work_ex`, the caller's executor) next to a wait
+// for loss; whichever ends first cancels the other. Loss (or release) rethrows as
+// system_error(errc::lease_lost / errc::released).
 template <class T>
-boost::asio::awaitable<T> guard_body(std::shared_ptr<lease_state> st, boost::asio::awaitable<T> work) {
+boost::asio::awaitable<T> guard_body(std::shared_ptr<lease_state> st, boost::asio::awaitable<T> work,
+                                     boost::asio::any_io_executor work_ex) {
   namespace asio = boost::asio;
   if (auto ec = lease_status(*st)) throw boost::system::system_error(ec);
-  auto strand = co_await asio::this_coro::executor;
   // Built outside the co_await expression: GCC 12 may destroy temporaries there twice.
-  auto group = asio::experimental::make_parallel_group(asio::co_spawn(strand, std::move(work), asio::deferred),
+  auto group = asio::experimental::make_parallel_group(asio::co_spawn(work_ex, std::move(work), asio::deferred),
                                                        async_wait_lost(st, asio::deferred));
   auto both = std::move(group).async_wait(asio::experimental::wait_for_one(), asio::deferred);
   auto result = co_await std::move(both);
@@ -69,6 +70,10 @@ boost::asio::awaitable<T> guard_body(std::shared_ptr<lease_state> st, boost::asi
   if (failure) std::rethrow_exception(failure);
   if constexpr (!std::is_void_v<T>) co_return std::move(std::get<2>(result));
 }
+
+template <class T>
+using guard_signature =
+    std::conditional_t<std::is_void_v<T>, void(std::exception_ptr), void(std::exception_ptr, T)>;
 }  // namespace detail
 
 class lease {
@@ -126,16 +131,24 @@ class lease {
     return detail::async_wait_lost(state_, std::forward<Token>(token));
   }
 
-  // Runs `work` on the lease's strand; if the lease is lost first, `work` is cancelled (terminal)
-  // and the operation fails with system_error(errc::lease_lost). Completion signature is
-  // co_spawn's: void(exception_ptr[, T]). Cancelling the guard cancels the work.
+  // Runs `work` on the executor associated with the completion handler (for co_await: the
+  // calling coroutine's executor, e.g. the strand of a Beast session), falling back to the
+  // lease's strand; if the lease is lost first, `work` is cancelled (terminal) and the operation
+  // fails with system_error(errc::lease_lost). Completion signature is co_spawn's:
+  // void(exception_ptr[, T]). Cancelling the guard cancels the work.
   // The default token is use_awaitable, not deferred: Asio 1.81 cannot co_await a deferred
   // operation whose signature is void(exception_ptr, T).
   template <class T, class Token = boost::asio::use_awaitable_t<>>
   auto async_guard(boost::asio::awaitable<T> work, Token&& token = {}) {
     if (!state_) throw boost::system::system_error(make_error_code(errc::not_held));
-    return boost::asio::co_spawn(get_executor(), detail::guard_body<T>(state_, std::move(work)),
-                                 std::forward<Token>(token));
+    return boost::asio::async_initiate<Token, detail::guard_signature<T>>(
+        [](auto handler, std::shared_ptr<detail::lease_state> st, boost::asio::awaitable<T> w) {
+          auto strand = detail::lease_strand(*st);
+          boost::asio::any_io_executor work_ex = boost::asio::get_associated_executor(handler, strand);
+          boost::asio::co_spawn(strand, detail::guard_body<T>(std::move(st), std::move(w), std::move(work_ex)),
+                                std::move(handler));
+        },
+        token, state_, std::move(work));
   }
 
  private:

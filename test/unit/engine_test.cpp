@@ -4,6 +4,7 @@
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
 #include <future>
+#include <thread>
 
 #include "detail/lease_state.hpp"
 #include "detail/provider_impl.hpp"
@@ -231,6 +232,42 @@ BOOST_AUTO_TEST_CASE(late_grant_while_waiting_goes_on_to_a_fresh_take) {
   BOOST_TEST(l.fencing_token() > ((std::int64_t{1} << 32) | 1), "not the late take's token");
   e.run_for(700ms);
   BOOST_TEST(l.held(), "its clock started at its own take, not the late one");
+}
+
+// Defect 15: guarded work ran on the lease's internal strand, so after its first suspension it
+// left the caller's strand: a Beast stream written inside async_guard on a multi-threaded
+// io_context was a silent data race.
+BOOST_AUTO_TEST_CASE(guarded_work_stays_on_the_callers_strand) {
+  asio::io_context io;
+  auto store = std::make_shared<test::memory_store>(io.get_executor());
+  auto p = std::make_shared<ml::detail::provider_impl>(io.get_executor(), store, fast(), nullptr);
+  auto work_guard = asio::make_work_guard(io);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) threads.emplace_back([&] { io.run(); });
+  auto caller = asio::make_strand(io);
+  auto body = [&]() -> asio::awaitable<int> {
+    auto held = co_await ml::lock(p, "guard").async_acquire_for(1s, asio::use_awaitable);
+    auto work = [&]() -> asio::awaitable<int> {
+      int on_caller = 0;
+      asio::steady_timer t(co_await asio::this_coro::executor);
+      for (int i = 0; i < 50; ++i) {
+        t.expires_after(1ms);
+        co_await t.async_wait(asio::use_awaitable);
+        on_caller += caller.running_in_this_thread();
+      }
+      co_return on_caller;
+    };
+    const int n = co_await held.async_guard(work());
+    co_await held.async_release(asio::use_awaitable);
+    co_return n;
+  };
+  auto f = asio::co_spawn(caller, body(), asio::use_future);
+  const bool ready = f.wait_for(10s) == std::future_status::ready;
+  work_guard.reset();
+  io.stop();
+  for (auto& t : threads) t.join();
+  BOOST_REQUIRE(ready);
+  BOOST_TEST(f.get() == 50);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
