@@ -39,6 +39,9 @@ bool acquire_fsm::past_deadline(time_point now) const { return p_.deadline && no
 
 acquire_action acquire_fsm::on_read(const outcome<lock_doc>& r, time_point received) {
   if (r.ec) return fail(r.ec, r.message);
+  // Our own owner id on the primary may be a take that is not majority-committed yet (and could
+  // be rolled back): only a majority re-check makes it ours.
+  if (r.value.exists && r.value.held.owner == p_.owner) return {kind::recheck};
   return decide(r.value, received);
 }
 

@@ -266,7 +266,9 @@ outcome<std::optional<std::int64_t>> next_epoch(mongoc_client_t* client, const s
   }
   bson_doc read_opts;
   mongoc_read_prefs_t* prefs = nullptr;
-  build_read_opts(read_mode::majority, read_opts.get(), &prefs);
+  // Under w:1 a majority read may not include our own increment yet: read what we wrote.
+  build_read_opts(cfg.durability == write_concern::majority ? read_mode::majority : read_mode::primary,
+                  read_opts.get(), &prefs);
   mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll.get(), filter.get(), read_opts.get(), prefs);
   mongoc_read_prefs_destroy(prefs);
   const bson_t* doc = nullptr;

@@ -175,7 +175,8 @@ BOOST_AUTO_TEST_CASE(a_read_showing_our_own_owner_id_is_ours) {
   auto stranger = free_doc(8);
   stranger.held.owner = "someone-else";
   e.store->inject(op::read, {fault::kind::pass});                        // the first look
-  e.store->inject(op::read, {fault::kind::stale_read, 0ms, stranger});  // the re-check
+  // The re-check answers after the late take has landed, so the next read shows our owner id.
+  e.store->inject(op::read, {fault::kind::stale_read, 150ms, stranger});
   const auto t0 = steady::now();
   auto [ec, l] = e.acquire("mine", 5s);
   BOOST_TEST(!ec, ec.message());
