@@ -71,9 +71,17 @@ boost::asio::awaitable<T> guard_body(std::shared_ptr<lease_state> st, boost::asi
   if constexpr (!std::is_void_v<T>) co_return std::move(std::get<2>(result));
 }
 
+// A class template, not conditional_t: conditional_t would form void(exception_ptr, void).
 template <class T>
-using guard_signature =
-    std::conditional_t<std::is_void_v<T>, void(std::exception_ptr), void(std::exception_ptr, T)>;
+struct guard_signature_of {
+  using type = void(std::exception_ptr, T);
+};
+template <>
+struct guard_signature_of<void> {
+  using type = void(std::exception_ptr);
+};
+template <class T>
+using guard_signature = typename guard_signature_of<T>::type;
 }  // namespace detail
 
 class lease {

@@ -271,4 +271,30 @@ BOOST_AUTO_TEST_CASE(guarded_work_stays_on_the_callers_strand) {
   BOOST_TEST(f.get() == 50);
 }
 
+// The demo guards an awaitable<void>; the guard's signature is then void(exception_ptr). A
+// release of main once failed to compile exactly there (the signature was built with
+// conditional_t, which forms both branches), and no test guarded void work.
+BOOST_AUTO_TEST_CASE(guard_of_void_work_completes) {
+  asio::io_context io;
+  auto store = std::make_shared<test::memory_store>(io.get_executor());
+  auto p = std::make_shared<ml::detail::provider_impl>(io.get_executor(), store, fast(), nullptr);
+  bool ran = false, completed = false;
+  auto body = [&]() -> asio::awaitable<void> {
+    auto held = co_await ml::lock(p, "void-guard").async_acquire_for(1s, asio::use_awaitable);
+    auto work = [&]() -> asio::awaitable<void> {
+      ran = true;
+      co_return;
+    };
+    co_await held.async_guard(work());
+    completed = true;
+    co_await held.async_release(asio::use_awaitable);
+  };
+  asio::co_spawn(io, body(), [](std::exception_ptr e) {
+    if (e) std::rethrow_exception(e);
+  });
+  io.run_for(10s);
+  BOOST_TEST(ran);
+  BOOST_TEST(completed);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
