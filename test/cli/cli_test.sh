@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Black-box tests of the `mongolock` tool: the built binary, run as separate processes against
-# the test server. Usage: cli_test.sh PATH_TO_MONGOLOCK (server URI from the ctest fixture or
-# MONGOLOCK_TEST_URI). Ends with "N passed, N failed".
+# the test server. Usage: cli_test.sh PATH_TO_MONGOLOCK PATH_TO_FORK_CHECK_SO (server URI from the
+# ctest fixture or MONGOLOCK_TEST_URI). Ends with "N passed, N failed".
 set -u
-bin=$1
+bin=$1 fork_check=$2
 uri=${MONGOLOCK_TEST_URI:-$(cat "$MONGOLOCK_TEST_SERVER_DIR/uri")}
 export MONGOLOCK_URI=$uri MONGOLOCK_DATABASE=mongolock_cli_test
 work=$(mktemp -d)
@@ -128,6 +128,23 @@ check "malformed URI: 64 and no password" '[ $rc = 64 ] && ! grep -q s3cr3t "$wo
 "$bin" --help >/dev/null; rc=$?
 check "--help exits 0" '[ $rc = 0 ]'
 check "--version prints the version" '"$bin" --version | grep -q "^mongolock [0-9]"'
+
+# 11. Between fork and exec the child calls only async-signal-safe functions (the fork_check shim
+#     exits 99 otherwise), and still gets its lease in the environment, replacing stale values.
+n=$(name forkcheck)
+[ -f "$fork_check" ] || bad "fork_check shim missing: $fork_check"
+MONGOLOCK_FENCING_TOKEN=stale LD_PRELOAD=$fork_check "$bin" run "$n" \
+  sh -c 'echo "$MONGOLOCK_NAME $MONGOLOCK_FENCING_TOKEN $MONGOLOCK_OWNER"' >"$work/fc.out" 2>"$work/fc.err"; rc=$?
+check "child of fork: async-signal-safe calls only (rc=$rc $(head -c 200 "$work/fc.err"))" '[ $rc = 0 ] && ! grep -q fork_check "$work/fc.err"'
+check "child of fork: lease in its environment, stale token replaced" 'grep -q "^$n [0-9][0-9]* [0-9a-f]\{32\}$" "$work/fc.out"'
+LD_PRELOAD=$fork_check "$bin" run "$n" no-such-command-anywhere 2>"$work/fc.err"; rc=$?
+check "command not found on PATH: 127 and the message" '[ $rc = 127 ] && grep -q "cannot run .no-such-command-anywhere.: No such file" "$work/fc.err"'
+printf 'echo no-shebang-ran\n' > "$work/noexec"
+LD_PRELOAD=$fork_check "$bin" run "$n" "$work/noexec" 2>"$work/fc.err"; rc=$?
+check "not executable: 126 and the message" '[ $rc = 126 ] && grep -q "cannot run .*: Permission denied" "$work/fc.err"'
+chmod +x "$work/noexec"
+out=$(cd "$work" && PATH=/nonexistent: LD_PRELOAD=$fork_check "$bin" run "$n" noexec 2>"$work/fc.err"); rc=$?
+check "script without #! found via an empty PATH entry runs with sh, as execvp" '[ $rc = 0 ] && [ "$out" = no-shebang-ran ]'
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
