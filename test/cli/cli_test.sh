@@ -120,6 +120,10 @@ for args in "--ttl 5x run a true" "--wait -1s run a true" "--ttl 10 run a true" 
   "$bin" $args >/dev/null 2>&1; rc=$?
   check "usage error exits 64: $args" '[ $rc = 64 ]'
 done
+"$bin" --ttl 9999999h run a true 2>"$work/range"; rc=$?
+check "--ttl out of range: 64, names the flag and the limit" '[ $rc = 64 ] && grep -q -- "--ttl must be between 100ms and 24h" "$work/range"'
+MONGOLOCK_WAIT=9999999h "$bin" run a true 2>"$work/range"; rc=$?
+check "MONGOLOCK_WAIT out of range: 64, names it and the limit" '[ $rc = 64 ] && grep -q "MONGOLOCK_WAIT must be between 0 and 8784h" "$work/range"'
 "$bin" --uri 'mongodb://alice:s3cr3t@127.0.0.1:1/?serverSelectionTimeoutMS=300' run x true 2>"$work/unreach"; rc=$?
 check "unreachable server exits 69" '[ $rc = 69 ]'
 check "no password in the error output" '! grep -q s3cr3t "$work/unreach"'

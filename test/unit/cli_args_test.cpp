@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "args.hpp"
+#include "mongolock/options.hpp"
 
 using namespace std::chrono_literals;
 namespace cli = mongolock::cli;
@@ -58,6 +59,40 @@ BOOST_AUTO_TEST_CASE(usage_errors) {
   BOOST_TEST(ok.opts.force);
   BOOST_TEST((parse({"--help"}).opts.cmd == cli::command::help));
   BOOST_TEST((parse({"--version"}).opts.cmd == cli::command::version));
+}
+
+// Bounds are the library's own (limits::max_expiry, max_acquire_timeout) so the tool reports a
+// usage error naming the flag instead of the library's "expiry ... [mongolock:8]" or, for
+// --wait 9999999h, an overflowed deadline that times out at once.
+BOOST_AUTO_TEST_CASE(durations_out_of_range_name_the_flag_and_the_limit) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--ttl", "9999999h", "list"}, "--ttl must be between 100ms and 24h"},
+      {{"--ttl", "99ms", "list"}, "--ttl must be between 100ms and 24h"},
+      {{"--ttl", "0", "list"}, "--ttl must be between 100ms and 24h"},
+      {{"--ttl", "25h", "list"}, "--ttl must be between 100ms and 24h"},
+      {{"--wait", "8785h", "list"}, "--wait must be between 0 and 8784h (366 days)"},
+      {{"--wait", "9999999h", "list"}, "--wait must be between 0 and 8784h (366 days)"},
+      {{"--kill-after", "61m", "list"}, "--kill-after must be between 0 and 1h"}};
+  for (const auto& [args, message] : cases) BOOST_TEST_CONTEXT(args[0] << " " << args[1]) {
+      BOOST_TEST(parse(args).error == message);
+    }
+  for (std::vector<std::string> ok : std::vector<std::vector<std::string>>{
+           {"--ttl", "100ms", "list"}, {"--ttl", "24h", "list"}, {"--wait", "8784h", "list"},
+           {"--wait", "0", "list"}, {"--kill-after", "1h", "list"}, {"--kill-after", "0", "list"}})
+    BOOST_TEST(parse(ok).error.empty(), ok[0] << " " << ok[1]);
+  BOOST_TEST((parse({"--ttl", "24h", "list"}).opts.ttl == mongolock::limits::max_expiry));
+  BOOST_TEST((parse({"--wait", "8784h", "list"}).opts.wait == mongolock::limits::max_acquire_timeout));
+}
+
+BOOST_AUTO_TEST_CASE(environment_durations_out_of_range) {
+  BOOST_TEST(parse({"list"}, {{"MONGOLOCK_TTL", "9999999h"}}).error == "MONGOLOCK_TTL must be between 100ms and 24h");
+  BOOST_TEST(parse({"list"}, {{"MONGOLOCK_WAIT", "9000h"}}).error ==
+             "MONGOLOCK_WAIT must be between 0 and 8784h (366 days)");
+  BOOST_TEST(parse({"list"}, {{"MONGOLOCK_KILL_AFTER", "2h"}}).error == "MONGOLOCK_KILL_AFTER must be between 0 and 1h");
+  // An out-of-range environment value is still an error when the flag would override it: the
+  // environment is read first and reports what is wrong with it.
+  BOOST_TEST(parse({"--ttl", "10s", "list"}, {{"MONGOLOCK_TTL", "50ms"}}).error ==
+             "MONGOLOCK_TTL must be between 100ms and 24h");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -3,7 +3,40 @@
 #include <charconv>
 #include <limits>
 
+#include "mongolock/options.hpp"
+
 namespace mongolock::cli {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+// Accepted ranges, checked here so a usage error names the flag (the library would name its own
+// field, and an overflowing --wait deadline would time out at once). --ttl is the library's lease
+// expiry range, --wait its acquire-timeout limit. --kill-after: a command still running an hour
+// after SIGTERM is not stopping, and the lease is already lost; SIGKILL it.
+struct range {
+  milliseconds min, max;
+};
+constexpr range ttl_range{milliseconds{100}, limits::max_expiry};
+constexpr range wait_range{milliseconds{0}, limits::max_acquire_timeout};
+constexpr range kill_after_range{milliseconds{0}, std::chrono::hours(1)};
+
+// In the syntax the user types, with the largest exact unit: "100ms", "24h", "8784h (366 days)".
+std::string describe(milliseconds d) {
+  using namespace std::chrono;
+  if (d.count() == 0) return "0";
+  if (d % hours(1) == milliseconds{0}) {
+    std::string out = std::to_string(d / hours(1)) + "h";
+    if (d > hours(48) && d % hours(24) == milliseconds{0}) out += " (" + std::to_string(d / hours(24)) + " days)";
+    return out;
+  }
+  if (d % minutes(1) == milliseconds{0}) return std::to_string(d / minutes(1)) + "m";
+  if (d % seconds(1) == milliseconds{0}) return std::to_string(d / seconds(1)) + "s";
+  return std::to_string(d.count()) + "ms";
+}
+
+}  // namespace
 
 std::optional<std::chrono::milliseconds> parse_duration(const std::string& text) {
   if (text == "0") return std::chrono::milliseconds{0};
@@ -34,9 +67,11 @@ global options (environment variable in brackets):
   --uri URI             MongoDB connection string [MONGOLOCK_URI] (mongodb://127.0.0.1:27017)
   --database DB         database [MONGOLOCK_DATABASE] (mongolock)
   --collection NAME     lock collection [MONGOLOCK_COLLECTION] (locks)
-  --ttl DURATION        lease expiry [MONGOLOCK_TTL] (30s)
-  --wait DURATION       how long `run` waits for the lock [MONGOLOCK_WAIT] (forever; 0 = try once)
-  --kill-after DURATION grace between SIGTERM and SIGKILL when the lease is lost [MONGOLOCK_KILL_AFTER] (5s)
+  --ttl DURATION        lease expiry, 100ms..24h [MONGOLOCK_TTL] (30s)
+  --wait DURATION       how long `run` waits for the lock, up to 8784h (366 days) [MONGOLOCK_WAIT]
+                        (forever; 0 = try once)
+  --kill-after DURATION grace between SIGTERM and SIGKILL when the lease is lost, up to 1h
+                        [MONGOLOCK_KILL_AFTER] (5s)
   --quiet | --verbose
 durations: 250ms, 10s, 2m, 1h, 0
 
@@ -57,9 +92,12 @@ struct parser {
     if (r.error.empty()) r.error = std::move(e);
     return false;
   }
-  bool set_duration(const std::string& flag, const std::string& value, std::chrono::milliseconds& out) {
+  bool set_duration(const std::string& flag, const std::string& value, range allowed,
+                    std::chrono::milliseconds& out) {
     auto d = parse_duration(value);
     if (!d) return fail("invalid duration for " + flag + ": '" + value + "' (use e.g. 250ms, 10s, 2m, 1h)");
+    if (*d < allowed.min || *d > allowed.max)
+      return fail(flag + " must be between " + describe(allowed.min) + " and " + describe(allowed.max));
     out = *d;
     return true;
   }
@@ -77,11 +115,11 @@ struct parser {
     if (a == "--uri") return value(o.uri);
     if (a == "--database") return value(o.database);
     if (a == "--collection") return value(o.collection);
-    if (a == "--ttl") return value(v) && set_duration(a, v, o.ttl);
-    if (a == "--kill-after") return value(v) && set_duration(a, v, o.kill_after);
+    if (a == "--ttl") return value(v) && set_duration(a, v, ttl_range, o.ttl);
+    if (a == "--kill-after") return value(v) && set_duration(a, v, kill_after_range, o.kill_after);
     if (a == "--wait") {
       std::chrono::milliseconds w{};
-      if (!(value(v) && set_duration(a, v, w))) return false;
+      if (!(value(v) && set_duration(a, v, wait_range, w))) return false;
       o.wait = w;
       return true;
     }
@@ -101,11 +139,11 @@ parse_result parse_args(const std::vector<std::string>& args,
     if (k == "MONGOLOCK_URI") o.uri = v;
     else if (k == "MONGOLOCK_DATABASE") o.database = v;
     else if (k == "MONGOLOCK_COLLECTION") o.collection = v;
-    else if (k == "MONGOLOCK_TTL") p.set_duration(k, v, o.ttl);
-    else if (k == "MONGOLOCK_KILL_AFTER") p.set_duration(k, v, o.kill_after);
+    else if (k == "MONGOLOCK_TTL") p.set_duration(k, v, ttl_range, o.ttl);
+    else if (k == "MONGOLOCK_KILL_AFTER") p.set_duration(k, v, kill_after_range, o.kill_after);
     else if (k == "MONGOLOCK_WAIT") {
       std::chrono::milliseconds w{};
-      if (p.set_duration(k, v, w)) o.wait = w;
+      if (p.set_duration(k, v, wait_range, w)) o.wait = w;
     }
   }
   if (!p.r.error.empty()) return p.r;
