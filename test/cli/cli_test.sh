@@ -129,6 +129,15 @@ check "unreachable server exits 69" '[ $rc = 69 ]'
 check "no password in the error output" '! grep -q s3cr3t "$work/unreach"'
 "$bin" --uri 'mongodb://alice:s3cr3t@host:notaport/' list 2>"$work/baduri"; rc=$?
 check "malformed URI: 64 and no password" '[ $rc = 64 ] && ! grep -q s3cr3t "$work/baduri"'
+# Malformed URIs must not defeat redaction: no scheme slashes, a '/' or ':' in the password.
+k=0
+for u in 'mongodb:/admin:PW@host' 'mongodb:/admin:SECRET@host' 'mongodb://u:Pw3SEC/RETc@127.0.0.1:1/' \
+         'mongodb://u:Pw0SE:CRETi@127.0.0.1:1/'; do
+  k=$((k + 1))  # numbered: the test's own output must not quote the secret either
+  "$bin" --uri "$u" list >"$work/uri.out" 2>&1; rc=$?
+  check "malformed URI #$k: 64, no secret in stdout or stderr" \
+        '[ $rc = 64 ] && ! grep -qE "PW|SEC|CRET" "$work/uri.out"'
+done
 "$bin" --help >/dev/null; rc=$?
 check "--help exits 0" '[ $rc = 0 ]'
 check "--version prints the version" '"$bin" --version | grep -q "^mongolock [0-9]"'
