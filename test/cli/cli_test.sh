@@ -37,6 +37,10 @@ MONGOLOCK_WAIT=0 "$bin" run "$n" true 2>/dev/null; rc=$?
 check "MONGOLOCK_WAIT=0 from the environment works too" '[ $rc = 75 ]'
 "$bin" --wait 300ms --quiet run "$n" true; rc=$?
 check "--wait 300ms times out with 75" '[ $rc = 75 ]'
+"$bin" -E 3 -w 0 -q run "$n" true; rc=$?
+check "-E 3 -w 0 -q on a held lock exits 3 (flock habits)" '[ $rc = 3 ]'
+"$bin" --conflict-exit-code=0 --wait=0.3s --quiet run "$n" touch "$work/ran"; rc=$?
+check "--conflict-exit-code=0 --wait=0.3s: 0, command not run" '[ $rc = 0 ] && [ ! -e "$work/ran" ]'
 wait $holder
 
 # 3. A killed `mongolock run` is taken over after --ttl.

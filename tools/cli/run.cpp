@@ -25,8 +25,8 @@ using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
-int exit_code_for(error_code ec) {
-  if (ec == errc::busy || ec == errc::timeout) return exit_not_acquired;
+int exit_code_for(error_code ec, const options& o) {
+  if (ec == errc::busy || ec == errc::timeout) return o.conflict_exit_code;
   if (ec == errc::server_unavailable || ec == errc::unsupported_server) return exit_unavailable;
   if (ec == errc::invalid_name) return exit_usage;
   return exit_software;
@@ -59,7 +59,7 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
   auto [ec, held] = std::move(std::get<0>(raced));
   if (ec) {
     if (!o.quiet) std::cerr << "mongolock: lock '" << o.name << "' not acquired: " << ec.message() << "\n";
-    co_return exit_code_for(ec);
+    co_return exit_code_for(ec, o);
   }
   if (o.verbose) std::cerr << "mongolock: acquired '" << o.name << "' token " << held.fencing_token() << "\n";
 
