@@ -12,8 +12,15 @@
 namespace mongolock::detail {
 
 // "mongodb://user:secret@host/" -> "mongodb://user:****@host/". Used for every message that may
-// quote a connection string, so credentials never reach a log or an error message.
+// quote a connection string, so credentials never reach a log or an error message. Robust to
+// malformed text: the userinfo runs to the LAST '@' (a password may hold '/', ':', '@', '?'),
+// after any "scheme:/" or "scheme://", or from the start; it may over-redact, never under.
 std::string redact_uri(std::string_view uri);
+
+// `message` (libmongoc's, say) with the password of `uri` replaced by "****". If a piece of it
+// is left (the driver quotes a fragment, e.g. a host string cut at a '/' inside the password),
+// the whole message is replaced by a generic one.
+std::string hide_password(std::string_view message, std::string_view uri);
 
 class driver {
  public:

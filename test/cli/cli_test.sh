@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Black-box tests of the `mongolock` tool: the built binary, run as separate processes against
-# the test server. Usage: cli_test.sh PATH_TO_MONGOLOCK (server URI from the ctest fixture or
-# MONGOLOCK_TEST_URI). Ends with "N passed, N failed".
+# the test server. Usage: cli_test.sh PATH_TO_MONGOLOCK PATH_TO_FORK_CHECK_SO (server URI from the
+# ctest fixture or MONGOLOCK_TEST_URI). Ends with "N passed, N failed".
 set -u
-bin=$1
+bin=$1 fork_check=$2
 uri=${MONGOLOCK_TEST_URI:-$(cat "$MONGOLOCK_TEST_SERVER_DIR/uri")}
 export MONGOLOCK_URI=$uri MONGOLOCK_DATABASE=mongolock_cli_test
 work=$(mktemp -d)
@@ -37,6 +37,10 @@ MONGOLOCK_WAIT=0 "$bin" run "$n" true 2>/dev/null; rc=$?
 check "MONGOLOCK_WAIT=0 from the environment works too" '[ $rc = 75 ]'
 "$bin" --wait 300ms --quiet run "$n" true; rc=$?
 check "--wait 300ms times out with 75" '[ $rc = 75 ]'
+"$bin" -E 3 -w 0 -q run "$n" true; rc=$?
+check "-E 3 -w 0 -q on a held lock exits 3 (flock habits)" '[ $rc = 3 ]'
+"$bin" --conflict-exit-code=0 --wait=0.3s --quiet run "$n" touch "$work/ran"; rc=$?
+check "--conflict-exit-code=0 --wait=0.3s: 0, command not run" '[ $rc = 0 ] && [ ! -e "$work/ran" ]'
 wait $holder
 
 # 3. A killed `mongolock run` is taken over after --ttl.
@@ -120,14 +124,44 @@ for args in "--ttl 5x run a true" "--wait -1s run a true" "--ttl 10 run a true" 
   "$bin" $args >/dev/null 2>&1; rc=$?
   check "usage error exits 64: $args" '[ $rc = 64 ]'
 done
+"$bin" --ttl 9999999h run a true 2>"$work/range"; rc=$?
+check "--ttl out of range: 64, names the flag and the limit" '[ $rc = 64 ] && grep -q -- "--ttl must be between 100ms and 24h" "$work/range"'
+MONGOLOCK_WAIT=9999999h "$bin" run a true 2>"$work/range"; rc=$?
+check "MONGOLOCK_WAIT out of range: 64, names it and the limit" '[ $rc = 64 ] && grep -q "MONGOLOCK_WAIT must be between 0 and 8784h" "$work/range"'
 "$bin" --uri 'mongodb://alice:s3cr3t@127.0.0.1:1/?serverSelectionTimeoutMS=300' run x true 2>"$work/unreach"; rc=$?
 check "unreachable server exits 69" '[ $rc = 69 ]'
 check "no password in the error output" '! grep -q s3cr3t "$work/unreach"'
 "$bin" --uri 'mongodb://alice:s3cr3t@host:notaport/' list 2>"$work/baduri"; rc=$?
 check "malformed URI: 64 and no password" '[ $rc = 64 ] && ! grep -q s3cr3t "$work/baduri"'
+# Malformed URIs must not defeat redaction: no scheme slashes, a '/' or ':' in the password.
+k=0
+for u in 'mongodb:/admin:PW@host' 'mongodb:/admin:SECRET@host' 'mongodb://u:Pw3SEC/RETc@127.0.0.1:1/' \
+         'mongodb://u:Pw0SE:CRETi@127.0.0.1:1/'; do
+  k=$((k + 1))  # numbered: the test's own output must not quote the secret either
+  "$bin" --uri "$u" list >"$work/uri.out" 2>&1; rc=$?
+  check "malformed URI #$k: 64, no secret in stdout or stderr" \
+        '[ $rc = 64 ] && ! grep -qE "PW|SEC|CRET" "$work/uri.out"'
+done
 "$bin" --help >/dev/null; rc=$?
 check "--help exits 0" '[ $rc = 0 ]'
 check "--version prints the version" '"$bin" --version | grep -q "^mongolock [0-9]"'
+
+# 11. Between fork and exec the child calls only async-signal-safe functions (the fork_check shim
+#     exits 99 otherwise), and still gets its lease in the environment, replacing stale values.
+n=$(name forkcheck)
+[ -f "$fork_check" ] || bad "fork_check shim missing: $fork_check"
+MONGOLOCK_FENCING_TOKEN=stale LD_PRELOAD=$fork_check "$bin" run "$n" \
+  sh -c 'echo "$MONGOLOCK_NAME $MONGOLOCK_FENCING_TOKEN $MONGOLOCK_OWNER"' >"$work/fc.out" 2>"$work/fc.err"; rc=$?
+check "child of fork: async-signal-safe calls only (rc=$rc $(head -c 200 "$work/fc.err"))" '[ $rc = 0 ] && ! grep -q fork_check "$work/fc.err"'
+check "child of fork: lease in its environment, stale token replaced" 'grep -q "^$n [0-9][0-9]* [0-9a-f]\{32\}$" "$work/fc.out"'
+LD_PRELOAD=$fork_check "$bin" run "$n" no-such-command-anywhere 2>"$work/fc.err"; rc=$?
+check "command not found on PATH: 127 and the message" '[ $rc = 127 ] && grep -q "cannot run .no-such-command-anywhere.: No such file" "$work/fc.err"'
+printf 'echo no-shebang-ran\n' > "$work/noexec"
+LD_PRELOAD=$fork_check "$bin" run "$n" "$work/noexec" 2>"$work/fc.err"; rc=$?
+check "not executable: 126 and the message" '[ $rc = 126 ] && grep -q "cannot run .*: Permission denied" "$work/fc.err"'
+chmod +x "$work/noexec"
+out=$(cd "$work" && PATH=/nonexistent: LD_PRELOAD=$fork_check "$bin" run "$n" noexec 2>"$work/fc.err"); rc=$?
+check "script without #! found via an empty PATH entry runs with sh, as execvp" '[ $rc = 0 ] && [ "$out" = no-shebang-ran ]'
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

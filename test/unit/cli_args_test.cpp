@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "args.hpp"
+#include "mongolock/options.hpp"
 
 using namespace std::chrono_literals;
 namespace cli = mongolock::cli;
@@ -20,8 +21,61 @@ BOOST_AUTO_TEST_CASE(durations) {
   BOOST_TEST(cli::parse_duration("2m")->count() == 120000);
   BOOST_TEST(cli::parse_duration("1h")->count() == 3600000);
   BOOST_TEST(cli::parse_duration("0")->count() == 0);
-  for (const char* bad : {"", "10", "-1s", "1.5s", "5x", "s", "10 s", "99999999999999999999h"})
+  for (const char* bad : {"", "10", "-1s", "5x", "s", "10 s", "99999999999999999999h", "1m30", "1.s", ".5s",
+                          "1..5s", "1.5.5s", "1s-1s", "0.5ms", "1.0001s", "m30s", "9999999999999999h"})
     BOOST_TEST(!cli::parse_duration(bad).has_value(), bad);
+}
+
+// As `timeout`, `sleep` and Go's ParseDuration: "1m30s", "1.5s". Sub-millisecond parts are refused
+// rather than rounded.
+BOOST_AUTO_TEST_CASE(compound_and_fractional_durations) {
+  const std::vector<std::pair<const char*, std::int64_t>> cases{
+      {"1m30s", 90'000}, {"1.5s", 1'500}, {"1h30m", 5'400'000}, {"0.25s", 250}, {"2.5m", 150'000},
+      {"1h1m1s1ms", 3'661'001}, {"0.001s", 1}, {"1.50s", 1'500}, {"0s", 0}, {"8784h", 31'622'400'000}};
+  for (const auto& [text, ms] : cases) BOOST_TEST_CONTEXT(text) {
+      BOOST_TEST(cli::parse_duration(text).value_or(std::chrono::milliseconds{-1}).count() == ms);
+    }
+  BOOST_TEST(parse({"--ttl", "1m30s", "list"}).opts.ttl.count() == 90'000);
+}
+
+BOOST_AUTO_TEST_CASE(equals_form_and_short_options) {
+  auto r = parse({"--uri=mongodb://h/?w=majority", "--ttl=10s", "--wait=1.5s", "--database=d", "--collection=c",
+                  "--kill-after=1s", "run", "job", "--", "sh", "-c", "--ttl=1s"});
+  BOOST_TEST(r.error.empty());
+  BOOST_TEST(r.opts.uri == "mongodb://h/?w=majority");  // split at the first '=' only
+  BOOST_TEST(r.opts.ttl.count() == 10'000);
+  BOOST_TEST(r.opts.wait->count() == 1'500);
+  BOOST_TEST(r.opts.database == "d");
+  BOOST_TEST(r.opts.collection == "c");
+  BOOST_TEST(r.opts.kill_after.count() == 1'000);
+  BOOST_TEST(r.opts.argv == (std::vector<std::string>{"sh", "-c", "--ttl=1s"}));  // COMMAND is never parsed
+
+  auto s = parse({"-w", "5s", "-t", "2m", "-q", "-v", "run", "job", "true"});
+  BOOST_TEST(s.error.empty());
+  BOOST_TEST(s.opts.wait->count() == 5'000);
+  BOOST_TEST(s.opts.ttl.count() == 120'000);
+  BOOST_TEST(s.opts.quiet);
+  BOOST_TEST(s.opts.verbose);
+  auto attached = parse({"-w0", "-t1m", "list"});  // as getopt: the value may follow the letter
+  BOOST_TEST(attached.error.empty());
+  BOOST_TEST(attached.opts.wait->count() == 0);
+  BOOST_TEST(attached.opts.ttl.count() == 60'000);
+
+  BOOST_TEST(parse({"--quiet=yes", "list"}).error == "--quiet takes no value");
+  BOOST_TEST(parse({"-t", "25h", "list"}).error == "-t must be between 100ms and 24h");  // as the user spelt it
+  BOOST_TEST(parse({"--ttl=25h", "list"}).error == "--ttl must be between 100ms and 24h");
+  BOOST_TEST(!parse({"--bogus=1", "list"}).error.empty());
+  BOOST_TEST(!parse({"-x", "list"}).error.empty());
+}
+
+// As flock(1) -E: the exit status when the lock is busy or --wait ran out (default 75).
+BOOST_AUTO_TEST_CASE(conflict_exit_code) {
+  BOOST_TEST(parse({"run", "job", "true"}).opts.conflict_exit_code == cli::exit_not_acquired);
+  BOOST_TEST(parse({"-E", "3", "run", "job", "true"}).opts.conflict_exit_code == 3);
+  BOOST_TEST(parse({"--conflict-exit-code=0", "list"}).opts.conflict_exit_code == 0);
+  BOOST_TEST(parse({"--conflict-exit-code", "255", "list"}).opts.conflict_exit_code == 255);
+  for (const char* bad : {"256", "-1", "x", "", "3x", "1e2"})
+    BOOST_TEST(parse({"-E", bad, "list"}).error == "-E must be a number from 0 to 255", bad);
 }
 
 BOOST_AUTO_TEST_CASE(run_with_command_and_globals) {
@@ -58,6 +112,40 @@ BOOST_AUTO_TEST_CASE(usage_errors) {
   BOOST_TEST(ok.opts.force);
   BOOST_TEST((parse({"--help"}).opts.cmd == cli::command::help));
   BOOST_TEST((parse({"--version"}).opts.cmd == cli::command::version));
+}
+
+// Bounds are the library's own (limits::max_expiry, max_acquire_timeout) so the tool reports a
+// usage error naming the flag instead of the library's "expiry ... [mongolock:8]" or, for
+// --wait 9999999h, an overflowed deadline that times out at once.
+BOOST_AUTO_TEST_CASE(durations_out_of_range_name_the_flag_and_the_limit) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--ttl", "9999999h", "list"}, "--ttl must be between 100ms and 24h"},
+      {{"--ttl", "99ms", "list"}, "--ttl must be between 100ms and 24h"},
+      {{"--ttl", "0", "list"}, "--ttl must be between 100ms and 24h"},
+      {{"--ttl", "25h", "list"}, "--ttl must be between 100ms and 24h"},
+      {{"--wait", "8785h", "list"}, "--wait must be between 0 and 8784h (366 days)"},
+      {{"--wait", "9999999h", "list"}, "--wait must be between 0 and 8784h (366 days)"},
+      {{"--kill-after", "61m", "list"}, "--kill-after must be between 0 and 1h"}};
+  for (const auto& [args, message] : cases) BOOST_TEST_CONTEXT(args[0] << " " << args[1]) {
+      BOOST_TEST(parse(args).error == message);
+    }
+  for (std::vector<std::string> ok : std::vector<std::vector<std::string>>{
+           {"--ttl", "100ms", "list"}, {"--ttl", "24h", "list"}, {"--wait", "8784h", "list"},
+           {"--wait", "0", "list"}, {"--kill-after", "1h", "list"}, {"--kill-after", "0", "list"}})
+    BOOST_TEST(parse(ok).error.empty(), ok[0] << " " << ok[1]);
+  BOOST_TEST((parse({"--ttl", "24h", "list"}).opts.ttl == mongolock::limits::max_expiry));
+  BOOST_TEST((parse({"--wait", "8784h", "list"}).opts.wait == mongolock::limits::max_acquire_timeout));
+}
+
+BOOST_AUTO_TEST_CASE(environment_durations_out_of_range) {
+  BOOST_TEST(parse({"list"}, {{"MONGOLOCK_TTL", "9999999h"}}).error == "MONGOLOCK_TTL must be between 100ms and 24h");
+  BOOST_TEST(parse({"list"}, {{"MONGOLOCK_WAIT", "9000h"}}).error ==
+             "MONGOLOCK_WAIT must be between 0 and 8784h (366 days)");
+  BOOST_TEST(parse({"list"}, {{"MONGOLOCK_KILL_AFTER", "2h"}}).error == "MONGOLOCK_KILL_AFTER must be between 0 and 1h");
+  // An out-of-range environment value is still an error when the flag would override it: the
+  // environment is read first and reports what is wrong with it.
+  BOOST_TEST(parse({"--ttl", "10s", "list"}, {{"MONGOLOCK_TTL", "50ms"}}).error ==
+             "MONGOLOCK_TTL must be between 100ms and 24h");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -128,6 +128,48 @@ BOOST_AUTO_TEST_CASE(uri_redaction_hides_passwords) {
   BOOST_TEST(redact_uri("not a uri").find("not a uri") == 0u);
 }
 
+// Malformed text must not defeat redaction: the userinfo ends at the LAST '@' (a password may
+// hold '/', ':', '@' or '?'), whatever the scheme looks like, or without one.
+BOOST_AUTO_TEST_CASE(uri_redaction_survives_malformed_uris) {
+  using ml::detail::redact_uri;
+  BOOST_TEST(redact_uri("mongodb:/admin:PW@host") == "mongodb:/admin:****@host");
+  BOOST_TEST(redact_uri("mongodb://u:Pw3SEC/RETc@127.0.0.1:1/") == "mongodb://u:****@127.0.0.1:1/");
+  BOOST_TEST(redact_uri("mongodb://u:Pw0SE:CRETi@127.0.0.1:1/") == "mongodb://u:****@127.0.0.1:1/");
+  BOOST_TEST(redact_uri("mongodb://u:p@ss?w@h1/db") == "mongodb://u:****@h1/db");
+  BOOST_TEST(redact_uri("mongodb+srv://u:pw@cluster0.example.net/") == "mongodb+srv://u:****@cluster0.example.net/");
+  BOOST_TEST(redact_uri("u:secret@host") == "u:****@host");
+  BOOST_TEST(redact_uri("mongodb:u:secret@host").find("secret") == std::string::npos);
+}
+
+// A driver message may quote the password or a piece of it ("Password \"...\" must not have
+// unescaped chars", or a host string cut at a '/' inside the password).
+BOOST_AUTO_TEST_CASE(messages_are_scrubbed_of_the_password) {
+  using ml::detail::hide_password;
+  const std::string uri = "mongodb://u:Pw0SE:CRETi@127.0.0.1:1/";
+  BOOST_TEST(hide_password("Password \"Pw0SE:CRETi\" must not have unescaped chars", uri).find("CRET") == std::string::npos);
+  BOOST_TEST(hide_password("Invalid host string: u:Pw0SE", uri).find("Pw0SE") == std::string::npos);
+  BOOST_TEST(hide_password("Invalid host string in URI", uri) == "Invalid host string in URI");
+  BOOST_TEST(hide_password("Invalid URI Schema", "mongodb://h1/") == "Invalid URI Schema");
+  // Percent-decoded, as the driver may quote it after decoding.
+  BOOST_TEST(hide_password("bad password 'a@bSECRET'", "mongodb://u:a%40bSECRET@h/").find("SECRET") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(malformed_uri_errors_never_quote_the_password) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases{
+      {"mongodb:/admin:PW@host", {"PW"}},
+      {"mongodb://u:Pw3SEC/RETc@127.0.0.1:1/", {"SEC", "RET"}},
+      {"mongodb://u:Pw0SE:CRETi@127.0.0.1:1/", {"SE", "CRET"}},
+      {"mongodb://u:SEC%zzRET@127.0.0.1:1/", {"SEC", "RET"}},
+      {"mongodb://alice:s3cr3t@host:notaport/", {"s3cr3t"}}};
+  for (const auto& [uri, secrets] : cases) BOOST_TEST_CONTEXT(uri) {
+      boost::system::error_code ec;
+      std::string why;
+      BOOST_TEST(!ml::detail::driver::create(uri, {}, ec, why));
+      BOOST_TEST((ec == ml::errc::invalid_uri));
+      for (const auto& secret : secrets) BOOST_TEST(why.find(secret) == std::string::npos, why);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(server_versions_below_4_0_are_refused) {
   std::string why;
   BOOST_TEST((ml::detail::check_server({"3.6.23", 6}, &why) == ml::errc::unsupported_server));

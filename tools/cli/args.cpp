@@ -1,25 +1,78 @@
 #include "args.hpp"
 
 #include <charconv>
-#include <limits>
+#include <string_view>
+
+#include "mongolock/options.hpp"
 
 namespace mongolock::cli {
 
+namespace {
+
+using std::chrono::milliseconds;
+
+// Accepted ranges, checked here so a usage error names the flag (the library would name its own
+// field, and an overflowing --wait deadline would time out at once). --ttl is the library's lease
+// expiry range, --wait its acquire-timeout limit. --kill-after: a command still running an hour
+// after SIGTERM is not stopping, and the lease is already lost; SIGKILL it.
+struct range {
+  milliseconds min, max;
+};
+constexpr range ttl_range{milliseconds{100}, limits::max_expiry};
+constexpr range wait_range{milliseconds{0}, limits::max_acquire_timeout};
+constexpr range kill_after_range{milliseconds{0}, std::chrono::hours(1)};
+
+// In the syntax the user types, with the largest exact unit: "100ms", "24h", "8784h (366 days)".
+std::string describe(milliseconds d) {
+  using namespace std::chrono;
+  if (d.count() == 0) return "0";
+  if (d % hours(1) == milliseconds{0}) {
+    std::string out = std::to_string(d / hours(1)) + "h";
+    if (d > hours(48) && d % hours(24) == milliseconds{0}) out += " (" + std::to_string(d / hours(24)) + " days)";
+    return out;
+  }
+  if (d % minutes(1) == milliseconds{0}) return std::to_string(d / minutes(1)) + "m";
+  if (d % seconds(1) == milliseconds{0}) return std::to_string(d / seconds(1)) + "s";
+  return std::to_string(d.count()) + "ms";
+}
+
+}  // namespace
+
 std::optional<std::chrono::milliseconds> parse_duration(const std::string& text) {
   if (text == "0") return std::chrono::milliseconds{0};
-  std::int64_t value = 0;
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc{} || p == text.data() || value < 0) return std::nullopt;
-  const std::string unit(p, end);
-  std::int64_t scale;
-  if (unit == "ms") scale = 1;
-  else if (unit == "s") scale = 1000;
-  else if (unit == "m") scale = 60'000;
-  else if (unit == "h") scale = 3'600'000;
-  else return std::nullopt;
-  if (value > std::numeric_limits<std::int64_t>::max() / scale / 1000) return std::nullopt;  // absurd
-  return std::chrono::milliseconds{value * scale};
+  // Far above every accepted limit, far below int64 overflow: beyond it the text is absurd.
+  constexpr std::int64_t cap = 1'000'000'000'000'000;  // ms, about 31,700 years
+  std::int64_t total = 0;
+  std::size_t p = 0;
+  auto digits = [&] {
+    const std::size_t from = p;
+    while (p < text.size() && text[p] >= '0' && text[p] <= '9') ++p;
+    return std::string_view(text).substr(from, p - from);
+  };
+  do {  // one or more NUMBER UNIT terms, NUMBER = digits [. digits]
+    const auto whole = digits();
+    std::string_view fraction;
+    if (whole.empty()) return std::nullopt;
+    if (p < text.size() && text[p] == '.') {
+      ++p;
+      fraction = digits();
+      if (fraction.empty() || fraction.size() > 9) return std::nullopt;
+    }
+    std::int64_t scale;
+    if (text.compare(p, 2, "ms") == 0) scale = 1, p += 2;
+    else if (text.compare(p, 1, "s") == 0) scale = 1000, ++p;
+    else if (text.compare(p, 1, "m") == 0) scale = 60'000, ++p;
+    else if (text.compare(p, 1, "h") == 0) scale = 3'600'000, ++p;
+    else return std::nullopt;
+    std::int64_t w = 0, f = 0, denominator = 1;
+    if (std::from_chars(whole.data(), whole.data() + whole.size(), w).ec != std::errc{}) return std::nullopt;
+    if (!fraction.empty()) std::from_chars(fraction.data(), fraction.data() + fraction.size(), f);
+    for (std::size_t i = 0; i < fraction.size(); ++i) denominator *= 10;
+    if (w > cap / scale || (f * scale) % denominator != 0) return std::nullopt;  // absurd, or finer than 1 ms
+    total += w * scale + f * scale / denominator;
+    if (total > cap) return std::nullopt;
+  } while (p < text.size());
+  return std::chrono::milliseconds{total};
 }
 
 std::string usage() {
@@ -31,18 +84,22 @@ std::string usage() {
   mongolock --help | --version
 
 global options (environment variable in brackets):
-  --uri URI             MongoDB connection string [MONGOLOCK_URI] (mongodb://127.0.0.1:27017)
-  --database DB         database [MONGOLOCK_DATABASE] (mongolock)
-  --collection NAME     lock collection [MONGOLOCK_COLLECTION] (locks)
-  --ttl DURATION        lease expiry [MONGOLOCK_TTL] (30s)
-  --wait DURATION       how long `run` waits for the lock [MONGOLOCK_WAIT] (forever; 0 = try once)
-  --kill-after DURATION grace between SIGTERM and SIGKILL when the lease is lost [MONGOLOCK_KILL_AFTER] (5s)
-  --quiet | --verbose
-durations: 250ms, 10s, 2m, 1h, 0
+  --uri URI               MongoDB connection string [MONGOLOCK_URI] (mongodb://127.0.0.1:27017)
+  --database DB           database [MONGOLOCK_DATABASE] (mongolock)
+  --collection NAME       lock collection [MONGOLOCK_COLLECTION] (locks)
+  -t, --ttl DURATION      lease expiry, 100ms..24h [MONGOLOCK_TTL] (30s)
+  -w, --wait DURATION     how long `run` waits for the lock, up to 8784h (366 days) [MONGOLOCK_WAIT]
+                          (forever; 0 = try once)
+  --kill-after DURATION   grace between SIGTERM and SIGKILL when the lease is lost, up to 1h
+                          [MONGOLOCK_KILL_AFTER] (5s)
+  -E, --conflict-exit-code N  exit status of `run` when the lock is busy or --wait ran out,
+                          0..255 (75)
+  -q, --quiet | -v, --verbose
+--opt=VALUE and -oVALUE work too. durations: 250ms, 1.5s, 1m30s, 2h, 0
 
 run: COMMAND runs (no shell) only while the lease is held, with MONGOLOCK_NAME, MONGOLOCK_OWNER
-and MONGOLOCK_FENCING_TOKEN set. Exit status: COMMAND's (128+N if killed by signal N); 75 not
-acquired within --wait; 74 lease lost while COMMAND ran; 69 server unreachable; 64 usage error.
+and MONGOLOCK_FENCING_TOKEN set. Exit status: COMMAND's (128+N if killed by signal N); 75 (or -E)
+not acquired within --wait; 74 lease lost while COMMAND ran; 69 server unreachable; 64 usage error.
 )";
 }
 
@@ -57,36 +114,66 @@ struct parser {
     if (r.error.empty()) r.error = std::move(e);
     return false;
   }
-  bool set_duration(const std::string& flag, const std::string& value, std::chrono::milliseconds& out) {
+  bool set_duration(const std::string& flag, const std::string& value, range allowed,
+                    std::chrono::milliseconds& out) {
     auto d = parse_duration(value);
-    if (!d) return fail("invalid duration for " + flag + ": '" + value + "' (use e.g. 250ms, 10s, 2m, 1h)");
+    if (!d) return fail("invalid duration for " + flag + ": '" + value + "' (use e.g. 250ms, 1.5s, 1m30s, 2h)");
+    if (*d < allowed.min || *d > allowed.max)
+      return fail(flag + " must be between " + describe(allowed.min) + " and " + describe(allowed.max));
     out = *d;
     return true;
   }
-  // Returns true if args[i] was a global option (and consumes it with its value).
+  bool set_exit_code(const std::string& flag, const std::string& value, int& out) {
+    int n = -1;
+    const auto end = value.data() + value.size();
+    const auto [p, ec] = std::from_chars(value.data(), end, n);
+    if (value.empty() || ec != std::errc{} || p != end || n < 0 || n > 255)
+      return fail(flag + " must be a number from 0 to 255");
+    out = n;
+    return true;
+  }
+  // Returns true if args[i] was a global option (and consumes it with its value). As getopt_long:
+  // "--opt VALUE", "--opt=VALUE", "-o VALUE", "-oVALUE". Messages use the user's spelling.
   bool global_option() {
-    const std::string& a = args[i];
+    std::string flag = args[i];
+    std::optional<std::string> attached;
+    if (flag.starts_with("--")) {
+      if (const auto eq = flag.find('='); eq != std::string::npos) attached = flag.substr(eq + 1), flag.resize(eq);
+    } else if (flag.size() > 2) {
+      attached = flag.substr(2), flag.resize(2);
+    }
+    static constexpr std::pair<std::string_view, std::string_view> shorts[] = {
+        {"-w", "--wait"}, {"-t", "--ttl"}, {"-q", "--quiet"}, {"-v", "--verbose"}, {"-E", "--conflict-exit-code"}};
+    std::string_view name = flag;
+    for (auto [letter, long_name] : shorts)
+      if (flag == letter) name = long_name;
     auto value = [&](std::string& out) {
-      if (i + 1 >= args.size()) return fail("option " + a + " needs a value");
-      out = args[++i];
-      ++i;
+      if (attached) out = *attached, i += 1;
+      else if (i + 1 >= args.size()) return fail("option " + flag + " needs a value");
+      else out = args[i + 1], i += 2;
       return true;
+    };
+    auto set = [&](bool& out) {
+      if (attached) return fail(flag + " takes no value");
+      ++i;
+      return out = true;
     };
     std::string v;
     auto& o = r.opts;
-    if (a == "--uri") return value(o.uri);
-    if (a == "--database") return value(o.database);
-    if (a == "--collection") return value(o.collection);
-    if (a == "--ttl") return value(v) && set_duration(a, v, o.ttl);
-    if (a == "--kill-after") return value(v) && set_duration(a, v, o.kill_after);
-    if (a == "--wait") {
+    if (name == "--uri") return value(o.uri);
+    if (name == "--database") return value(o.database);
+    if (name == "--collection") return value(o.collection);
+    if (name == "--ttl") return value(v) && set_duration(flag, v, ttl_range, o.ttl);
+    if (name == "--kill-after") return value(v) && set_duration(flag, v, kill_after_range, o.kill_after);
+    if (name == "--wait") {
       std::chrono::milliseconds w{};
-      if (!(value(v) && set_duration(a, v, w))) return false;
+      if (!(value(v) && set_duration(flag, v, wait_range, w))) return false;
       o.wait = w;
       return true;
     }
-    if (a == "--quiet") return ++i, o.quiet = true, true;
-    if (a == "--verbose") return ++i, o.verbose = true, true;
+    if (name == "--conflict-exit-code") return value(v) && set_exit_code(flag, v, o.conflict_exit_code);
+    if (name == "--quiet") return set(o.quiet);
+    if (name == "--verbose") return set(o.verbose);
     return false;
   }
 };
@@ -101,11 +188,11 @@ parse_result parse_args(const std::vector<std::string>& args,
     if (k == "MONGOLOCK_URI") o.uri = v;
     else if (k == "MONGOLOCK_DATABASE") o.database = v;
     else if (k == "MONGOLOCK_COLLECTION") o.collection = v;
-    else if (k == "MONGOLOCK_TTL") p.set_duration(k, v, o.ttl);
-    else if (k == "MONGOLOCK_KILL_AFTER") p.set_duration(k, v, o.kill_after);
+    else if (k == "MONGOLOCK_TTL") p.set_duration(k, v, ttl_range, o.ttl);
+    else if (k == "MONGOLOCK_KILL_AFTER") p.set_duration(k, v, kill_after_range, o.kill_after);
     else if (k == "MONGOLOCK_WAIT") {
       std::chrono::milliseconds w{};
-      if (p.set_duration(k, v, w)) o.wait = w;
+      if (p.set_duration(k, v, wait_range, w)) o.wait = w;
     }
   }
   if (!p.r.error.empty()) return p.r;

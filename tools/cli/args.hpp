@@ -13,7 +13,8 @@ inline constexpr int exit_software = 70;     // EX_SOFTWARE: server error
 inline constexpr int exit_lost = 74;         // lease lost while COMMAND ran
 inline constexpr int exit_not_acquired = 75; // EX_TEMPFAIL: not acquired within --wait
 
-// "250ms", "10s", "2m", "1h", "0". nullopt for anything else (negative, no unit, overflow...).
+// "250ms", "10s", "2m", "1h", "0", compound "1m30s", fractional "1.5s". nullopt for anything else
+// (negative, no unit, finer than a millisecond, absurdly large...).
 std::optional<std::chrono::milliseconds> parse_duration(const std::string& text);
 
 enum class command { none, run, status, list, release, help, version };
@@ -25,6 +26,7 @@ struct options {
   std::chrono::milliseconds ttl{30000};
   std::optional<std::chrono::milliseconds> wait;  // nullopt = forever; 0 = try once
   std::chrono::milliseconds kill_after{5000};
+  int conflict_exit_code = exit_not_acquired;  // -E: lock busy or --wait ran out (as flock -E)
   bool quiet = false, verbose = false, force = false;
   command cmd = command::none;
   std::string name;

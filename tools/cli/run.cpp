@@ -9,8 +9,13 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
+
+#include "exec_plan.hpp"
+
+extern char** environ;
 
 namespace mongolock::cli {
 
@@ -20,8 +25,8 @@ using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
-int exit_code_for(error_code ec) {
-  if (ec == errc::busy || ec == errc::timeout) return exit_not_acquired;
+int exit_code_for(error_code ec, const options& o) {
+  if (ec == errc::busy || ec == errc::timeout) return o.conflict_exit_code;
   if (ec == errc::server_unavailable || ec == errc::unsupported_server) return exit_unavailable;
   if (ec == errc::invalid_name) return exit_usage;
   return exit_software;
@@ -33,19 +38,6 @@ asio::awaitable<std::tuple<error_code, lease>> acquire(provider& locks, const op
   if (!o.wait) co_return co_await lock.async_acquire(token);
   if (o.wait->count() == 0) co_return co_await lock.async_try_acquire(token);
   co_return co_await lock.async_acquire_for(*o.wait, token);
-}
-
-// Child side of fork(): own process group (so signals reach the whole job), lease identity in the
-// environment, then exec. Only async-signal-safe calls until exec.
-[[noreturn]] void exec_child(const options& o, const lease& l, std::vector<char*>& argv) {
-  ::setpgid(0, 0);
-  ::setenv("MONGOLOCK_NAME", o.name.c_str(), 1);
-  ::setenv("MONGOLOCK_OWNER", l.owner_id().c_str(), 1);
-  ::setenv("MONGOLOCK_FENCING_TOKEN", std::to_string(l.fencing_token()).c_str(), 1);
-  ::execvp(argv[0], argv.data());
-  const std::string msg = std::string("mongolock: cannot run '") + argv[0] + "': " + std::strerror(errno) + "\n";
-  [[maybe_unused]] auto n = ::write(2, msg.data(), msg.size());
-  ::_exit(errno == ENOENT ? 127 : 126);
 }
 
 int status_to_exit(int status) {
@@ -67,21 +59,32 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
   auto [ec, held] = std::move(std::get<0>(raced));
   if (ec) {
     if (!o.quiet) std::cerr << "mongolock: lock '" << o.name << "' not acquired: " << ec.message() << "\n";
-    co_return exit_code_for(ec);
+    co_return exit_code_for(ec, o);
   }
   if (o.verbose) std::cerr << "mongolock: acquired '" << o.name << "' token " << held.fencing_token() << "\n";
 
-  std::vector<std::string> args = o.argv;
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  // Everything the child needs is built here: after fork it may only call async-signal-safe
+  // functions (see exec_plan.hpp). A command that cannot be found is reported without forking.
+  const auto command = resolve_command(o.argv[0], std::getenv("PATH"));
+  if (command.error) {
+    std::cerr << cannot_run_message(o.argv[0], command.error);
+    co_await held.async_release(asio::as_tuple(asio::use_awaitable));
+    co_return exit_code_for_exec_error(command.error);
+  }
+  const exec_plan plan(command.path, o.argv,
+                       child_environment(environ, {{"MONGOLOCK_NAME", o.name},
+                                                   {"MONGOLOCK_OWNER", held.owner_id()},
+                                                   {"MONGOLOCK_FENCING_TOKEN", std::to_string(held.fencing_token())}}));
   const pid_t pid = ::fork();
   if (pid < 0) {
     std::cerr << "mongolock: fork failed: " << std::strerror(errno) << "\n";
     co_await held.async_release(asio::as_tuple(asio::use_awaitable));
     co_return exit_software;
   }
-  if (pid == 0) exec_child(o, held, argv);
+  if (pid == 0) {
+    ::setpgid(0, 0);  // own process group, so signals reach the whole job
+    plan.exec();
+  }
   ::setpgid(pid, pid);  // also here: whichever runs first, the group exists before we signal it
 
   bool lost = false;
