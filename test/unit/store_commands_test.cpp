@@ -1,0 +1,117 @@
+// The libmongoc command documents, built without a server. The emulator has no secondaries, no
+// read concern levels and no write concern, so what we *send* for those is checked here.
+#include <boost/test/unit_test.hpp>
+#include <string>
+
+#include "detail/store.hpp"
+#include "mongolock/error.hpp"
+
+namespace ml = mongolock;
+using ml::detail::read_mode;
+
+namespace {
+
+std::string json(const bson_t* b) {
+  char* s = bson_as_relaxed_extended_json(b, nullptr);
+  std::string out = s;
+  bson_free(s);
+  return out;
+}
+
+struct read_opts {
+  bson_t opts = BSON_INITIALIZER;
+  mongoc_read_prefs_t* prefs = nullptr;
+  explicit read_opts(read_mode mode) { ml::detail::build_read_opts(mode, &opts, &prefs); }
+  ~read_opts() {
+    bson_destroy(&opts);
+    mongoc_read_prefs_destroy(prefs);
+  }
+};
+
+ml::detail::take_request over(std::string owner, std::int64_t token, std::int64_t beat) {
+  ml::detail::take_request t;
+  t.name = "jobs";
+  t.owner = "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0";
+  t.token = (std::int64_t{8} << 32) + 1;
+  t.expiry = std::chrono::milliseconds{30000};
+  t.observed.exists = true;
+  t.observed.held.owner = std::move(owner);
+  t.observed.held.token = token;
+  t.observed.held.beat = beat;
+  return t;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(store_commands)
+
+// Core v2 defect 2: reads inherited the URI's readPreference, so `readPreference=secondary`
+// made the engine wait on (and take over from) a lagging copy. Every read names the primary.
+BOOST_AUTO_TEST_CASE(reads_always_name_the_primary) {
+  for (auto mode : {read_mode::primary, read_mode::majority}) {
+    read_opts r(mode);
+    BOOST_REQUIRE(r.prefs != nullptr);
+    BOOST_TEST(mongoc_read_prefs_get_mode(r.prefs) == MONGOC_READ_PRIMARY);
+  }
+}
+
+// Re-checks after an ambiguous write and the epoch read-back must not see a write that a
+// failover can still roll back: majority read concern. Waiting reads stay at the default.
+BOOST_AUTO_TEST_CASE(rechecks_read_at_majority_and_waiting_reads_do_not) {
+  const read_opts recheck(read_mode::majority), waiting(read_mode::primary);
+  BOOST_TEST(json(&recheck.opts) == R"({ "readConcern" : { "level" : "majority" } })");
+  BOOST_TEST(json(&waiting.opts) == "{ }");
+}
+
+// A takeover matches exactly the holder that was observed expiring, heartbeat included: a
+// holder that renewed in between (beat moved) or a new holder (token moved) defeats it.
+BOOST_AUTO_TEST_CASE(takeover_filter_is_the_observed_holder_at_its_heartbeat) {
+  bson_t filter = BSON_INITIALIZER, change = BSON_INITIALIZER;
+  ml::detail::build_swap(over("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", 21474836487, 12), 0, &filter, &change);
+  BOOST_TEST(json(&filter) ==
+             R"({ "_id" : "jobs", "owner" : "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", "token" : 21474836487, "beat" : 12 })");
+  const std::string c = json(&change);
+  BOOST_TEST(c.find(R"("owner" : "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0")") != std::string::npos);
+  BOOST_TEST(c.find(R"("token" : 34359738369)") != std::string::npos, "the new token");
+  BOOST_TEST(c.find("21474836487") == std::string::npos, "not the observed one");
+  BOOST_TEST(c.find(R"("beat" : 0)") != std::string::npos);
+  BOOST_TEST(c.find(R"("$unset" : { "idle_since" : "" })") != std::string::npos);
+  bson_destroy(&filter);
+  bson_destroy(&change);
+}
+
+// Taking a free lock matches owner: null (not a missing field), so a document some other tool
+// wrote without an owner field is never mistaken for free.
+BOOST_AUTO_TEST_CASE(taking_a_free_lock_matches_owner_null) {
+  bson_t filter = BSON_INITIALIZER, change = BSON_INITIALIZER;
+  ml::detail::build_swap(over("", 5, 3), 0, &filter, &change);
+  BOOST_TEST(json(&filter) == R"({ "_id" : "jobs", "owner" : null, "token" : 5, "beat" : 3 })");
+  bson_destroy(&filter);
+  bson_destroy(&change);
+}
+
+// What a failed call means. A writeConcernError on a sent write is ambiguous_result (applied on
+// the primary, durability unknown): never a grant, never "not taken" (core v2 defect 1).
+BOOST_AUTO_TEST_CASE(failures_are_classified_by_what_the_server_may_have_applied) {
+  bson_error_t e{};
+  e.domain = MONGOC_ERROR_WRITE_CONCERN;
+  auto wce = ml::detail::classify<bool>(e, true);
+  BOOST_TEST((wce.ec == ml::errc::ambiguous_result));
+  BOOST_TEST(wce.ambiguous);
+  e.domain = MONGOC_ERROR_STREAM;
+  auto lost_reply = ml::detail::classify<bool>(e, true);
+  BOOST_TEST((lost_reply.ec == ml::errc::server_unavailable));
+  BOOST_TEST(lost_reply.ambiguous);
+  BOOST_TEST(!ml::detail::classify<bool>(e, false).ambiguous, "a read cannot have applied anything");
+  e.domain = MONGOC_ERROR_SERVER_SELECTION;
+  auto unsent = ml::detail::classify<bool>(e, true);
+  BOOST_TEST((unsent.ec == ml::errc::server_unavailable));
+  BOOST_TEST(!unsent.ambiguous, "server selection failed: nothing was sent");
+  e.domain = MONGOC_ERROR_SERVER;
+  e.code = 13;
+  auto refused = ml::detail::classify<bool>(e, true);
+  BOOST_TEST((refused.ec == ml::errc::server_error));
+  BOOST_TEST(refused.message.find("server error 13") == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
