@@ -1,6 +1,7 @@
 // The acquire operation's driver: performs what acquire_fsm decides against the store and feeds
 // the results back with the time they arrived. Every decision lives in detail/acquire_fsm.cpp.
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -26,6 +27,19 @@ result fail(provider_impl& p, error_code ec, const std::string& name, const std:
 }
 
 bool cancelled(const asio::cancellation_state& s) { return s.cancelled() != asio::cancellation_type::none; }
+
+// Registers a canceller with the provider for the life of one acquire.
+class close_hook {
+ public:
+  close_hook(provider_impl& p, std::function<void()> cancel) : p_(p), id_(p.on_close(std::move(cancel))) {}
+  ~close_hook() { p_.forget_on_close(id_); }
+  close_hook(const close_hook&) = delete;
+  close_hook& operator=(const close_hook&) = delete;
+
+ private:
+  provider_impl& p_;
+  std::uint64_t id_;
+};
 
 deadline_t earlier(deadline_t a, steady::time_point b) { return a ? std::min(*a, b) : b; }
 
@@ -54,6 +68,8 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
     co_return fail(*p, make_error_code(errc::invalid_options), name, "the acquire timeout is negative");
   if (timeout && *timeout > limits::max_acquire_timeout)
     co_return fail(*p, make_error_code(errc::invalid_options), name, "the acquire timeout is above 366 days");
+  if (p->closing()) co_return fail(*p, asio::error::operation_aborted, name, "the provider is shutting down");
+  const auto working = p->begin_work();  // async_shutdown waits for this acquire to end
   const auto wait_for = timeout.value_or(p->opts.acquire_timeout);
   const deadline_t deadline = wait_for.count() > 0 ? deadline_t{started + wait_for} : std::nullopt;
 
@@ -74,14 +90,22 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   params.wall_now_ms = wall_ms();
   const std::string owner = params.owner;
   acquire_fsm fsm(name, std::move(params));
-  asio::steady_timer timer(strand);
+  // async_shutdown wakes a waiting acquire through this timer; one in a store call sees
+  // closing() when the call returns. Both run on this strand, so no wake-up falls in between.
+  auto timer = std::make_shared<asio::steady_timer>(strand);
+  const close_hook hook(*p, [strand, weak = std::weak_ptr(timer)] {
+    asio::post(strand, [weak] {
+      if (auto t = weak.lock()) t->cancel();
+    });
+  });
 
   // If this call is abandoned (cancelled, timed out) and the server applied a take anyway, give
   // it back at once instead of leaving it to expire.
   std::function<void(outcome<bool>)> give_back_late;
   auto a = fsm.start(steady::now());
   for (;;) {
-    if (a.what != kind::grant && a.what != kind::fail && cancelled(co_await asio::this_coro::cancellation_state))
+    if (a.what != kind::grant && a.what != kind::fail &&
+        (cancelled(co_await asio::this_coro::cancellation_state) || p->closing()))
       a = fsm.on_cancel();
     switch (a.what) {
       case kind::read:
@@ -101,12 +125,13 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
       case kind::take: {
         const auto sent = steady::now();
         store_call<outcome<bool>> start = [p, req = a.request](auto reply) { p->store->take(req, std::move(reply)); };
-        give_back_late = [p, name, owner, token = a.request.token](outcome<bool> late) {
+        give_back_late = [p, name, owner, token = a.request.token, working = p->begin_work()](outcome<bool> late) {
           if (late.value || late.ambiguous) p->release_in_background(name, owner, token, {}, !late.value);
         };
         // A reply after take_bound is useless (a late grant): stop waiting for it then.
         auto r = co_await p->call<outcome<bool>>(start, give_back_late, earlier(deadline, fsm.take_bound(sent)),
                                                  asio::use_awaitable);
+        give_back_late = nullptr;  // the call keeps its own copy (and ticket) while the reply is due
         a = fsm.on_take(r, sent, steady::now());
         break;
       }
@@ -119,15 +144,18 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
         break;
       }
       case kind::wait_until: {
-        timer.expires_at(a.at);
-        auto [waited] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        timer->expires_at(a.at);
+        auto [waited] = co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
         a = waited ? fsm.on_cancel() : fsm.on_timer(steady::now());
         break;
       }
       case kind::grant: {
         auto st = std::make_shared<lease_state>(p, strand, name, owner, a.token,
                                                 lease_clock(a.at, p->opts.expiry, p->opts.effective_margin()));
-        p->add_live(owner, st);
+        if (!p->add_live(owner, st)) {  // shutdown began while the take was in flight
+          p->release_in_background(name, owner, a.token);
+          co_return fail(*p, asio::error::operation_aborted, name, "the provider is shutting down");
+        }
         st->start();
         p->count.acquisitions.fetch_add(1, std::memory_order_relaxed);
         p->count.failed_attempts.fetch_add(fsm.lost_races(), std::memory_order_relaxed);

@@ -1,6 +1,8 @@
 #include "mongolock/provider.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_executor.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
@@ -39,9 +41,10 @@ void provider_impl::release_in_background(std::string name, std::string owner, s
                                           std::chrono::milliseconds after, bool unconfirmed, int attempt) {
   auto self = shared_from_this();
   auto strand = asio::make_strand(ex);
+  auto working = begin_work();  // held until this attempt ends (the next one takes its own)
   if (after.count() > 0) {
     auto timer = std::make_shared<asio::steady_timer>(strand, after);
-    timer->async_wait([self, timer, name, owner, token, unconfirmed, attempt](error_code) {
+    timer->async_wait([self, timer, name, owner, token, unconfirmed, attempt, working](error_code) {
       self->release_in_background(name, owner, token, std::chrono::milliseconds{0}, unconfirmed, attempt);
     });
     return;
@@ -50,7 +53,7 @@ void provider_impl::release_in_background(std::string name, std::string owner, s
     self->store->release(name, owner, token, std::move(reply));
   };
   call<outcome<bool>>(start, nullptr, std::nullopt,
-                      asio::bind_executor(strand, [self, name, owner, token, unconfirmed, attempt](outcome<bool> r) {
+                      asio::bind_executor(strand, [self, name, owner, token, unconfirmed, attempt, working](outcome<bool> r) {
                         // Freed, or (for a take we know landed) nothing left to free.
                         if (!r.ec && (r.value || !unconfirmed)) return;
                         if (!r.ec && attempt >= 3) return;  // the unconfirmed take never landed
@@ -61,10 +64,68 @@ void provider_impl::release_in_background(std::string name, std::string owner, s
                         if (!retry || attempt >= 3 || !self->store->accepting()) {
                           self->log(log_level::warning, "background release of '" + name + "' failed: " + r.message +
                                                             " (the lock expires on its own)");
+                          self->note_failure(r.ec ? r.ec : make_error_code(errc::server_unavailable));
                           return;
                         }
                         self->release_in_background(name, owner, token, retry_after[attempt], unconfirmed, attempt + 1);
                       }));
+}
+
+provider_impl::ticket provider_impl::begin_work() {
+  {
+    std::lock_guard g(mu);
+    ++working_;
+  }
+  // The deleter runs when the last copy goes, even though the pointer is null.
+  return ticket(static_cast<void*>(nullptr), [self = shared_from_this()](void*) { self->end_work(); });
+}
+
+void provider_impl::end_work() {
+  std::vector<std::function<void()>> ready;
+  {
+    std::lock_guard g(mu);
+    if (--working_ == 0) ready.swap(idle_waiters_);
+  }
+  for (auto& f : ready) f();
+}
+
+void provider_impl::when_idle(std::function<void()> f) {
+  {
+    std::lock_guard g(mu);
+    if (working_ > 0) {
+      idle_waiters_.push_back(std::move(f));
+      return;
+    }
+  }
+  f();
+}
+
+std::vector<std::shared_ptr<lease_state>> provider_impl::close() {
+  std::vector<std::function<void()>> cancel;
+  {
+    std::lock_guard g(mu);
+    closing_ = true;
+    failure_ = {};  // shutdown reports what fails from here on
+    for (auto& [_, c] : cancellers_) cancel.push_back(c);
+  }
+  for (auto& c : cancel) c();
+  return live_leases();  // add_live refuses from here on, so this is every lease there will be
+}
+
+std::uint64_t provider_impl::on_close(std::function<void()> cancel) {
+  std::lock_guard g(mu);
+  cancellers_.emplace(++next_canceller_, std::move(cancel));
+  return next_canceller_;
+}
+
+void provider_impl::forget_on_close(std::uint64_t id) {
+  std::lock_guard g(mu);
+  cancellers_.erase(id);
+}
+
+void provider_impl::note_failure(error_code ec) {
+  std::lock_guard g(mu);
+  failure_ = ec;
 }
 
 namespace {
@@ -89,6 +150,36 @@ asio::awaitable<std::tuple<error_code, std::size_t>> release_all_body(std::share
   if (r.ec) co_return std::tuple{r.ec, std::size_t{0}};
   p->count.releases.fetch_add(static_cast<std::uint64_t>(r.value), std::memory_order_relaxed);
   co_return std::tuple{error_code{}, static_cast<std::size_t>(r.value)};
+}
+
+// Ends and releases every live lease, then waits until no background work is left or
+// lock_options::expiry has passed (by then what it would free has expired on its own).
+asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_impl> p) {
+  const auto started = steady::now();
+  for (auto& st : p->close()) {
+    // Guarded work is cancelled before the document is freed; end() runs on the lease's strand.
+    co_await asio::dispatch(asio::bind_executor(st->strand, asio::use_awaitable));
+    if (st->phase != lease_phase::held) continue;
+    st->end(lease_phase::released, make_error_code(errc::released));
+    p->count.releases.fetch_add(1, std::memory_order_relaxed);
+    p->release_in_background(st->name, st->owner, st->token);
+  }
+  auto ex = co_await asio::this_coro::executor;
+  auto bound = std::make_shared<asio::steady_timer>(ex, started + p->opts.expiry);
+  auto idle = std::make_shared<std::atomic<bool>>(false);
+  // Posted to this strand, so it runs after the wait below has started, even when already idle.
+  p->when_idle([ex, bound, idle] {
+    asio::post(ex, [bound, idle] {
+      *idle = true;
+      bound->cancel();
+    });
+  });
+  co_await bound->async_wait(asio::as_tuple(asio::use_awaitable));
+  if (!*idle) {
+    p->log(log_level::warning, "shutdown: background releases still under way after the lease expiry");
+    co_return std::tuple{make_error_code(errc::timeout)};
+  }
+  co_return std::tuple{p->failure()};
 }
 
 asio::awaitable<std::tuple<error_code, lock_info>> inspect_body(std::shared_ptr<provider_impl> p, std::string name) {
@@ -123,6 +214,10 @@ strand_type new_strand(const provider_impl& p) { return asio::make_strand(p.ex);
 void start_release_all(std::shared_ptr<provider_impl> p, count_handler h) {
   auto s = new_strand(*p);
   spawn_op<error_code, std::size_t>(s, release_all_body(std::move(p)), std::move(h), false);
+}
+void start_shutdown(std::shared_ptr<provider_impl> p, shutdown_handler h) {
+  auto s = new_strand(*p);
+  spawn_op<error_code>(s, shutdown_body(std::move(p)), std::move(h), false);
 }
 void start_inspect(std::shared_ptr<provider_impl> p, std::string name, info_handler h) {
   auto s = new_strand(*p);

@@ -27,8 +27,10 @@ class client {
   // Throws boost::system::system_error with errc::invalid_uri or errc::invalid_options; the
   // message never contains the URI's password. Does not connect: the first operation does.
   client(boost::asio::any_io_executor ex, std::string_view uri, client_options opts = {});
-  // Waits for in-flight driver calls (each bounded by socket_timeout). Leases that outlive the
-  // client stop renewing and are lost at their local deadline.
+  // Runs the driver calls already queued and waits for them (each bounded by socket_timeout);
+  // replies that arrive after the io_context stopped are dropped. Leases that outlive the client
+  // stop renewing and are lost at their local deadline. For a clean exit, co_await
+  // provider::async_shutdown() first: it frees every lock this process holds or is giving back.
   ~client();
   client(const client&) = delete;
   client& operator=(const client&) = delete;

@@ -34,7 +34,9 @@ using count_handler = boost::asio::any_completion_handler<void(boost::system::er
 using info_handler = boost::asio::any_completion_handler<void(boost::system::error_code, lock_info)>;
 using list_handler = boost::asio::any_completion_handler<void(boost::system::error_code, std::vector<lock_info>)>;
 using force_handler = boost::asio::any_completion_handler<void(boost::system::error_code, std::string)>;
+using shutdown_handler = boost::asio::any_completion_handler<void(boost::system::error_code)>;
 void start_release_all(std::shared_ptr<provider_impl>, count_handler);
+void start_shutdown(std::shared_ptr<provider_impl>, shutdown_handler);
 void start_inspect(std::shared_ptr<provider_impl>, std::string name, info_handler);
 void start_list(std::shared_ptr<provider_impl>, list_handler);
 void start_force_release(std::shared_ptr<provider_impl>, std::string name, force_handler);
@@ -56,6 +58,21 @@ class provider {
   auto async_release_all(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, std::size_t)>(
         [](auto h, std::shared_ptr<detail::provider_impl> p) { detail::start_release_all(std::move(p), std::move(h)); },
+        token, impl_);
+  }
+
+  // For a clean exit; call it before destroying the client. From the call on, acquisitions of
+  // this provider fail with operation_aborted (waiting ones are woken). Then every lease it holds
+  // is released (guarded work is cancelled; async_wait_lost completes with errc::released), and
+  // the operation waits for the work still under way in the background: a take whose reply came
+  // after its acquire was cancelled or timed out (given back), releases being retried, a lost
+  // lease's delayed release. Completes with {} once all of it is done; with the error of a
+  // release that gave up (that lock then expires on its own); or with errc::timeout if work is
+  // still under way after lock_options::expiry. Idempotent. Cancellation: not supported.
+  template <class Token = boost::asio::deferred_t>
+  auto async_shutdown(Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        [](auto h, std::shared_ptr<detail::provider_impl> p) { detail::start_shutdown(std::move(p), std::move(h)); },
         token, impl_);
   }
 

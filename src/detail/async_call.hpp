@@ -24,7 +24,7 @@
 namespace mongolock::detail {
 
 template <class R>
-struct offload_state {
+struct call_state {
   std::optional<boost::asio::any_completion_handler<void(R)>> handler;
   boost::asio::cancellation_slot slot;
   boost::asio::any_io_executor ex;
@@ -59,7 +59,7 @@ auto async_call(boost::asio::any_io_executor fallback, store_call<R> start, std:
   return asio::async_initiate<Token, void(R)>(
       [](auto handler, asio::any_io_executor fallback, store_call<R> start, std::function<void(R)> on_abandoned,
          deadline_t deadline) {
-        auto st = std::make_shared<offload_state<R>>();
+        auto st = std::make_shared<call_state<R>>();
         st->ex = asio::get_associated_executor(handler, fallback);
         st->slot = asio::get_associated_cancellation_slot(handler);
         st->handler.emplace(std::move(handler));
@@ -69,7 +69,7 @@ auto async_call(boost::asio::any_io_executor fallback, store_call<R> start, std:
             if (st->done) return;
             st->done = true;
             asio::post(st->ex, [st] {
-              st->finish(offload_state<R>::with_error(asio::error::operation_aborted, "cancelled"));
+              st->finish(call_state<R>::with_error(asio::error::operation_aborted, "cancelled"));
             });
           });
         }
@@ -78,7 +78,7 @@ auto async_call(boost::asio::any_io_executor fallback, store_call<R> start, std:
           st->timer->async_wait([st](boost::system::error_code ec) {
             if (ec || st->done) return;
             st->done = true;
-            st->finish(offload_state<R>::with_error(make_error_code(errc::timeout),
+            st->finish(call_state<R>::with_error(make_error_code(errc::timeout),
                                                     "time limit reached while the server call was in flight"));
           });
         }

@@ -2,6 +2,7 @@
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/strand.hpp>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -55,9 +56,13 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
     return seed();
   }
 
-  void add_live(const std::string& owner, const std::shared_ptr<lease_state>& s) {
+  // Registers a granted lease; false once the provider is closing (the caller gives it back), so
+  // that no lease slips past close().
+  bool add_live(const std::string& owner, const std::shared_ptr<lease_state>& s) {
     std::lock_guard g(mu);
+    if (closing_) return false;
     live[owner] = s;
+    return true;
   }
   void remove_live(const std::string& owner) {
     std::lock_guard g(mu);
@@ -69,6 +74,30 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
     for (auto& [_, w] : live)
       if (auto s = w.lock()) out.push_back(std::move(s));
     return out;
+  }
+
+  // Shutdown (provider::async_shutdown). Work that must finish before a clean exit (an acquire in
+  // flight, the watcher of a take whose acquire was abandoned, a release in the background)
+  // holds a ticket; the provider is idle when no ticket is left.
+  using ticket = std::shared_ptr<void>;
+  ticket begin_work();
+  // Calls `f` once no ticket is left: at once (inline) if none is.
+  void when_idle(std::function<void()> f);
+  // From now on acquisitions are refused; runs every registered canceller and returns the live
+  // leases (the caller ends and releases them).
+  std::vector<std::shared_ptr<lease_state>> close();
+  bool closing() const {
+    std::lock_guard g(mu);
+    return closing_;
+  }
+  // A waiting acquisition registers how to wake it; close() calls it. Returns a handle for forget.
+  std::uint64_t on_close(std::function<void()> cancel);
+  void forget_on_close(std::uint64_t id);
+  // A background release that gave up (the lock then expires on its own): shutdown reports it.
+  void note_failure(boost::system::error_code ec);
+  boost::system::error_code failure() const {
+    std::lock_guard g(mu);
+    return failure_;
   }
 
   // What this provider last left behind when it released a lock: the free document, exactly as
@@ -102,7 +131,15 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   counters count;
 
  private:
-  std::mutex mu;
+  void end_work();
+
+  mutable std::mutex mu;
+  bool closing_ = false;
+  std::size_t working_ = 0;
+  std::vector<std::function<void()>> idle_waiters_;
+  std::uint64_t next_canceller_ = 0;
+  std::unordered_map<std::uint64_t, std::function<void()>> cancellers_;
+  boost::system::error_code failure_;
   std::mt19937_64 seed;
   std::unordered_map<std::string, std::weak_ptr<lease_state>> live;
   std::unordered_map<std::string, lock_doc> free_docs;

@@ -165,7 +165,8 @@ BOOST_FIXTURE_TEST_CASE(stopped_holder_is_cancelled_on_resume_and_fenced_out, io
     auto l = co_await p.create_lock(name).async_acquire_for(10000ms);
     mine = l.fencing_token();
     // Write through the token-checking resource, as the new holder.
-    const int fd = ::open((dir / "resource").c_str(), O_WRONLY | O_TRUNC);
+    // O_CREAT: the old holder may have been stopped before its first write created the file.
+    const int fd = ::open((dir / "resource").c_str(), O_WRONLY | O_TRUNC | O_CREAT, 0644);
     const auto text = std::to_string(mine) + "\n";
     BOOST_TEST(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
     ::close(fd);

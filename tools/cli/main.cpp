@@ -57,6 +57,16 @@ asio::awaitable<int> dispatch(mongolock::provider& locks, const cli::options& o)
   }
 }
 
+// The command, then a clean exit: a take whose acquire was interrupted (SIGINT while waiting)
+// may still be answered by the server; shutdown gives it back before the process ends instead
+// of leaving the lock held until --ttl. Its own failure does not change the exit code.
+asio::awaitable<int> dispatch_then_shut_down(mongolock::provider& locks, const cli::options& o) {
+  const int rc = co_await dispatch(locks, o);
+  auto [ec] = co_await locks.async_shutdown(asio::as_tuple(asio::use_awaitable));
+  if (ec && o.verbose) std::cerr << "mongolock: shutdown: " << ec.message() << "\n";
+  co_return rc;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,7 +97,7 @@ int main(int argc, char** argv) {
     mongolock::client db(io.get_executor(), o.uri, co);
     mongolock::provider locks(db, o.database, o.collection, lo);
     int rc = cli::exit_software;
-    asio::co_spawn(io, dispatch(locks, o), [&](std::exception_ptr e, int r) {
+    asio::co_spawn(io, dispatch_then_shut_down(locks, o), [&](std::exception_ptr e, int r) {
       rc = r;
       if (e) {
         try { std::rethrow_exception(e); } catch (const std::exception& x) { std::cerr << "mongolock: " << x.what() << "\n"; }

@@ -1,0 +1,89 @@
+#pragma once
+// The engine harness of engine_tests: a provider on the in-memory store, driven on one
+// io_context thread, with helpers that run the context until an operation completes.
+#include <boost/asio.hpp>
+#include <boost/test/unit_test.hpp>
+#include <future>
+
+#include "detail/lease_state.hpp"
+#include "detail/provider_impl.hpp"
+#include "memory_store.hpp"
+#include "mongolock/lock.hpp"
+
+namespace test {
+
+namespace asio = boost::asio;
+namespace ml = mongolock;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using steady = std::chrono::steady_clock;
+
+inline ml::lock_options fast(std::chrono::milliseconds expiry = 1000ms) {
+  ml::lock_options o;
+  o.expiry = expiry;  // margin = expiry / 10
+  o.backoff_min = 5ms;
+  o.backoff_max = 20ms;
+  return o;
+}
+
+struct engine {
+  asio::io_context io;
+  std::shared_ptr<test::memory_store> store = std::make_shared<test::memory_store>(io.get_executor());
+  std::shared_ptr<ml::detail::provider_impl> p;
+
+  explicit engine(ml::lock_options o = fast())
+      : p(std::make_shared<ml::detail::provider_impl>(io.get_executor(), store, o, nullptr)) {}
+
+  ml::lock lock(std::string name) { return ml::lock(p, std::move(name)); }
+
+  // Runs the io_context until `f` is ready or `limit` passes (leases keep timers alive forever).
+  template <class T>
+  bool wait(std::future<T>& f, std::chrono::milliseconds limit) {
+    const auto end = steady::now() + limit;
+    while (f.wait_for(0s) != std::future_status::ready && steady::now() < end) run_one();
+    return f.wait_for(0s) == std::future_status::ready;
+  }
+  void run_for(std::chrono::milliseconds d) {
+    const auto end = steady::now() + d;
+    while (steady::now() < end) run_one();
+  }
+  // One handler, or 5 ms; a context that ran out of work is restarted for what comes next.
+  void run_one() {
+    if (io.stopped()) io.restart();
+    io.run_one_for(5ms);
+  }
+  // async_acquire_for / async_try_acquire to completion, as (ec, lease).
+  std::tuple<error_code, ml::lease> acquire(const std::string& name, std::optional<std::chrono::milliseconds> t,
+                                            std::chrono::milliseconds limit = 5s) {
+    auto l = lock(name);
+    auto done = std::make_shared<std::promise<std::tuple<error_code, ml::lease>>>();
+    auto f = done->get_future();
+    auto h = [done](error_code ec, ml::lease got) { done->set_value({ec, std::move(got)}); };
+    if (t) l.async_acquire_for(*t, h);
+    else l.async_try_acquire(h);
+    BOOST_REQUIRE_MESSAGE(wait(f, limit), "acquire did not complete in time");
+    return f.get();
+  }
+  error_code release(ml::lease& l) {
+    auto f = ec_future([&](auto h) { l.async_release(h); });
+    BOOST_REQUIRE(wait(f, 5s));
+    return f.get();
+  }
+  // A callback completion as a future of its error_code.
+  template <class Start>
+  static std::future<error_code> ec_future(Start start) {
+    auto done = std::make_shared<std::promise<error_code>>();
+    start([done](error_code ec) { done->set_value(ec); });
+    return done->get_future();
+  }
+};
+
+inline ml::detail::lock_doc free_doc(std::int64_t token) {
+  ml::detail::lock_doc d;
+  d.exists = true;
+  d.held.token = token;
+  d.held.expiry = 1000ms;
+  return d;
+}
+
+}  // namespace test

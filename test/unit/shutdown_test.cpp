@@ -1,0 +1,124 @@
+// provider::async_shutdown on the in-memory store (core v2 defect 14): a cancelled acquire whose
+// take lands late used to be given back by a background task nothing waited for, so a process
+// that exited right after left the lock held until expiry.
+#include <boost/asio.hpp>
+#include <boost/test/unit_test.hpp>
+#include <future>
+
+#include "engine_harness.hpp"
+#include "mongolock/provider.hpp"
+
+namespace asio = boost::asio;
+namespace ml = mongolock;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using steady = std::chrono::steady_clock;
+using test::engine;
+using test::fast;
+using test::fault;
+using test::op;
+
+namespace {
+
+std::future<error_code> shutdown(engine& e) {
+  return engine::ec_future([&](auto h) { ml::detail::start_shutdown(e.p, std::move(h)); });
+}
+
+// An acquire started with a callback, as a future of its error code (the lease is dropped).
+std::future<error_code> acquire_in_background(engine& e, const std::string& name, std::chrono::milliseconds t,
+                                              asio::cancellation_slot slot = {}) {
+  auto done = std::make_shared<std::promise<error_code>>();
+  e.lock(name).async_acquire_for(
+      t, asio::bind_cancellation_slot(slot, [done](error_code ec, ml::lease) { done->set_value(ec); }));
+  return done->get_future();
+}
+
+ml::detail::lock_doc held_by(std::string owner) {
+  auto d = test::free_doc(7);
+  d.held.owner = std::move(owner);
+  return d;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(shutdown_suite)
+
+// The take is applied at once but its reply takes 300 ms; the acquire is cancelled at 50 ms.
+// Shutdown must not complete before the late grant has been given back.
+BOOST_AUTO_TEST_CASE(cancel_in_flight_then_shutdown_leaves_the_lock_free) {
+  engine e;
+  e.store->inject(op::take, fault(fault::kind::hang, 300ms));
+  asio::cancellation_signal cancel;
+  auto acquired = acquire_in_background(e, "a", 5s, cancel.slot());
+  e.run_for(50ms);
+  cancel.emit(asio::cancellation_type::terminal);
+  BOOST_REQUIRE(e.wait(acquired, 1s));
+  BOOST_TEST((acquired.get() == asio::error::operation_aborted));
+  BOOST_TEST(!e.store->get("a").held.owner.empty(), "the take landed; its reply is still on its way");
+  auto done = shutdown(e);
+  BOOST_REQUIRE(e.wait(done, 3s));
+  BOOST_TEST(!done.get());
+  BOOST_TEST(e.store->get("a").held.owner.empty(), "free when shutdown completes, not held until expiry");
+}
+
+// Shutdown while a take is in flight and the acquire is not cancelled: the grant arrives after
+// the live leases were collected, so the acquire gives it back instead of handing out a lease.
+BOOST_AUTO_TEST_CASE(grant_arriving_during_shutdown_is_given_back) {
+  engine e;
+  e.store->inject(op::take, fault(fault::kind::hang, 200ms));
+  auto acquired = acquire_in_background(e, "a", 5s);
+  e.run_for(50ms);
+  auto done = shutdown(e);
+  BOOST_REQUIRE(e.wait(done, 3s));
+  BOOST_TEST(!done.get());
+  BOOST_REQUIRE(acquired.wait_for(0s) == std::future_status::ready);
+  BOOST_TEST((acquired.get() == asio::error::operation_aborted));
+  BOOST_TEST(e.store->get("a").held.owner.empty());
+}
+
+BOOST_AUTO_TEST_CASE(shutdown_releases_leases_wakes_waiters_and_refuses_new_acquisitions) {
+  engine e;
+  auto [ec, held] = e.acquire("a", 1s);
+  BOOST_REQUIRE(!ec);
+  auto ended = engine::ec_future([&](auto h) { held.async_wait_lost(h); });
+  e.store->put("b", held_by("ffffffffffffffffffffffffffffffff"));
+  auto waiting = acquire_in_background(e, "b", 10s);
+  e.run_for(50ms);
+  BOOST_REQUIRE(waiting.wait_for(0s) != std::future_status::ready);
+
+  const auto started = steady::now();
+  auto done = shutdown(e);
+  BOOST_REQUIRE(e.wait(done, 3s));
+  BOOST_TEST(!done.get());
+  BOOST_TEST((steady::now() - started < 2s), "a waiting acquire (10 s) is woken, not waited out");
+  BOOST_REQUIRE(ended.wait_for(0s) == std::future_status::ready);
+  BOOST_TEST((ended.get() == ml::errc::released));
+  BOOST_TEST(e.store->get("a").held.owner.empty());
+  BOOST_REQUIRE(waiting.wait_for(0s) == std::future_status::ready);
+  BOOST_TEST((waiting.get() == asio::error::operation_aborted));
+
+  const auto calls = e.store->calls().size();
+  auto late = acquire_in_background(e, "c", 1s);
+  BOOST_REQUIRE(e.wait(late, 1s));
+  BOOST_TEST((late.get() == asio::error::operation_aborted));
+  BOOST_TEST(e.store->calls().size() == calls, "refused without a server call");
+  auto again = shutdown(e);
+  BOOST_REQUIRE(e.wait(again, 1s));
+  BOOST_TEST(!again.get(), "idempotent");
+}
+
+// The server stays unreachable through the whole retry ladder (0.25, 1, 4 s): shutdown says so
+// instead of reporting a clean exit.
+BOOST_AUTO_TEST_CASE(shutdown_reports_a_release_that_gave_up) {
+  engine e(fast(10s));
+  auto [ec, held] = e.acquire("a", 1s);
+  BOOST_REQUIRE(!ec);
+  for (int i = 0; i < 4; ++i) e.store->inject(op::release, fault(fault::kind::unavailable));
+  auto done = shutdown(e);
+  BOOST_REQUIRE(e.wait(done, 8s));
+  BOOST_TEST((done.get() == ml::errc::server_unavailable));
+  BOOST_TEST(e.store->count(op::release) == 4u);
+  BOOST_TEST(e.store->get("a").held.owner == held.owner_id(), "left to expire on its own");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
