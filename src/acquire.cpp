@@ -2,12 +2,12 @@
 // the results back with the time they arrived. Every decision lives in detail/acquire_fsm.cpp.
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <optional>
 
 #include "detail/acquire_fsm.hpp"
+#include "detail/boot_clock.hpp"
 #include "detail/lease_state.hpp"
 #include "mongolock/lock.hpp"
 
@@ -41,7 +41,10 @@ class close_hook {
   std::uint64_t id_;
 };
 
-deadline_t earlier(deadline_t a, steady::time_point b) { return a ? std::min(*a, b) : b; }
+deadline_t earlier(deadline_t a, boot_clock::time_point b) {
+  const auto steady_b = to_steady(b);
+  return a ? std::min(*a, steady_b) : steady_b;
+}
 
 asio::awaitable<void> prepare_once(std::shared_ptr<provider_impl> p, deadline_t deadline, error_code& ec,
                                    std::string& why) {
@@ -80,7 +83,8 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   acquire_params params;
   params.try_once = mode == acquire_mode::try_once;
   params.owner = new_owner_id();
-  params.deadline = deadline;
+  // The engine's instants count suspended time (boot_clock.hpp); the call deadlines are steady.
+  if (deadline) params.deadline = boot_clock::now() + (*deadline - steady::now());
   params.expiry = p->opts.expiry;
   params.margin = p->opts.effective_margin();
   params.backoff_min = p->opts.backoff_min;
@@ -92,7 +96,7 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   acquire_fsm fsm(name, std::move(params));
   // async_shutdown wakes a waiting acquire through this timer; one in a store call sees
   // closing() when the call returns. Both run on this strand, so no wake-up falls in between.
-  auto timer = std::make_shared<asio::steady_timer>(strand);
+  auto timer = std::make_shared<boot_timer>(strand);
   const close_hook hook(*p, [strand, weak = std::weak_ptr(timer)] {
     asio::post(strand, [weak] {
       if (auto t = weak.lock()) t->cancel();
@@ -102,7 +106,7 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   // If this call is abandoned (cancelled, timed out) and the server applied a take anyway, give
   // it back at once instead of leaving it to expire.
   std::function<void(outcome<bool>)> give_back_late;
-  auto a = fsm.start(steady::now());
+  auto a = fsm.start(boot_clock::now());
   for (;;) {
     if (a.what != kind::grant && a.what != kind::fail &&
         (cancelled(co_await asio::this_coro::cancellation_state) || p->closing()))
@@ -113,17 +117,18 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
         const auto how = a.what == kind::read ? read_mode::primary : read_mode::majority;
         store_call<outcome<lock_doc>> start = [p, name, how](auto reply) { p->store->read(name, how, std::move(reply)); };
         auto r = co_await p->call<outcome<lock_doc>>(start, nullptr, deadline, asio::use_awaitable);
-        a = a.what == kind::read ? fsm.on_read(r, steady::now()) : fsm.on_recheck(r, steady::now());
+        const auto received = boot_clock::now();
+        a = a.what == kind::read ? fsm.on_read(r, received) : fsm.on_recheck(r, received);
         break;
       }
       case kind::next_epoch: {
         store_call<outcome<std::optional<std::int64_t>>> start = [p](auto reply) { p->store->next_epoch(std::move(reply)); };
         auto r = co_await p->call<outcome<std::optional<std::int64_t>>>(start, nullptr, deadline, asio::use_awaitable);
-        a = fsm.on_epoch(r, steady::now());
+        a = fsm.on_epoch(r, boot_clock::now());
         break;
       }
       case kind::take: {
-        const auto sent = steady::now();
+        const auto sent = boot_clock::now();
         store_call<outcome<bool>> start = [p, req = a.request](auto reply) { p->store->take(req, std::move(reply)); };
         give_back_late = [p, name, owner, token = a.request.token, working = p->begin_work()](outcome<bool> late) {
           if (late.value || late.ambiguous) p->release_in_background(name, owner, token, {}, !late.value);
@@ -132,7 +137,7 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
         auto r = co_await p->call<outcome<bool>>(start, give_back_late, earlier(deadline, fsm.take_bound(sent)),
                                                  asio::use_awaitable);
         give_back_late = nullptr;  // the call keeps its own copy (and ticket) while the reply is due
-        a = fsm.on_take(r, sent, steady::now());
+        a = fsm.on_take(r, sent, boot_clock::now());
         break;
       }
       case kind::give_back: {
@@ -140,13 +145,13 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
           p->store->release(name, owner, token, std::move(reply));
         };
         auto r = co_await p->call<outcome<bool>>(start, nullptr, deadline, asio::use_awaitable);
-        a = fsm.on_given_back(r, steady::now());
+        a = fsm.on_given_back(r, boot_clock::now());
         break;
       }
       case kind::wait_until: {
         timer->expires_at(a.at);
         auto [waited] = co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
-        a = waited ? fsm.on_cancel() : fsm.on_timer(steady::now());
+        a = waited ? fsm.on_cancel() : fsm.on_timer(boot_clock::now());
         break;
       }
       case kind::grant: {

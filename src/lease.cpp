@@ -15,7 +15,6 @@ namespace mongolock::detail {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
-using steady = std::chrono::steady_clock;
 
 void lease_state::start() {
   // renew_loop() holds a shared_ptr to this state for as long as it runs.
@@ -29,18 +28,19 @@ void lease_state::arm_watchdog() {
   watchdog.expires_at(clock.deadline());
   watchdog.async_wait([self = shared_from_this()](error_code ec) {
     if (ec || self->phase != lease_phase::held) return;
-    if (self->clock.lost_by(steady::now())) {
-      self->prov->log(log_level::warning, "lease '" + self->name + "' lost: no successful renewal before the local deadline");
-      self->end(lease_phase::lost, make_error_code(errc::lease_lost));
-      // The document may still name us (e.g. a partition): free it, but only 2 x margin from
-      // now. The guarded work was only just told to stop; freeing the lock at once would let a
-      // waiter in while it may still be running (core v2 defect 3). Expiry by observation gives
-      // the same 2 x margin when nobody frees it.
-      self->prov->release_in_background(self->name, self->owner, self->token, 2 * self->prov->opts.effective_margin());
-    } else {
-      self->arm_watchdog();
-    }
+    if (self->clock.lost_by(boot_clock::now())) self->lose_at_deadline();
+    else self->arm_watchdog();
   });
+}
+
+void lease_state::lose_at_deadline() {
+  prov->log(log_level::warning, "lease '" + name + "' lost: no successful renewal before the local deadline");
+  end(lease_phase::lost, make_error_code(errc::lease_lost));
+  // The document may still name us (e.g. a partition): free it, but only 2 x margin from now.
+  // The guarded work was only just told to stop; freeing the lock at once would let a waiter in
+  // while it may still be running (core v2 defect 3). Expiry by observation gives the same
+  // 2 x margin when nobody frees it.
+  prov->release_in_background(name, owner, token, 2 * prov->opts.effective_margin());
 }
 
 asio::awaitable<void> lease_state::renew_loop() {
@@ -54,15 +54,26 @@ asio::awaitable<void> lease_state::renew_loop() {
     renew_timer.expires_after(delay);
     auto [waited] = co_await renew_timer.async_wait(asio::as_tuple(asio::use_awaitable));
     if (waited || phase != lease_phase::held) co_return;
-    const auto sent = steady::now();
+    const auto sent = boot_clock::now();
+    // Past the deadline (a suspend carried us there, the renewal timer woke first): the lease is
+    // lost, whatever a renewal would answer now. The watchdog would say so within a second.
+    if (clock.lost_by(sent)) {
+      lose_at_deadline();
+      co_return;
+    }
     store_call<outcome<bool>> call = [p = prov, n = name, o = owner, t = token](auto reply) {
       p->store->renew(n, o, t, p->opts.expiry, std::move(reply));
     };
     // Useless after the local deadline: the watchdog has declared the lease lost by then.
-    auto r = co_await prov->call<outcome<bool>>(call, nullptr, clock.deadline(), asio::use_awaitable);
+    auto r = co_await prov->call<outcome<bool>>(call, nullptr, to_steady(clock.deadline()), asio::use_awaitable);
     if (phase != lease_phase::held || r.ec == asio::error::operation_aborted) co_return;
+    if (!r.ec && r.value) clock.renewed(sent);
+    // A suspend while the call was in flight: the steady-clock call deadline did not see it.
+    if (clock.lost_by(boot_clock::now())) {
+      lose_at_deadline();
+      co_return;
+    }
     if (!r.ec && r.value) {
-      clock.renewed(sent);
       ++beats;
       prov->count.renewals.fetch_add(1, std::memory_order_relaxed);
       delay = every;

@@ -85,7 +85,7 @@ acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const 
   } else if (verifying_ && changed) {
     return fail(make_error_code(errc::busy));  // it renewed: alive after all
   }
-  auto delay = std::chrono::steady_clock::duration(wait_.next(rng_));
+  auto delay = boot_clock::duration(wait_.next(rng_));
   if (auto at = observer_.expires_at()) delay = std::min(delay, std::max(*at - now, delay.zero()));
   if (p_.deadline) {
     if (now >= *p_.deadline) return fail(make_error_code(errc::timeout));

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "detail/backoff.hpp"
+#include "detail/boot_clock.hpp"
 #include "detail/expiry_observer.hpp"
 #include "detail/jitter_rng.hpp"
 #include "detail/lock_store.hpp"
@@ -27,7 +28,7 @@ namespace mongolock::detail {
 struct acquire_params {
   bool try_once = false;  // one look: errc::busy instead of waiting for a live holder
   std::string owner;
-  std::optional<std::chrono::steady_clock::time_point> deadline;  // nullopt: wait until cancelled
+  std::optional<boot_clock::time_point> deadline;  // nullopt: wait until cancelled
   std::chrono::milliseconds expiry{0}, margin{0}, backoff_min{0}, backoff_max{0};
   std::uint64_t seed = 0;
   std::optional<lock_doc> remembered;  // the free document this provider left at its last release
@@ -50,14 +51,14 @@ struct acquire_action {
   kind what;
   take_request request;
   std::int64_t token = 0;
-  std::chrono::steady_clock::time_point at{};
+  boot_clock::time_point at{};
   boost::system::error_code ec;
   std::string why;
 };
 
 class acquire_fsm {
  public:
-  using time_point = std::chrono::steady_clock::time_point;
+  using time_point = boot_clock::time_point;  // every instant counts suspended time (boot_clock.hpp)
 
   acquire_fsm(std::string name, acquire_params p);
 

@@ -9,6 +9,8 @@
 // before the waiter's read, the holder stops at least 2 * margin before the takeover, whatever
 // the clocks' offsets; only their rates must agree within margin / expiry (10% by default).
 #include <chrono>
+
+#include "detail/boot_clock.hpp"
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,7 +28,7 @@ struct held_state {
 
 class expiry_observer {
  public:
-  using clock = std::chrono::steady_clock;
+  using clock = boot_clock;
 
   // Record what a read returned at `received`. Returns true when it differs from before
   // (the holder renewed, or the lock changed hands), which resets the observation window.

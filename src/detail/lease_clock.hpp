@@ -4,11 +4,13 @@
 // reply delayed in the network or a hung call can only make the deadline earlier, never later.
 #include <chrono>
 
+#include "detail/boot_clock.hpp"
+
 namespace mongolock::detail {
 
 class lease_clock {
  public:
-  using clock = std::chrono::steady_clock;
+  using clock = boot_clock;  // counts through a system suspend
 
   lease_clock(clock::time_point acquired_sent, std::chrono::milliseconds expiry,
               std::chrono::milliseconds margin)

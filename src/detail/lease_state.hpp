@@ -54,6 +54,7 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
  private:
   boost::asio::awaitable<void> renew_loop();
   void arm_watchdog();
+  void lose_at_deadline();  // the local deadline passed: lost, and freed 2 x margin later
 
   struct waiter {
     std::uint64_t id;
@@ -64,7 +65,8 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   static void complete(waiter w, boost::system::error_code ec);
 
   lease_clock clock;
-  boost::asio::steady_timer renew_timer, watchdog;
+  boost::asio::steady_timer renew_timer;
+  boot_timer watchdog;  // the deadline counts suspended time
   boost::asio::cancellation_signal stop_loop;
   std::vector<waiter> waiters;
 };

@@ -9,7 +9,7 @@ namespace ml = mongolock;
 using namespace ml::detail;
 using namespace std::chrono_literals;
 using kind = acquire_action::kind;
-using tp = std::chrono::steady_clock::time_point;
+using tp = mongolock::detail::boot_clock::time_point;
 
 namespace {
 

@@ -1,0 +1,70 @@
+// System suspend (core v2 defect 5). steady_clock stops while the machine sleeps, so a holder
+// resumed after its lease expired (in real time) kept working while another machine had taken
+// the lock over. The engine's deadlines now count on CLOCK_BOOTTIME; boot_clock's test hook moves
+// that clock ahead while steady_clock and every Asio timer see no time pass, as in a real suspend.
+#include <boost/asio.hpp>
+#include <boost/test/unit_test.hpp>
+#include <future>
+
+#include "detail/boot_clock.hpp"
+#include "engine_harness.hpp"
+
+namespace asio = boost::asio;
+namespace ml = mongolock;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using steady = std::chrono::steady_clock;
+using ml::detail::boot_clock;
+using test::engine;
+using test::fast;
+using test::fault;
+using test::op;
+
+BOOST_AUTO_TEST_SUITE(suspend_suite)
+
+// Suspended for 5 s holding a 1 s lease: on resume the lease is lost (guarded work cancelled,
+// async_wait_lost completes) within the watchdog's one-second wait cap, and no renewal is sent
+// after the resume to pretend otherwise.
+BOOST_AUTO_TEST_CASE(resume_past_the_deadline_loses_the_lease) {
+  engine e(fast(1000ms));
+  auto [ec, held] = e.acquire("sleeper", 1s);
+  BOOST_REQUIRE(!ec);
+  auto ended = engine::ec_future([&](auto h) { held.async_wait_lost(h); });
+  e.run_for(100ms);
+  const auto renewals = e.store->count(op::renew);
+  boot_clock::simulate_suspend(5s);
+  const auto resumed = steady::now();
+  BOOST_REQUIRE_MESSAGE(e.wait(ended, 3s), "the lease outlived a suspend longer than its expiry");
+  BOOST_TEST((ended.get() == ml::errc::lease_lost));
+  BOOST_TEST((steady::now() - resumed < 1500ms), "noticed within the one-second wait cap");
+  BOOST_TEST(e.store->count(op::renew) <= renewals + 1, "at most the renewal already in flight");
+}
+
+// Suspended while a take is in flight: its reply comes back 200 ms later by steady_clock but
+// 5 s later in real time, past sent + expiry - margin. It is a late grant: given back.
+BOOST_AUTO_TEST_CASE(suspend_while_the_take_is_in_flight_makes_it_a_late_grant) {
+  engine e(fast(1000ms));
+  e.store->inject(op::take, fault(fault::kind::hang, 200ms));
+  auto done = std::make_shared<std::promise<error_code>>();
+  auto tried = done->get_future();
+  e.lock("napper").async_try_acquire([done](error_code ec, ml::lease) { done->set_value(ec); });
+  e.run_for(50ms);
+  boot_clock::simulate_suspend(5s);
+  BOOST_REQUIRE(e.wait(tried, 3s));
+  BOOST_TEST(!!tried.get(), "a reply that came after the lease's own deadline is not a grant");
+  e.run_for(300ms);
+  BOOST_TEST(e.store->get("napper").held.owner.empty(), "given back");
+}
+
+// The clock itself: monotonic, and ahead of steady_clock by the simulated suspend.
+BOOST_AUTO_TEST_CASE(boot_clock_counts_the_suspend) {
+  const auto b0 = boot_clock::now();
+  const auto s0 = steady::now();
+  boot_clock::simulate_suspend(2s);
+  const auto b1 = boot_clock::now();
+  const auto s1 = steady::now();
+  BOOST_TEST(((b1 - b0) - (s1 - s0) >= 2s));
+  BOOST_TEST(((b1 - b0) - (s1 - s0) < 2s + 100ms));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
