@@ -155,8 +155,9 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
         break;
       }
       case kind::grant: {
-        auto st = std::make_shared<lease_state>(p, strand, name, owner, a.token,
-                                                lease_clock(a.at, p->opts.expiry, p->opts.effective_margin()));
+        const lease_fsm renewals(a.at, p->opts.expiry, p->opts.effective_margin(), p->opts.effective_renew_every(),
+                                 p->next_seed());
+        auto st = std::make_shared<lease_state>(p, strand, name, owner, a.token, renewals);
         if (!p->add_live(owner, st)) {  // shutdown began while the take was in flight
           p->release_in_background(name, owner, a.token);
           co_return fail(*p, asio::error::operation_aborted, name, "the provider is shutting down");

@@ -32,14 +32,7 @@ namespace {
 asio::awaitable<std::tuple<error_code, server_version>> version_body(std::shared_ptr<detail::client_impl> impl) {
   using info = detail::outcome<detail::server_info>;
   detail::store_call<info> call = [impl](std::function<void(info)> reply) {
-    auto shared = std::make_shared<std::function<void(info)>>(std::move(reply));
-    const bool queued = impl->workers.post([shared](mongoc_client_t* c) { (*shared)(detail::query_server(c)); });
-    if (!queued) {
-      info down;
-      down.ec = make_error_code(errc::server_unavailable);
-      down.message = "the mongolock client was shut down";
-      (*shared)(std::move(down));
-    }
+    impl->run<info>(detail::lane::acquisition, std::move(reply), [](mongoc_client_t* c) { return detail::query_server(c); });
   };
   auto r = co_await detail::async_call<info>(impl->ex, call, nullptr, std::nullopt, asio::use_awaitable);
   if (r.ec) {

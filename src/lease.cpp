@@ -5,9 +5,7 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <random>
 
-#include "detail/jitter_rng.hpp"
 #include "detail/lease_state.hpp"
 #include "mongolock/lease.hpp"
 
@@ -25,10 +23,10 @@ void lease_state::start() {
 void lease_state::arm_watchdog() {
   // Fires at the local deadline even when a renewal call hangs: the lease is then lost here,
   // while other processes still have to wait out expiry + margin of their own clocks.
-  watchdog.expires_at(clock.deadline());
+  watchdog.expires_at(fsm.deadline());
   watchdog.async_wait([self = shared_from_this()](error_code ec) {
     if (ec || self->phase != lease_phase::held) return;
-    if (self->clock.lost_by(boot_clock::now())) self->lose_at_deadline();
+    if (self->fsm.lost_by(boot_clock::now())) self->lose_at_deadline();
     else self->arm_watchdog();
   });
 }
@@ -43,51 +41,45 @@ void lease_state::lose_at_deadline() {
   prov->release_in_background(name, owner, token, 2 * prov->opts.effective_margin());
 }
 
+// The driver of lease_fsm: performs each action and reports what happened, on the strand.
 asio::awaitable<void> lease_state::renew_loop() {
   auto self = shared_from_this();
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
-  const auto every = prov->opts.effective_renew_every();
-  jitter_rng rng(prov->next_seed());
-  auto delay = every;
+  using kind = lease_action::kind;
+  auto a = fsm.start(boot_clock::now());
   while (phase == lease_phase::held) {
-    renew_timer.expires_after(delay);
-    auto [waited] = co_await renew_timer.async_wait(asio::as_tuple(asio::use_awaitable));
-    if (waited || phase != lease_phase::held) co_return;
-    const auto sent = boot_clock::now();
-    // Past the deadline (a suspend carried us there, the renewal timer woke first): the lease is
-    // lost, whatever a renewal would answer now. The watchdog would say so within a second.
-    if (clock.lost_by(sent)) {
-      lose_at_deadline();
-      co_return;
-    }
-    store_call<outcome<bool>> call = [p = prov, n = name, o = owner, t = token](auto reply) {
-      p->store->renew(n, o, t, p->opts.expiry, std::move(reply));
-    };
-    // Useless after the local deadline: the watchdog has declared the lease lost by then.
-    auto r = co_await prov->call<outcome<bool>>(call, nullptr, to_steady(clock.deadline()), asio::use_awaitable);
-    if (phase != lease_phase::held || r.ec == asio::error::operation_aborted) co_return;
-    if (!r.ec && r.value) clock.renewed(sent);
-    // A suspend while the call was in flight: the steady-clock call deadline did not see it.
-    if (clock.lost_by(boot_clock::now())) {
-      lose_at_deadline();
-      co_return;
-    }
-    if (!r.ec && r.value) {
-      ++beats;
-      prov->count.renewals.fetch_add(1, std::memory_order_relaxed);
-      delay = every;
-    } else if (!r.ec) {
-      prov->log(log_level::warning, "lease '" + name + "' lost: the lock document names another owner");
-      end(lease_phase::lost, make_error_code(errc::lease_lost));
-      co_return;
-    } else {
-      // Transient: retry sooner, jittered, while the watchdog keeps the deadline honest.
-      prov->count.renewal_errors.fetch_add(1, std::memory_order_relaxed);
-      prov->log(log_level::warning, "renewal of '" + name + "' failed (" + r.ec.message() + ": " + r.message + "); retrying");
-      std::uniform_int_distribution<long long> pick(std::max<long long>(every.count() / 8, 5),
-                                                    std::max<long long>(every.count() / 4, 10));
-      delay = std::chrono::milliseconds{pick(rng)};
+    switch (a.what) {
+      case kind::wait_until: {
+        renew_timer.expires_at(a.at);
+        auto [waited] = co_await renew_timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        if (waited || phase != lease_phase::held) co_return;
+        a = fsm.on_timer(boot_clock::now());
+        break;
+      }
+      case kind::renew: {
+        const auto sent = boot_clock::now();
+        store_call<outcome<bool>> call = [p = prov, n = name, o = owner, t = token](auto reply) {
+          p->store->renew(n, o, t, p->opts.expiry, std::move(reply));
+        };
+        // Useless after the local deadline: the watchdog has declared the lease lost by then.
+        auto r = co_await prov->call<outcome<bool>>(call, nullptr, to_steady(fsm.deadline()), asio::use_awaitable);
+        if (phase != lease_phase::held || r.ec == asio::error::operation_aborted) co_return;
+        a = fsm.on_renewed(r, sent, boot_clock::now());
+        if (a.what == kind::wait_until && !r.ec) prov->count.renewals.fetch_add(1, std::memory_order_relaxed);
+        if (a.what == kind::wait_until && r.ec) {
+          prov->count.renewal_errors.fetch_add(1, std::memory_order_relaxed);
+          prov->log(log_level::warning, "renewal of '" + name + "' failed (" + r.ec.message() + ": " + r.message + "); retrying");
+        }
+        break;
+      }
+      case kind::lost:
+        lose_at_deadline();
+        co_return;
+      case kind::taken:
+        prov->log(log_level::warning, "lease '" + name + "' lost: the lock document names another owner");
+        end(lease_phase::lost, make_error_code(errc::lease_lost));
+        co_return;
     }
   }
 }

@@ -3,11 +3,13 @@
 // object; after shutdown() they get errc::server_unavailable instead of touching freed threads.
 #include <boost/asio/any_io_executor.hpp>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string_view>
 
 #include "detail/driver.hpp"
 #include "detail/worker_pool.hpp"
+#include "mongolock/error.hpp"
 #include "mongolock/options.hpp"
 
 namespace mongolock::detail {
@@ -33,6 +35,18 @@ struct client_impl {
   std::unique_ptr<driver> db;
   worker_pool workers;  // declared after db: destroyed (joined) before the driver
   std::atomic<bool> stopped{false};
+
+  // Runs fn(mongoc_client_t*) on a worker and hands its result (an outcome) to `reply`; answers
+  // server_unavailable at once if the client was shut down (the job would never run).
+  template <class R, class Fn>
+  void run(lane l, std::function<void(R)> reply, Fn fn) {
+    auto shared = std::make_shared<std::function<void(R)>>(std::move(reply));
+    if (workers.post([shared, fn = std::move(fn)](mongoc_client_t* c) { (*shared)(fn(c)); }, l)) return;
+    R down{};
+    down.ec = make_error_code(errc::server_unavailable);
+    down.message = "the mongolock client was shut down";
+    (*shared)(std::move(down));
+  }
 };
 
 }  // namespace mongolock::detail

@@ -23,9 +23,6 @@ class lease_clock {
 
   clock::time_point deadline() const { return last_ok_sent_ + expiry_ - margin_; }
   bool lost_by(clock::time_point now) const { return now >= deadline(); }
-  clock::duration remaining(clock::time_point now) const {
-    return lost_by(now) ? clock::duration::zero() : deadline() - now;
-  }
 
  private:
   std::chrono::milliseconds expiry_, margin_;

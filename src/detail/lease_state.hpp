@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "detail/lease_clock.hpp"
+#include "detail/boot_clock.hpp"
+#include "detail/lease_fsm.hpp"
 #include "detail/provider_impl.hpp"
 #include "detail/spawn.hpp"
 
@@ -21,9 +22,9 @@ enum class lease_phase { held, lost, released };
 
 struct lease_state : std::enable_shared_from_this<lease_state> {
   lease_state(std::shared_ptr<provider_impl> p, strand_type s, std::string n, std::string o,
-              std::int64_t t, lease_clock c)
+              std::int64_t t, lease_fsm f)
       : prov(std::move(p)), strand(std::move(s)), name(std::move(n)), owner(std::move(o)), token(t),
-        clock(c), renew_timer(strand), watchdog(strand) {}
+        fsm(f), renew_timer(strand), watchdog(strand) {}
 
   // On the strand: starts the renewal loop and the watchdog.
   void start();
@@ -35,7 +36,7 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   lock_doc released_doc() const {
     lock_doc d;
     d.exists = true;
-    d.held = held_state{"", token, beats + 1, prov->opts.expiry};
+    d.held = held_state{"", token, fsm.beats() + 1, prov->opts.expiry};
     return d;
   }
 
@@ -49,7 +50,6 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   const std::int64_t token;
   std::atomic<lease_phase> phase{lease_phase::held};
   std::atomic<std::uint64_t> next_waiter{0};
-  std::int64_t beats = 0;  // successful renewals = the document's heartbeat (strand only)
 
  private:
   boost::asio::awaitable<void> renew_loop();
@@ -64,9 +64,8 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   };
   static void complete(waiter w, boost::system::error_code ec);
 
-  lease_clock clock;
-  boost::asio::steady_timer renew_timer;
-  boot_timer watchdog;  // the deadline counts suspended time
+  lease_fsm fsm;  // every decision of the renewal loop and the watchdog (strand only)
+  boot_timer renew_timer, watchdog;  // both count suspended time
   boost::asio::cancellation_signal stop_loop;
   std::vector<waiter> waiters;
 };

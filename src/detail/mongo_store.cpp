@@ -6,14 +6,7 @@ namespace mongolock::detail {
 
 template <class R, class Fn>
 void mongo_store::run(lane l, reply<R> r, Fn fn) {
-  auto shared = std::make_shared<reply<R>>(std::move(r));
-  const bool queued = client_->workers.post([shared, fn = std::move(fn)](mongoc_client_t* c) { (*shared)(fn(c)); }, l);
-  if (!queued) {
-    R down{};
-    down.ec = make_error_code(errc::server_unavailable);
-    down.message = "the mongolock client was shut down";
-    (*shared)(std::move(down));
-  }
+  client_->run<R>(l, std::move(r), std::move(fn));
 }
 
 void mongo_store::prepare(reply<outcome<server_info>> r) {

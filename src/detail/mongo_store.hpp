@@ -28,8 +28,7 @@ class mongo_store final : public lock_store {
   bool accepting() const noexcept override { return !client_->stopped; }
 
  private:
-  // Runs fn(client) on a worker and hands its result to r; answers at once if the client was
-  // shut down (the job would never run).
+  // client_impl::run on this store's client.
   template <class R, class Fn>
   void run(lane l, reply<R> r, Fn fn);
 
