@@ -215,6 +215,8 @@ void start_release_all(std::shared_ptr<provider_impl> p, count_handler h) {
   auto s = new_strand(*p);
   spawn_op<error_code, std::size_t>(s, release_all_body(std::move(p)), std::move(h), false);
 }
+asio::any_io_executor provider_executor(const provider_impl& p) noexcept { return p.ex; }
+
 void start_shutdown(std::shared_ptr<provider_impl> p, shutdown_handler h) {
   auto s = new_strand(*p);
   spawn_op<error_code>(s, shutdown_body(std::move(p)), std::move(h), false);

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "mongolock/initiation.hpp"
 #include "mongolock/options.hpp"
 
 namespace mongolock {
@@ -45,9 +46,10 @@ class client {
   template <class Token = boost::asio::deferred_t>
   auto async_server_version(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, server_version)>(
-        [](auto handler, std::shared_ptr<detail::client_impl> impl) {
-          start_server_version(std::move(impl), std::move(handler));
-        },
+        detail::make_initiation(get_executor(),
+                                [](auto handler, std::shared_ptr<detail::client_impl> impl) {
+                                  start_server_version(std::move(impl), std::move(handler));
+                                }),
         token, impl_);
   }
 

@@ -10,6 +10,7 @@
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/system_executor.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
@@ -19,6 +20,7 @@
 #include <type_traits>
 
 #include "mongolock/error.hpp"
+#include "mongolock/initiation.hpp"
 
 namespace mongolock {
 namespace detail {
@@ -40,13 +42,21 @@ void complete_not_held(Handler&& h) {
   boost::asio::post(boost::asio::append(std::forward<Handler>(h), make_error_code(errc::not_held)));
 }
 
+// The lease's strand; the system executor for an empty lease (its operations only post not_held).
+inline boost::asio::any_io_executor lease_executor(const std::shared_ptr<lease_state>& st) {
+  if (!st) return boost::asio::system_executor();
+  return lease_strand(*st);
+}
+
 template <class Token>
 auto async_wait_lost(std::shared_ptr<lease_state> st, Token&& token) {
+  auto ex = lease_executor(st);
   return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-      [](auto h, std::shared_ptr<lease_state> s) {
-        if (!s) return complete_not_held(std::move(h));
-        start_wait_lost(std::move(s), std::move(h));
-      },
+      make_initiation(std::move(ex),
+                      [](auto h, std::shared_ptr<lease_state> s) {
+                        if (!s) return complete_not_held(std::move(h));
+                        start_wait_lost(std::move(s), std::move(h));
+                      }),
       token, std::move(st));
 }
 
@@ -125,10 +135,11 @@ class lease {
   template <class Token = boost::asio::deferred_t>
   auto async_release(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-        [](auto h, std::shared_ptr<detail::lease_state> s) {
-          if (!s) return detail::complete_not_held(std::move(h));
-          detail::start_release(std::move(s), std::move(h));
-        },
+        detail::make_initiation(detail::lease_executor(state_),
+                                [](auto h, std::shared_ptr<detail::lease_state> s) {
+                                  if (!s) return detail::complete_not_held(std::move(h));
+                                  detail::start_release(std::move(s), std::move(h));
+                                }),
         token, state_);
   }
 
@@ -150,12 +161,14 @@ class lease {
   auto async_guard(boost::asio::awaitable<T> work, Token&& token = {}) {
     if (!state_) throw boost::system::system_error(make_error_code(errc::not_held));
     return boost::asio::async_initiate<Token, detail::guard_signature<T>>(
-        [](auto handler, std::shared_ptr<detail::lease_state> st, boost::asio::awaitable<T> w) {
-          auto strand = detail::lease_strand(*st);
-          boost::asio::any_io_executor work_ex = boost::asio::get_associated_executor(handler, strand);
-          boost::asio::co_spawn(strand, detail::guard_body<T>(std::move(st), std::move(w), std::move(work_ex)),
-                                std::move(handler));
-        },
+        detail::make_initiation(
+            detail::lease_executor(state_),
+            [](auto handler, std::shared_ptr<detail::lease_state> st, boost::asio::awaitable<T> w) {
+              auto strand = detail::lease_strand(*st);
+              boost::asio::any_io_executor work_ex = boost::asio::get_associated_executor(handler, strand);
+              boost::asio::co_spawn(strand, detail::guard_body<T>(std::move(st), std::move(w), std::move(work_ex)),
+                                    std::move(handler));
+            }),
         token, state_, std::move(work));
   }
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "mongolock/initiation.hpp"
 #include "mongolock/lease.hpp"
 
 namespace mongolock {
@@ -17,6 +18,7 @@ enum class acquire_mode { wait, try_once };
 using acquire_handler = boost::asio::any_completion_handler<void(boost::system::error_code, lease)>;
 void start_acquire(std::shared_ptr<provider_impl>, std::string name, acquire_mode,
                    std::optional<std::chrono::milliseconds> timeout, acquire_handler);
+boost::asio::any_io_executor provider_executor(const provider_impl&) noexcept;
 }  // namespace detail
 
 class lock {
@@ -52,10 +54,11 @@ class lock {
   template <class Token>
   auto initiate(detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, Token&& token) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, lease)>(
-        [](auto h, std::shared_ptr<detail::provider_impl> p, std::string n, detail::acquire_mode m,
-           std::optional<std::chrono::milliseconds> t) {
-          detail::start_acquire(std::move(p), std::move(n), m, t, std::move(h));
-        },
+        detail::make_initiation(detail::provider_executor(*provider_),
+                                [](auto h, std::shared_ptr<detail::provider_impl> p, std::string n,
+                                   detail::acquire_mode m, std::optional<std::chrono::milliseconds> t) {
+                                  detail::start_acquire(std::move(p), std::move(n), m, t, std::move(h));
+                                }),
         token, provider_, name_, mode, timeout);
   }
 

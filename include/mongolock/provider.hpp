@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mongolock/client.hpp"
+#include "mongolock/initiation.hpp"
 #include "mongolock/lock.hpp"
 #include "mongolock/options.hpp"
 #include "mongolock/stats.hpp"
@@ -57,7 +58,8 @@ class provider {
   template <class Token = boost::asio::deferred_t>
   auto async_release_all(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, std::size_t)>(
-        [](auto h, std::shared_ptr<detail::provider_impl> p) { detail::start_release_all(std::move(p), std::move(h)); },
+        with_executor(
+            [](auto h, std::shared_ptr<detail::provider_impl> p) { detail::start_release_all(std::move(p), std::move(h)); }),
         token, impl_);
   }
 
@@ -72,7 +74,8 @@ class provider {
   template <class Token = boost::asio::deferred_t>
   auto async_shutdown(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-        [](auto h, std::shared_ptr<detail::provider_impl> p) { detail::start_shutdown(std::move(p), std::move(h)); },
+        with_executor(
+            [](auto h, std::shared_ptr<detail::provider_impl> p) { detail::start_shutdown(std::move(p), std::move(h)); }),
         token, impl_);
   }
 
@@ -80,9 +83,9 @@ class provider {
   template <class Token = boost::asio::deferred_t>
   auto async_inspect(std::string name, Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, lock_info)>(
-        [](auto h, std::shared_ptr<detail::provider_impl> p, std::string n) {
+        with_executor([](auto h, std::shared_ptr<detail::provider_impl> p, std::string n) {
           detail::start_inspect(std::move(p), std::move(n), std::move(h));
-        },
+        }),
         token, impl_, std::move(name));
   }
 
@@ -90,7 +93,8 @@ class provider {
   template <class Token = boost::asio::deferred_t>
   auto async_list(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, std::vector<lock_info>)>(
-        [](auto h, std::shared_ptr<detail::provider_impl> p) { detail::start_list(std::move(p), std::move(h)); },
+        with_executor(
+            [](auto h, std::shared_ptr<detail::provider_impl> p) { detail::start_list(std::move(p), std::move(h)); }),
         token, impl_);
   }
 
@@ -99,13 +103,18 @@ class provider {
   template <class Token = boost::asio::deferred_t>
   auto async_force_release(std::string name, Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, std::string)>(
-        [](auto h, std::shared_ptr<detail::provider_impl> p, std::string n) {
+        with_executor([](auto h, std::shared_ptr<detail::provider_impl> p, std::string n) {
           detail::start_force_release(std::move(p), std::move(n), std::move(h));
-        },
+        }),
         token, impl_, std::move(name));
   }
 
  private:
+  // The initiation object: `start` plus this provider's executor (initiation.hpp).
+  template <class Start>
+  auto with_executor(Start start) const {
+    return detail::make_initiation(detail::provider_executor(*impl_), std::move(start));
+  }
   std::shared_ptr<detail::provider_impl> impl_;
 };
 
