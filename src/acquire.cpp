@@ -71,8 +71,9 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
     co_return fail(*p, make_error_code(errc::invalid_options), name, "the acquire timeout is negative");
   if (timeout && *timeout > limits::max_acquire_timeout)
     co_return fail(*p, make_error_code(errc::invalid_options), name, "the acquire timeout is above 366 days");
-  if (p->closing()) co_return fail(*p, asio::error::operation_aborted, name, "the provider is shutting down");
+  // The ticket first: a shutdown that finds no work cannot miss this acquire's start.
   const auto working = p->begin_work();  // async_shutdown waits for this acquire to end
+  if (p->closing()) co_return fail(*p, asio::error::operation_aborted, name, "the provider is shutting down");
   const auto wait_for = timeout.value_or(p->opts.acquire_timeout);
   const deadline_t deadline = wait_for.count() > 0 ? deadline_t{started + wait_for} : std::nullopt;
 

@@ -148,9 +148,11 @@ asio::awaitable<std::tuple<error_code>> release_body(std::shared_ptr<lease_state
     case lease_phase::released: co_return make_error_code(errc::not_held);
     case lease_phase::held: break;
   }
+  // Taken before end(): a shutdown that finds this lease no longer held still waits for its release.
+  auto p = st->prov;
+  const auto working = p->begin_work();
   // Guarded work is cancelled before the lock is freed, never after.
   st->end(lease_phase::released, make_error_code(errc::released));
-  auto p = st->prov;
   store_call<outcome<bool>> call = [p, n = st->name, o = st->owner, t = st->token](auto reply) {
     p->store->release(n, o, t, std::move(reply));
   };

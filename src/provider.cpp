@@ -104,8 +104,8 @@ std::vector<std::shared_ptr<lease_state>> provider_impl::close() {
   std::vector<std::function<void()>> cancel;
   {
     std::lock_guard g(mu);
+    if (!closing_) failure_ = {};  // the first shutdown reports what fails from here on
     closing_ = true;
-    failure_ = {};  // shutdown reports what fails from here on
     for (auto& [_, c] : cancellers_) cancel.push_back(c);
   }
   for (auto& c : cancel) c();
@@ -136,6 +136,7 @@ lock_info to_info(std::string name, const lock_doc& d) {
 }
 
 asio::awaitable<std::tuple<error_code, std::size_t>> release_all_body(std::shared_ptr<provider_impl> p) {
+  const auto working = p->begin_work();  // a shutdown meanwhile waits for this release
   auto leases = p->live_leases();
   std::vector<std::string> owners;
   for (auto& st : leases) {
@@ -164,14 +165,18 @@ asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_i
     p->count.releases.fetch_add(1, std::memory_order_relaxed);
     p->release_in_background(st->name, st->owner, st->token);
   }
+  // Back on this operation's strand: the loop above resumed on the last lease's strand, and the
+  // timer below must only be touched from one strand.
   auto ex = co_await asio::this_coro::executor;
+  co_await asio::post(ex, asio::use_awaitable);
   auto bound = std::make_shared<asio::steady_timer>(ex, started + p->opts.expiry);
   auto idle = std::make_shared<std::atomic<bool>>(false);
   // Posted to this strand, so it runs after the wait below has started, even when already idle.
-  p->when_idle([ex, bound, idle] {
-    asio::post(ex, [bound, idle] {
+  // A weak reference: after a timeout the waiter stays registered and must not keep the timer.
+  p->when_idle([ex, weak = std::weak_ptr(bound), idle] {
+    asio::post(ex, [weak, idle] {
       *idle = true;
-      bound->cancel();
+      if (auto t = weak.lock()) t->cancel();
     });
   });
   co_await bound->async_wait(asio::as_tuple(asio::use_awaitable));

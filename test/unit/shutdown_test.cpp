@@ -4,6 +4,7 @@
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
 #include <future>
+#include <thread>
 
 #include "engine_harness.hpp"
 #include "mongolock/provider.hpp"
@@ -119,6 +120,40 @@ BOOST_AUTO_TEST_CASE(shutdown_reports_a_release_that_gave_up) {
   BOOST_TEST((done.get() == ml::errc::server_unavailable));
   BOOST_TEST(e.store->count(op::release) == 4u);
   BOOST_TEST(e.store->get("a").held.owner == held.owner_id(), "left to expire on its own");
+}
+
+// Four threads run the context and the leases live on their own strands: shutdown hops to each
+// lease's strand and must come back to its own before arming its timer (a review found it did
+// not: the idle wake-up could race the wait and shutdown would sit out its 10 s bound).
+BOOST_AUTO_TEST_CASE(shutdown_on_a_multi_threaded_context_completes_when_idle) {
+  asio::io_context io;
+  auto store = std::make_shared<test::memory_store>(io.get_executor());
+  auto p = std::make_shared<ml::detail::provider_impl>(io.get_executor(), store, fast(10s), nullptr);
+  auto work_guard = asio::make_work_guard(io);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) threads.emplace_back([&] { io.run(); });
+  std::vector<ml::lease> leases;
+  for (int i = 0; i < 20; ++i) {
+    std::promise<ml::lease> got;
+    ml::lock(p, "mt" + std::to_string(i)).async_acquire_for(1s, [&](error_code ec, ml::lease l) {
+      BOOST_CHECK(!ec);
+      got.set_value(std::move(l));
+    });
+    leases.push_back(got.get_future().get());
+  }
+  const auto started = steady::now();
+  std::promise<error_code> done;
+  ml::detail::start_shutdown(p, [&](error_code ec) { done.set_value(ec); });
+  auto f = done.get_future();
+  const bool ready = f.wait_for(5s) == std::future_status::ready;
+  const auto took = steady::now() - started;
+  work_guard.reset();
+  io.stop();
+  for (auto& t : threads) t.join();
+  BOOST_REQUIRE(ready);
+  BOOST_TEST(!f.get());
+  BOOST_TEST((took < 3s), "completed when idle, not at its 10 s bound");
+  for (int i = 0; i < 20; ++i) BOOST_TEST(store->get("mt" + std::to_string(i)).held.owner.empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
