@@ -60,6 +60,24 @@ asio::awaitable<void> prepare_once(std::shared_ptr<provider_impl> p, deadline_t 
   p->prepared = true;
 }
 
+// Built outside the coroutine, so the parameters do not take room in every waiter's frame.
+acquire_fsm new_fsm(provider_impl& p, const std::string& name, const std::string& owner, acquire_mode mode,
+                    deadline_t deadline) {
+  acquire_params params;
+  params.try_once = mode == acquire_mode::try_once;
+  params.owner = owner;
+  // The engine's instants count suspended time (boot_clock.hpp); the call deadlines are steady.
+  if (deadline) params.deadline = boot_clock::now() + (*deadline - steady::now());
+  params.expiry = p.opts.expiry;
+  params.margin = p.opts.effective_margin();
+  params.backoff_min = p.opts.backoff_min;
+  params.backoff_max = p.opts.backoff_max;
+  params.seed = p.next_seed();
+  params.remembered = p.recall_free(name);
+  params.wall_now_ms = wall_ms();
+  return acquire_fsm(name, std::move(params));
+}
+
 asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_type strand, std::string name,
                                      acquire_mode mode, std::optional<std::chrono::milliseconds> timeout) {
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
@@ -81,20 +99,8 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   co_await prepare_once(p, deadline, prep_ec, why);
   if (prep_ec) co_return fail(*p, prep_ec, name, why);
 
-  acquire_params params;
-  params.try_once = mode == acquire_mode::try_once;
-  params.owner = new_owner_id();
-  // The engine's instants count suspended time (boot_clock.hpp); the call deadlines are steady.
-  if (deadline) params.deadline = boot_clock::now() + (*deadline - steady::now());
-  params.expiry = p->opts.expiry;
-  params.margin = p->opts.effective_margin();
-  params.backoff_min = p->opts.backoff_min;
-  params.backoff_max = p->opts.backoff_max;
-  params.seed = p->next_seed();
-  params.remembered = p->recall_free(name);
-  params.wall_now_ms = wall_ms();
-  const std::string owner = params.owner;
-  acquire_fsm fsm(name, std::move(params));
+  const std::string owner = new_owner_id();
+  acquire_fsm fsm = new_fsm(*p, name, owner, mode, deadline);
   // async_shutdown wakes a waiting acquire through this timer; one in a store call sees
   // closing() when the call returns. Both run on this strand, so no wake-up falls in between.
   auto timer = std::make_shared<boot_timer>(strand);
@@ -130,8 +136,8 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
       }
       case kind::take: {
         const auto sent = boot_clock::now();
-        store_call<outcome<bool>> start = [p, req = a.request](auto reply) { p->store->take(req, std::move(reply)); };
-        give_back_late = [p, name, owner, token = a.request.token, working = p->begin_work()](outcome<bool> late) {
+        store_call<outcome<bool>> start = [p, req = fsm.request()](auto reply) { p->store->take(req, std::move(reply)); };
+        give_back_late = [p, name, owner, token = a.token, working = p->begin_work()](outcome<bool> late) {
           if (late.value || late.ambiguous) p->release_in_background(name, owner, token, {}, !late.value);
         };
         // A reply after take_bound is useless (a late grant): stop waiting for it then.

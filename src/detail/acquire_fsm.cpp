@@ -99,7 +99,7 @@ acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const 
 acquire_action acquire_fsm::take_or_epoch(const lock_doc& observed) {
   pending_observed_ = observed;
   if (needs_new_epoch(observed)) return {kind::next_epoch};
-  return take(observed, observed.held.token + 1);
+  return take(observed.held.token + 1);
 }
 
 acquire_action acquire_fsm::on_epoch(const outcome<std::optional<std::int64_t>>& r, time_point) {
@@ -114,15 +114,17 @@ acquire_action acquire_fsm::on_epoch(const outcome<std::optional<std::int64_t>>&
   // Tokens never go back: a counter behind the document (a partly wiped collection) is refused.
   if (pending_observed_.exists && token <= pending_observed_.held.token)
     return fail(make_error_code(errc::server_error), "the fencing epoch counter is behind lock '" + name_ + "'");
-  return take(pending_observed_, token);
+  return take(token);
 }
 
-acquire_action acquire_fsm::take(const lock_doc& observed, std::int64_t token) {
+acquire_action acquire_fsm::take(std::int64_t token) {
   pending_token_ = token;
   acquire_action a{kind::take};
-  a.request = take_request{name_, p_.owner, token, p_.expiry, observed};
+  a.token = token;
   return a;
 }
+
+take_request acquire_fsm::request() const { return {name_, p_.owner, pending_token_, p_.expiry, pending_observed_}; }
 
 acquire_fsm::time_point acquire_fsm::take_bound(time_point sent) const { return sent + p_.expiry - p_.margin; }
 

@@ -40,7 +40,7 @@ struct acquire_action {
     read,        // read the lock (primary)
     recheck,     // read the lock with majority read concern, after an ambiguous take
     next_epoch,  // raise the epoch counter, then take
-    take,        // request: compare-and-swap against `observed`, granting `token`
+    take,        // request(): compare-and-swap against what was observed, granting `token`
     give_back,   // release (owner, token) and wait for the answer: a take we may not keep
     wait_until,  // sleep until `at`
     grant,       // done: the lease is ours with `token`; its clock starts at `at` (send time)
@@ -49,7 +49,6 @@ struct acquire_action {
   acquire_action(kind k = kind::read) : what(k) {}  // NOLINT: implicit on purpose ({kind::read})
 
   kind what;
-  take_request request;
   std::int64_t token = 0;
   boot_clock::time_point at{};
   boost::system::error_code ec;
@@ -72,6 +71,9 @@ class acquire_fsm {
   acquire_action on_timer(time_point now);
   acquire_action on_cancel();
 
+  // The take to send for a `take` action (kept here, not in every action: each waiting
+  // coroutine carries an action in its frame).
+  take_request request() const;
   // The call to bound a take with: its reply is useless after this.
   time_point take_bound(time_point sent) const;
   const std::optional<time_point>& deadline() const { return p_.deadline; }
@@ -84,7 +86,7 @@ class acquire_fsm {
   acquire_action read() const { return {acquire_action::kind::read}; }
   acquire_action fail(boost::system::error_code ec, std::string why = {});
   acquire_action take_or_epoch(const lock_doc& observed);
-  acquire_action take(const lock_doc& observed, std::int64_t token);
+  acquire_action take(std::int64_t token);
   acquire_action grant(std::int64_t token, time_point clock_start);
   acquire_action decide(const lock_doc& seen, time_point received);
   acquire_action wait_or_give_up(time_point now, bool changed, const lock_doc& seen);

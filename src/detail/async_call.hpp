@@ -28,7 +28,9 @@ struct call_state {
   std::optional<boost::asio::any_completion_handler<void(R)>> handler;
   boost::asio::cancellation_slot slot;
   boost::asio::any_io_executor ex;
-  std::optional<boost::asio::steady_timer> timer;
+  // Only when there is a deadline; a pointer, so calls without one (every waiting read) do not
+  // carry an empty timer's 120 bytes.
+  std::unique_ptr<boost::asio::steady_timer> timer;
   std::function<void(R)> on_abandoned;
   bool done = false;
 
@@ -74,7 +76,7 @@ auto async_call(boost::asio::any_io_executor fallback, store_call<R> start, std:
           });
         }
         if (deadline) {
-          st->timer.emplace(st->ex, *deadline);
+          st->timer = std::make_unique<asio::steady_timer>(st->ex, *deadline);
           st->timer->async_wait([st](boost::system::error_code ec) {
             if (ec || st->done) return;
             st->done = true;

@@ -58,8 +58,8 @@ BOOST_AUTO_TEST_SUITE(acquire_fsm_suite)
 BOOST_AUTO_TEST_CASE(free_lock_is_taken_with_the_next_token_and_granted_from_send_time) {
   acquire_fsm f("x", params());
   auto a = to_take(f);
-  BOOST_TEST(a.request.token == 8);
-  BOOST_TEST(a.request.observed.held.token == 7);
+  BOOST_TEST(f.request().token == 8);
+  BOOST_TEST(f.request().observed.held.token == 7);
   auto g = f.on_take(success(true), t0 + 1ms, t0 + 5ms);
   BOOST_TEST((g.what == kind::grant));
   BOOST_TEST(g.token == 8);
@@ -72,8 +72,8 @@ BOOST_AUTO_TEST_CASE(missing_document_needs_an_epoch_first) {
   BOOST_TEST((f.on_read(success(lock_doc{}), t0).what == kind::next_epoch));
   auto a = f.on_epoch(success<std::optional<std::int64_t>>(3), t0);
   BOOST_TEST((a.what == kind::take));
-  BOOST_TEST(a.request.token == ((std::int64_t{3} << 32) | 1));
-  BOOST_TEST(!a.request.observed.exists);
+  BOOST_TEST(f.request().token == ((std::int64_t{3} << 32) | 1));
+  BOOST_TEST(!f.request().observed.exists);
 }
 
 BOOST_AUTO_TEST_CASE(epoch_behind_the_document_is_refused) {
@@ -96,7 +96,7 @@ BOOST_AUTO_TEST_CASE(live_holder_is_waited_out_by_observation_only) {
   BOOST_TEST((a.what == kind::wait_until));
   a = f.on_read(success(held_by("other", 5, 1)), t0 + 1100ms);
   BOOST_TEST((a.what == kind::take));
-  BOOST_TEST(a.request.observed.held.beat == 1);
+  BOOST_TEST(f.request().observed.held.beat == 1);
   // A renewal in between restarts the window.
   acquire_fsm g("x", params());
   g.start(t0);
