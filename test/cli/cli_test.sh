@@ -169,5 +169,10 @@ chmod +x "$work/noexec"
 out=$(cd "$work" && PATH=/nonexistent: LD_PRELOAD=$fork_check "$bin" run "$n" noexec 2>"$work/fc.err"); rc=$?
 check "script without #! found via an empty PATH entry runs with sh, as execvp" '[ $rc = 0 ] && [ "$out" = no-shebang-ran ]'
 
+# 12. flock(1)'s -c: a shell command line as one string, under the lock.
+n=$(name shellc)
+out=$("$bin" run "$n" -c 'echo "$MONGOLOCK_NAME" | tr a-z A-Z && exit 3'); rc=$?
+check "-c runs the string with sh, under the lock, and forwards its status" '[ $rc = 3 ] && [ "$out" = "$(echo "$n" | tr a-z A-Z)" ]'
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -91,6 +91,24 @@ BOOST_AUTO_TEST_CASE(run_with_command_and_globals) {
   BOOST_TEST(!no_dashes.opts.wait.has_value());  // default: wait forever
 }
 
+// flock(1)'s -c: one string for sh -c, in each spelling; not together with a COMMAND.
+BOOST_AUTO_TEST_CASE(shell_command_with_c) {
+  const std::vector<std::string> want{"sh", "-c", "make && ./deploy | tee log"};
+  for (auto form : {std::vector<std::string>{"run", "job", "-c", "make && ./deploy | tee log"},
+                    std::vector<std::string>{"run", "job", "--command", "make && ./deploy | tee log"},
+                    std::vector<std::string>{"run", "job", "--command=make && ./deploy | tee log"},
+                    std::vector<std::string>{"run", "job", "-cmake && ./deploy | tee log"},
+                    std::vector<std::string>{"-w", "0", "run", "job", "-q", "-c", "make && ./deploy | tee log"}}) {
+    auto r = parse(form);
+    BOOST_TEST(r.error.empty(), r.error);
+    BOOST_TEST(r.opts.argv == want);
+  }
+  BOOST_TEST(parse({"run", "job", "-c", "true", "extra"}).error.find("not both") != std::string::npos);
+  BOOST_TEST(parse({"run", "job", "-c"}).error == "option -c needs a value");
+  BOOST_TEST(parse({"run", "-c", "true", "job"}).error == "-c comes after the lock NAME");
+  BOOST_TEST(parse({"run", "job", "--", "sh", "-c", "x"}).opts.argv == (std::vector<std::string>{"sh", "-c", "x"}));
+}
+
 BOOST_AUTO_TEST_CASE(environment_then_command_line) {
   auto r = parse({"status", "x"}, {{"MONGOLOCK_URI", "mongodb://env/"}, {"MONGOLOCK_COLLECTION", "c"}, {"MONGOLOCK_TTL", "2m"}});
   BOOST_TEST(r.opts.uri == "mongodb://env/");

@@ -78,6 +78,7 @@ std::optional<std::chrono::milliseconds> parse_duration(const std::string& text)
 std::string usage() {
   return R"(usage:
   mongolock [GLOBAL OPTIONS] run NAME [--] COMMAND [ARG...]
+  mongolock [GLOBAL OPTIONS] run NAME -c 'SHELL COMMAND'     (runs sh -c, as flock -c)
   mongolock [GLOBAL OPTIONS] status NAME
   mongolock [GLOBAL OPTIONS] list
   mongolock [GLOBAL OPTIONS] release --force NAME
@@ -212,6 +213,19 @@ parse_result parse_args(const std::vector<std::string>& args,
       continue;
     }
     if (a == "--force" && o.cmd == command::release) { o.force = true; ++i; continue; }
+    // flock(1)'s -c: the command is one string for `sh -c`, so pipes and && need no quoting games.
+    if (o.cmd == command::run && (a == "-c" || a == "--command" || a.starts_with("--command=") ||
+                                  (a.starts_with("-c") && a.size() > 2))) {
+      std::string script;
+      if (a.starts_with("--command=")) script = a.substr(10), ++i;
+      else if (a.starts_with("-c") && a.size() > 2) script = a.substr(2), ++i;
+      else if (i + 1 >= args.size()) { p.fail("option " + a + " needs a value"); return p.r; }
+      else script = args[i + 1], i += 2;
+      if (o.name.empty()) { p.fail(a + " comes after the lock NAME"); return p.r; }
+      if (i < args.size()) { p.fail("give either " + a + " 'shell command' or COMMAND [ARG...], not both"); return p.r; }
+      o.argv = {"sh", "-c", script};
+      break;
+    }
     if (a.starts_with("-") && a != "--") {
       if (!p.global_option()) {
         p.fail(p.r.error.empty() ? "unknown option '" + a + "'" : p.r.error);
