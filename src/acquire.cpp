@@ -51,6 +51,11 @@ asio::awaitable<void> prepare_once(std::shared_ptr<provider_impl> p, deadline_t 
   if (p->prepared) co_return;
   store_call<outcome<server_info>> start = [p](auto reply) { p->store->prepare(std::move(reply)); };
   auto r = co_await p->call<outcome<server_info>>(start, nullptr, deadline, asio::use_awaitable);
+  if (r.ec == errc::timeout) {  // no server has answered yet: that is the truth to report, not "busy"
+    ec = make_error_code(errc::server_unavailable);
+    why = "no server answered within the acquire timeout";
+    co_return;
+  }
   if (r.ec) {
     ec = r.ec;
     why = r.message;

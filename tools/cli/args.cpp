@@ -196,7 +196,10 @@ parse_result parse_args(const std::vector<std::string>& args,
       if (p.set_duration(k, v, wait_range, w)) o.wait = w;
     }
   }
-  if (!p.r.error.empty()) return p.r;
+  // Reported after the command line is read: --help and --version answer whatever the
+  // environment says (a bad MONGOLOCK_* variable must not hide the help that explains it).
+  const std::string environment_error = std::move(p.r.error);
+  p.r.error.clear();
 
   auto& i = p.i;
   while (i < args.size()) {
@@ -242,6 +245,10 @@ parse_result parse_args(const std::vector<std::string>& args,
     break;
   }
   if (!p.r.error.empty()) return p.r;
+  if (!environment_error.empty()) {
+    p.r.error = environment_error;
+    return p.r;
+  }
   switch (o.cmd) {
     case command::none: p.fail("missing command"); break;
     case command::run:

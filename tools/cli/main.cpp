@@ -3,6 +3,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "args.hpp"
@@ -105,7 +107,13 @@ int main(int argc, char** argv) {
       }
     });
     io.run();
-    return rc;
+    // Done: the command ran, async_shutdown finished every release. Exit without ~client, which
+    // joins the driver's workers: one may still sit in server selection for a call nobody waits
+    // for (up to the URI's serverSelectionTimeoutMS), and --wait must bound the whole run.
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(nullptr);
+    std::_Exit(rc);
   } catch (const boost::system::system_error& e) {  // bad URI, collection or --ttl: messages carry no password
     std::cerr << "mongolock: " << e.what() << "\n";
     return cli::exit_usage;
