@@ -22,7 +22,8 @@ using kind = acquire_action::kind;
 
 result fail(provider_impl& p, error_code ec, const std::string& name, const std::string& why) {
   if (ec != asio::error::operation_aborted && ec != errc::busy && ec != errc::timeout)
-    p.log(log_level::error, "acquire '" + name + "': " + ec.message() + (why.empty() ? "" : ": " + why));
+    // Returned to the caller with its reason: the log only gets it at debug level.
+    p.log(log_level::debug, [&] { return std::string("acquire '" + name + "': " + ec.message() + (why.empty() ? "" : ": " + why)); });
   return {ec, lease{}};
 }
 
@@ -39,6 +40,18 @@ class close_hook {
  private:
   provider_impl& p_;
   std::uint64_t id_;
+};
+
+// The acquires_in_progress gauge, for the life of one acquire.
+class in_progress {
+ public:
+  explicit in_progress(std::atomic<std::uint64_t>& n) : n_(n) { n_.fetch_add(1, std::memory_order_relaxed); }
+  ~in_progress() { n_.fetch_sub(1, std::memory_order_relaxed); }
+  in_progress(const in_progress&) = delete;
+  in_progress& operator=(const in_progress&) = delete;
+
+ private:
+  std::atomic<std::uint64_t>& n_;
 };
 
 deadline_t earlier(deadline_t a, boot_clock::time_point b) {
@@ -61,7 +74,7 @@ asio::awaitable<void> prepare_once(std::shared_ptr<provider_impl> p, deadline_t 
     why = r.message;
     co_return;
   }
-  if (!r.message.empty()) p->log(log_level::warning, r.message);
+  if (!r.message.empty()) p->log(log_level::warning, [&] { return std::string(r.message); });
   p->prepared = true;
 }
 
@@ -96,6 +109,7 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
     co_return fail(*p, make_error_code(errc::invalid_options), name, "the acquire timeout is above 366 days");
   // The ticket first: a shutdown that finds no work cannot miss this acquire's start.
   const auto working = p->begin_work();  // async_shutdown waits for this acquire to end
+  const in_progress gauge(p->count.acquiring);
   if (p->closing()) co_return fail(*p, asio::error::operation_aborted, name, "the provider is shutting down");
   const auto wait_for = timeout.value_or(p->opts.acquire_timeout);
   const deadline_t deadline = wait_for.count() > 0 ? deadline_t{started + wait_for} : std::nullopt;
@@ -178,8 +192,7 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
         p->count.acquisitions.fetch_add(1, std::memory_order_relaxed);
         p->count.failed_attempts.fetch_add(fsm.lost_races(), std::memory_order_relaxed);
         p->count.busy_observations.fetch_add(fsm.busy_observations(), std::memory_order_relaxed);
-        p->count.wait_ns.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now() - started).count(),
-                                   std::memory_order_relaxed);
+        p->count_wait(steady::now() - started);
         co_return result{error_code{}, lease(std::move(st))};
       }
       case kind::fail: {

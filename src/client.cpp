@@ -36,7 +36,7 @@ asio::awaitable<std::tuple<error_code, server_version>> version_body(std::shared
   };
   auto r = co_await detail::async_call<info>(impl->ex, call, nullptr, std::nullopt, asio::use_awaitable);
   if (r.ec) {
-    impl->log(log_level::error, "server version query failed: " + r.message);
+    impl->log(log_level::debug, [&] { return std::string("server version query failed: " + r.message); });
     co_return std::tuple{r.ec, server_version{}};
   }
   co_return std::tuple{error_code{}, server_version{r.value.version, r.value.max_wire_version}};

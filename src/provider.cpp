@@ -22,18 +22,13 @@ provider::provider(client& c, std::string database, std::string collection, lock
   detail::store_config cfg{std::move(database), std::move(collection), opts.durability, opts.write_timeout,
                            opts.idle_cleanup};
   auto store = std::make_shared<detail::mongo_store>(c.impl(), std::move(cfg));
-  impl_ = std::make_shared<detail::provider_impl>(c.impl()->ex, std::move(store), opts, c.impl()->opts.log);
+  impl_ = std::make_shared<detail::provider_impl>(c.impl()->ex, std::move(store), opts, c.impl()->opts.log,
+                                                  c.impl()->opts.log_threshold);
 }
 
 const lock_options& provider::options() const noexcept { return impl_->opts; }
 
-stats provider::snapshot() const noexcept {
-  const auto& c = impl_->count;
-  auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
-  return stats{get(c.acquisitions), get(c.failed_attempts), get(c.busy_observations),
-               std::chrono::nanoseconds{static_cast<std::int64_t>(get(c.wait_ns))}, get(c.renewals),
-               get(c.renewal_errors), get(c.losses), get(c.releases), get(c.server_calls)};
-}
+stats provider::snapshot() const noexcept { return impl_->snapshot(); }
 
 namespace detail {
 
@@ -62,13 +57,40 @@ void provider_impl::release_in_background(std::string name, std::string owner, s
                             std::chrono::milliseconds(4000)};
                         const bool retry = !r.ec || r.ec == errc::server_unavailable || r.ec == errc::ambiguous_result;
                         if (!retry || attempt >= 3 || !self->store->accepting()) {
-                          self->log(log_level::warning, "background release of '" + name + "' failed: " + r.message +
-                                                            " (the lock expires on its own)");
+                          self->log(log_level::warning, [&] { return std::string("background release of '" + name + "' failed: " + r.message +
+                                                            " (the lock expires on its own)"); });
                           self->note_failure(r.ec ? r.ec : make_error_code(errc::server_unavailable));
                           return;
                         }
                         self->release_in_background(name, owner, token, retry_after[attempt], unconfirmed, attempt + 1);
                       }));
+}
+
+void provider_impl::count_wait(std::chrono::nanoseconds waited) {
+  count.wait_ns.fetch_add(static_cast<std::uint64_t>(waited.count()), std::memory_order_relaxed);
+  std::size_t bucket = 0;
+  while (bucket < stats::wait_bucket_bounds.size() && waited > stats::wait_bucket_bounds[bucket]) ++bucket;
+  count.wait_buckets[bucket].fetch_add(1, std::memory_order_relaxed);
+}
+
+stats provider_impl::snapshot() const {
+  const auto& c = count;
+  auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  stats s;
+  s.acquisitions = get(c.acquisitions);
+  s.failed_attempts = get(c.failed_attempts);
+  s.busy_observations = get(c.busy_observations);
+  s.wait_time = std::chrono::nanoseconds{static_cast<std::int64_t>(get(c.wait_ns))};
+  s.renewals = get(c.renewals);
+  s.renewal_errors = get(c.renewal_errors);
+  s.losses = get(c.losses);
+  s.releases = get(c.releases);
+  s.server_calls = get(c.server_calls);
+  s.acquires_in_progress = get(c.acquiring);
+  for (std::size_t i = 0; i < s.wait_histogram.size(); ++i) s.wait_histogram[i] = get(c.wait_buckets[i]);
+  std::lock_guard g(mu);
+  s.leases_held = live.size();
+  return s;
 }
 
 provider_impl::ticket provider_impl::begin_work() {
@@ -181,7 +203,7 @@ asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_i
   });
   co_await bound->async_wait(asio::as_tuple(asio::use_awaitable));
   if (!*idle) {
-    p->log(log_level::warning, "shutdown: background releases still under way after the lease expiry");
+    p->log(log_level::warning, [&] { return std::string("shutdown: background releases still under way after the lease expiry"); });
     co_return std::tuple{make_error_code(errc::timeout)};
   }
   co_return std::tuple{p->failure()};
@@ -208,7 +230,7 @@ asio::awaitable<std::tuple<error_code, std::string>> force_body(std::shared_ptr<
   if (auto ec = validate_lock_name(name, &why)) co_return std::tuple{ec, std::string{}};
   store_call<outcome<std::string>> call = [p, name](auto reply) { p->store->force_release(name, std::move(reply)); };
   auto r = co_await p->call<outcome<std::string>>(call, nullptr, std::nullopt, asio::use_awaitable);
-  if (!r.ec && !r.value.empty()) p->log(log_level::warning, "lock '" + name + "' force-released from owner " + r.value);
+  if (!r.ec && !r.value.empty()) p->log(log_level::warning, [&] { return std::string("lock '" + name + "' force-released from owner " + r.value); });
   co_return std::tuple{r.ec, r.value};
 }
 

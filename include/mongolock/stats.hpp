@@ -1,5 +1,6 @@
 #pragma once
 // A cheap, copyable snapshot of a provider's counters (relaxed atomics underneath).
+#include <array>
 #include <chrono>
 #include <cstdint>
 
@@ -15,6 +16,17 @@ struct stats {
   std::uint64_t losses = 0;            // leases lost (expired locally or taken over)
   std::uint64_t releases = 0;          // leases released by their owner
   std::uint64_t server_calls = 0;      // driver calls sent to the server (reads, swaps, renewals...)
+
+  // Gauges: the moment of the snapshot.
+  std::uint64_t leases_held = 0;           // leases of this provider held now
+  std::uint64_t acquires_in_progress = 0;  // acquire operations started and not completed (waiters)
+
+  // Successful acquires by time from start to grant, in buckets up to each bound; the last
+  // bucket counts the rest.
+  static constexpr std::array<std::chrono::milliseconds, 5> wait_bucket_bounds{
+      std::chrono::milliseconds{1}, std::chrono::milliseconds{10}, std::chrono::milliseconds{100},
+      std::chrono::milliseconds{1000}, std::chrono::milliseconds{10000}};
+  std::array<std::uint64_t, wait_bucket_bounds.size() + 1> wait_histogram{};
 };
 
 }  // namespace mongolock

@@ -21,8 +21,10 @@ struct client_impl {
         db(std::move(d)),
         workers([db = db.get()](const auto& body) { db->with_client(body); }, opts.worker_threads) {}
 
-  void log(log_level level, std::string_view text) const {
-    if (opts.log) opts.log(level, text);
+  // `text()` builds the line only if someone listens at that level.
+  template <class Text>
+  void log(log_level level, Text&& text) const {
+    if (opts.log && level >= opts.log_threshold) opts.log(level, std::forward<Text>(text)());
   }
   // Waits for in-flight driver calls (each bounded by the socket timeout), then refuses new ones.
   void shutdown() {

@@ -1,6 +1,7 @@
 #pragma once
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/strand.hpp>
+#include <array>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -25,8 +26,14 @@ std::string new_owner_id();
 
 struct provider_impl : std::enable_shared_from_this<provider_impl> {
   // `ex`: where the provider's own operations run (each on a strand of it).
-  provider_impl(boost::asio::any_io_executor e, std::shared_ptr<lock_store> s, lock_options o, log_function l)
-      : ex(std::move(e)), store(std::move(s)), opts(o), log_fn(std::move(l)), seed(std::random_device{}()) {}
+  provider_impl(boost::asio::any_io_executor e, std::shared_ptr<lock_store> s, lock_options o, log_function l,
+                log_level threshold = log_level::info)
+      : ex(std::move(e)),
+        store(std::move(s)),
+        opts(o),
+        log_fn(std::move(l)),
+        log_threshold(threshold),
+        seed(std::random_device{}()) {}
 
   // One store operation, bounded by `deadline` and the handler's cancellation (async_call.hpp).
   // Pass `start` and `on_abandoned` as named variables, never as temporaries inside a co_await
@@ -48,8 +55,10 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
                              std::chrono::milliseconds after = std::chrono::milliseconds{0}, bool unconfirmed = false,
                              int attempt = 0);
 
-  void log(log_level level, const std::string& text) const {
-    if (log_fn) log_fn(level, text);
+  // `text()` builds the line only if someone listens at that level.
+  template <class Text>
+  void log(log_level level, Text&& text) const {
+    if (log_fn && level >= log_threshold) log_fn(level, std::forward<Text>(text)());
   }
   std::uint64_t next_seed() {
     std::lock_guard g(mu);
@@ -120,13 +129,18 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
 
   struct counters {
     std::atomic<std::uint64_t> acquisitions{0}, failed_attempts{0}, busy_observations{0},
-        wait_ns{0}, renewals{0}, renewal_errors{0}, losses{0}, releases{0}, server_calls{0};
+        wait_ns{0}, renewals{0}, renewal_errors{0}, losses{0}, releases{0}, server_calls{0}, acquiring{0};
+    std::array<std::atomic<std::uint64_t>, stats::wait_bucket_bounds.size() + 1> wait_buckets{};
   };
+  // A successful acquire that took `waited`: the sum and its histogram bucket.
+  void count_wait(std::chrono::nanoseconds waited);
+  stats snapshot() const;
 
   const boost::asio::any_io_executor ex;
   const std::shared_ptr<lock_store> store;
   const lock_options opts;
   const log_function log_fn;
+  const log_level log_threshold;
   std::atomic<bool> prepared{false};
   counters count;
 
