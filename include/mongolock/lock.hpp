@@ -2,8 +2,13 @@
 // A named lock: cheap to create, holds no server state until acquired.
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +24,35 @@ using acquire_handler = boost::asio::any_completion_handler<void(boost::system::
 void start_acquire(std::shared_ptr<provider_impl>, std::string name, acquire_mode,
                    std::optional<std::chrono::milliseconds> timeout, acquire_handler);
 boost::asio::any_io_executor provider_executor(const provider_impl&) noexcept;
+
+// lock::async_run's body: acquire, run the work guarded by the lease, then release and wait for
+// the release whatever happened. A cancellation cancels the acquire or the work, never the release.
+template <class T, class Acquire>
+boost::asio::awaitable<T> run_body(Acquire acquire, boost::asio::awaitable<T> work) {
+  namespace asio = boost::asio;
+  co_await asio::this_coro::throw_if_cancelled(false);  // the release below must still run
+  auto [ec, held] = co_await std::move(acquire)(asio::as_tuple(asio::use_awaitable));
+  if (ec) throw boost::system::system_error(ec);
+  std::exception_ptr failure;
+  std::optional<std::conditional_t<std::is_void_v<T>, int, T>> result;
+  try {
+    // A named local, not a temporary inside co_await: GCC 12 may destroy those twice.
+    auto guarded = held.async_guard(std::move(work), asio::use_awaitable);
+    if constexpr (std::is_void_v<T>) {
+      co_await std::move(guarded);
+      result.emplace(0);
+    } else {
+      result.emplace(co_await std::move(guarded));
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  // The work finished (or failed) inside its lease; a release that fails afterwards does not
+  // change that outcome (the lock then expires on its own, or is retried in the background).
+  co_await held.async_release(asio::as_tuple(asio::use_awaitable));
+  if (failure) std::rethrow_exception(failure);
+  if constexpr (!std::is_void_v<T>) co_return std::move(*result);
+}
 }  // namespace detail
 
 class lock {
@@ -42,6 +76,25 @@ class lock {
   auto async_acquire_for(std::chrono::milliseconds timeout, Token&& token = {}) {
     return timeout.count() == 0 ? initiate(detail::acquire_mode::try_once, timeout, std::forward<Token>(token))
                                 : initiate(detail::acquire_mode::wait, timeout, std::forward<Token>(token));
+  }
+
+  // Scoped use, as `await using` elsewhere: acquires (waiting as async_acquire does), runs `work`
+  // under async_guard on the handler's executor, then always releases and waits for the release
+  // before completing with the work's result. Completion: void(exception_ptr[, T]), as co_spawn;
+  // the exception is system_error(errc::timeout, errc::lease_lost, ...) or the work's own.
+  // Cancellation: terminal; cancels the acquire or the work; the release still runs.
+  template <class T, class Token = boost::asio::use_awaitable_t<>>
+  auto async_run(boost::asio::awaitable<T> work, Token&& token = {}) {
+    return boost::asio::async_initiate<Token, detail::guard_signature<T>>(
+        detail::make_initiation(detail::provider_executor(*provider_),
+                                [](auto handler, lock l, boost::asio::awaitable<T> w) {
+                                  auto ex = boost::asio::get_associated_executor(
+                                      handler, detail::provider_executor(*l.provider_));
+                                  auto acquire = [l](auto tok) mutable { return l.async_acquire(std::move(tok)); };
+                                  boost::asio::co_spawn(ex, detail::run_body<T>(std::move(acquire), std::move(w)),
+                                                        std::move(handler));
+                                }),
+        token, *this, std::move(work));
   }
 
   // One attempt: completes with errc::busy if another owner holds a live lease.

@@ -35,6 +35,9 @@ namespace {
   [[maybe_unused]] int n2 = co_await held.async_guard(work(), asio::use_awaitable);
   [[maybe_unused]] auto [x3, n3] = co_await held.async_guard(work(), asio::as_tuple(asio::use_awaitable));
   co_await held.async_guard(nothing());
+  [[maybe_unused]] int r1 = co_await l.async_run(work());
+  [[maybe_unused]] auto [x4, r2] = co_await l.async_run(work(), asio::as_tuple(asio::use_awaitable));
+  co_await l.async_run(nothing());
   [[maybe_unused]] std::size_t k = co_await p.async_release_all();
   [[maybe_unused]] auto [e8, info] = co_await p.async_inspect("x", asio::as_tuple(asio::deferred));
   [[maybe_unused]] auto all = co_await p.async_list(asio::use_awaitable);
@@ -51,6 +54,8 @@ namespace {
   held.async_wait_lost([](error_code) {});
   auto work = []() -> asio::awaitable<int> { co_return 1; };
   held.async_guard(work(), [](std::exception_ptr, int) {});
+  l.async_run(work(), [](std::exception_ptr, int) {});
+  [[maybe_unused]] std::future<int> f5 = l.async_run(work(), asio::use_future);
   p.async_release_all([](error_code, std::size_t) {});
   p.async_shutdown([](error_code) {});
   c.async_server_version([](error_code, ml::server_version) {});
