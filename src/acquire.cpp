@@ -93,6 +93,7 @@ acquire_fsm new_fsm(provider_impl& p, const std::string& name, const std::string
   params.seed = p.next_seed();
   params.remembered = p.recall_free(name);
   params.wall_now_ms = wall_ms();
+  params.meta = p.meta;
   return acquire_fsm(name, std::move(params));
 }
 

@@ -44,6 +44,7 @@ boost::system::error_code validate(const client_options& o, std::string* why) {
     return fail(errc::invalid_options, why, "server_selection_timeout must be in 1 ms..24 h");
   if (o.socket_timeout.count() <= 0 || o.socket_timeout > limits::max_timeout)
     return fail(errc::invalid_options, why, "socket_timeout must be in 1 ms..24 h");
+  if (o.label.size() > 128) return fail(errc::invalid_options, why, "label must be at most 128 bytes");
   return {};
 }
 

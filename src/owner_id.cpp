@@ -1,4 +1,5 @@
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <stdexcept>
@@ -25,6 +26,15 @@ std::string new_owner_id() {
     out[2 * i + 1] = hex[bytes[i] & 0xF];
   }
   return out;
+}
+
+holder_meta this_process(std::string label) {
+  holder_meta m;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) m.host = host;
+  m.pid = ::getpid();
+  m.label = std::move(label);
+  return m;
 }
 
 }  // namespace mongolock::detail

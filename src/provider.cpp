@@ -24,6 +24,7 @@ provider::provider(client& c, std::string database, std::string collection, lock
   auto store = std::make_shared<detail::mongo_store>(c.impl(), std::move(cfg));
   impl_ = std::make_shared<detail::provider_impl>(c.impl()->ex, std::move(store), opts, c.impl()->opts.log,
                                                   c.impl()->opts.log_threshold);
+  impl_->meta = detail::this_process(c.impl()->opts.label);
 }
 
 const lock_options& provider::options() const noexcept { return impl_->opts; }
@@ -153,8 +154,20 @@ void provider_impl::note_failure(error_code ec) {
 namespace {
 
 lock_info to_info(std::string name, const lock_doc& d) {
-  return lock_info{std::move(name), d.exists && !d.held.owner.empty(), d.held.owner, d.held.token, d.held.beat,
-                   d.held.expiry, d.acquired_at_ms};
+  lock_info i;
+  i.name = std::move(name);
+  i.exists = d.exists;
+  i.held = d.exists && !d.held.owner.empty();
+  i.owner = d.held.owner;
+  i.fencing_token = d.held.token;
+  i.heartbeat = d.held.beat;
+  i.expiry = d.held.expiry;
+  i.acquired_at_ms = d.acquired_at_ms;
+  i.renewed_at_ms = d.renewed_at_ms;
+  i.host = d.meta.host;
+  i.pid = d.meta.pid;
+  i.label = d.meta.label;
+  return i;
 }
 
 asio::awaitable<std::tuple<error_code, std::size_t>> release_all_body(std::shared_ptr<provider_impl> p) {

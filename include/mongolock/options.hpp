@@ -39,6 +39,9 @@ struct client_options {
   milliseconds server_selection_timeout{5000};
   milliseconds socket_timeout{10000};
   log_function log;  // silent when empty
+  // Written into every lock this client takes, with the host name and process id, so that
+  // `status`, `list` and async_inspect can say who holds it. At most 128 bytes.
+  std::string label;
   // Lines below this level are neither built nor delivered. Failures an operation returns are
   // logged at debug level only: the caller already has them.
   log_level log_threshold = log_level::info;

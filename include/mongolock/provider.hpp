@@ -20,6 +20,7 @@ namespace mongolock {
 // What the lock document says right now (for inspection; it may change immediately).
 struct lock_info {
   std::string name;
+  bool exists = false;          // false: this name was never used (or its document was cleaned up)
   bool held = false;
   std::string owner;            // empty when free
   std::int64_t fencing_token = 0;  // last token issued
@@ -28,6 +29,13 @@ struct lock_info {
   // The holder's wall clock when it acquired (ms since 1970). Informational only: that clock may
   // be wrong, and the lock never uses it.
   std::int64_t acquired_at_ms = 0;
+  // The holder's wall clock at its last renewal (ms since 1970): a hint of how long it has been
+  // silent, as wrong as that clock. Expiry never depends on it.
+  std::int64_t renewed_at_ms = 0;
+  // Who holds it, for operators: host name, process id and client_options::label.
+  std::string host;
+  std::int64_t pid = 0;
+  std::string label;
 };
 
 namespace detail {

@@ -33,6 +33,7 @@ struct acquire_params {
   std::uint64_t seed = 0;
   std::optional<lock_doc> remembered;  // the free document this provider left at its last release
   std::int64_t wall_now_ms = 0;        // try_once: the local wall clock, a hint only
+  holder_meta meta;                    // written with the take, for operators
 };
 
 struct acquire_action {

@@ -41,9 +41,19 @@ outcome<T> failure_from(const outcome<U>& other) {
   return o;
 }
 
+// Who holds the lock, for operators: the holder's host name, process id and optional label.
+// Written with each take and removed at release; informational only, never compared.
+struct holder_meta {
+  std::string host;
+  std::int64_t pid = 0;
+  std::string label;
+  bool operator==(const holder_meta&) const = default;
+};
+
 struct lock_doc {
   bool exists = false;
   held_state held;  // held.owner empty = free
+  holder_meta meta;  // empty while free
   std::int64_t idle_since_ms = 0;   // informational (releaser's wall clock)
   std::int64_t acquired_at_ms = 0;  // informational (holder's wall clock)
   std::int64_t renewed_at_ms = 0;   // holder's wall clock at its last renewal: a hint, never a verdict
@@ -70,6 +80,7 @@ struct take_request {
   std::int64_t token = 0;
   std::chrono::milliseconds expiry{0};
   lock_doc observed;
+  holder_meta meta;
 };
 
 enum class read_mode {

@@ -23,6 +23,8 @@ struct lease_state;
 
 // 128 bits from getrandom(2), as 32 lowercase hex characters.
 std::string new_owner_id();
+// This process as a lock holder: gethostname(2), getpid(2) and the client's label.
+holder_meta this_process(std::string label);
 
 struct provider_impl : std::enable_shared_from_this<provider_impl> {
   // `ex`: where the provider's own operations run (each on a strand of it).
@@ -139,6 +141,7 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   const boost::asio::any_io_executor ex;
   const std::shared_ptr<lock_store> store;
   const lock_options opts;
+  holder_meta meta;  // this process, written into each lock it takes (set once, before any use)
   const log_function log_fn;
   const log_level log_threshold;
   std::atomic<bool> prepared{false};

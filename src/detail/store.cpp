@@ -64,6 +64,9 @@ lock_doc parse_lock(const bson_t* doc) {
   bson_iter_t it;
   if (bson_iter_init_find(&it, doc, "idle_since") && BSON_ITER_HOLDS_DATE_TIME(&it))
     d.idle_since_ms = bson_iter_date_time(&it);
+  d.meta.host = get_str(doc, "host");
+  d.meta.pid = get_int(doc, "pid");
+  d.meta.label = get_str(doc, "label");
   if (bson_iter_init_find(&it, doc, "acquired_at") && BSON_ITER_HOLDS_DATE_TIME(&it))
     d.acquired_at_ms = bson_iter_date_time(&it);
   if (bson_iter_init_find(&it, doc, "renewed_at") && BSON_ITER_HOLDS_DATE_TIME(&it))
@@ -100,13 +103,24 @@ outcome<lock_doc> read_in(mongoc_collection_t* coll, std::string_view name, read
   return out;
 }
 
+void append_meta(bson_t* b, const holder_meta& m) {
+  append_str(b, "host", m.host);
+  BSON_APPEND_INT64(b, "pid", m.pid);
+  append_str(b, "label", m.label);
+}
+
 void set_released(bson_t* change) {
-  bson_t set, inc;
+  bson_t set, inc, unset;
   BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
   bson_append_null(&set, "owner", -1);
   // Client time on purpose: it only feeds the TTL clean-up, never a correctness decision.
   BSON_APPEND_DATE_TIME(&set, "idle_since", wall_ms());
   bson_append_document_end(change, &set);
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$unset", &unset);  // the holder's metadata goes with it
+  BSON_APPEND_UTF8(&unset, "host", "");
+  BSON_APPEND_UTF8(&unset, "pid", "");
+  BSON_APPEND_UTF8(&unset, "label", "");
+  bson_append_document_end(change, &unset);
   BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
   BSON_APPEND_INT64(&inc, "beat", 1);
   bson_append_document_end(change, &inc);
@@ -193,6 +207,7 @@ void build_insert(const take_request& t, std::int64_t now_ms, bson_t* doc) {
   BSON_APPEND_INT64(doc, "expiry_ms", t.expiry.count());
   BSON_APPEND_DATE_TIME(doc, "acquired_at", now_ms);
   BSON_APPEND_DATE_TIME(doc, "renewed_at", now_ms);
+  append_meta(doc, t.meta);
 }
 
 void build_swap(const take_request& t, std::int64_t now_ms, bson_t* filter, bson_t* change) {
@@ -209,6 +224,7 @@ void build_swap(const take_request& t, std::int64_t now_ms, bson_t* filter, bson
   BSON_APPEND_INT64(&set, "expiry_ms", t.expiry.count());
   BSON_APPEND_DATE_TIME(&set, "acquired_at", now_ms);
   BSON_APPEND_DATE_TIME(&set, "renewed_at", now_ms);
+  append_meta(&set, t.meta);
   bson_append_document_end(change, &set);
   BSON_APPEND_DOCUMENT_BEGIN(change, "$unset", &unset);
   BSON_APPEND_UTF8(&unset, "idle_since", "");

@@ -110,14 +110,21 @@ n=$(name tokens)
 for i in 1 2 3; do "$bin" run "$n" sh -c 'echo $MONGOLOCK_FENCING_TOKEN' >> "$work/seq"; done
 check "successive tokens increase" '[ "$(sort -n "$work/seq" | uniq | tr "\n" " ")" = "$(tr "\n" " " < "$work/seq")" ] && [ "$(wc -l < "$work/seq")" = 3 ]'
 
-# 9. status and list print JSON.
+# 9. status and list print JSON, with who holds the lock (host, pid, --label).
 n=$(name json)
-"$bin" run "$n" sleep 2 & holder=$!
+"$bin" --label nightly-report run "$n" sleep 2 & holder=$!
 sleep 0.7
 out=$("$bin" status "$n")
-check "status shows holder as JSON" 'echo "$out" | grep -q "\"name\":\"$n\",\"held\":true,\"owner\":\"[0-9a-f]\{32\}\""'
+check "status shows holder as JSON" 'echo "$out" | grep -q "\"name\":\"$n\",\"exists\":true,\"held\":true,\"owner\":\"[0-9a-f]\{32\}\""'
+check "status names the holder's host, pid and label ($out)" \
+  'echo "$out" | grep -q "\"host\":\"$(hostname)\",\"pid\":$holder,\"label\":\"nightly-report\",\"renewed_at\":\"20"'
 check "list has one line per lock" '[ "$("$bin" list | grep -c "\"name\":")" -ge 5 ]'
 wait $holder
+out=$("$bin" status "$n")
+check "a released lock: exists, not held, no holder fields" \
+  'echo "$out" | grep -q "\"exists\":true,\"held\":false,\"owner\":null" && echo "$out" | grep -q "\"host\":null,\"pid\":null,\"label\":null"'
+out=$("$bin" status "$(name never-used)")
+check "a name never used says so: exists false" 'echo "$out" | grep -q "\"exists\":false,\"held\":false"'
 
 # 10. Usage errors exit 64; unreachable server exits 69; passwords never printed.
 for args in "--ttl 5x run a true" "--wait -1s run a true" "--ttl 10 run a true" "--bogus list" "run" "run a" \

@@ -90,6 +90,21 @@ BOOST_AUTO_TEST_CASE(taking_a_free_lock_matches_owner_null) {
   bson_destroy(&change);
 }
 
+// Every take records who took it (issue 9, item 6); a release removes it again.
+BOOST_AUTO_TEST_CASE(takes_record_the_holder_and_releases_remove_it) {
+  auto t = over("", 5, 3);
+  t.meta = {"web-7", 4242, "nightly"};
+  bson_t doc = BSON_INITIALIZER, filter = BSON_INITIALIZER, change = BSON_INITIALIZER;
+  ml::detail::build_insert(t, 0, &doc);
+  ml::detail::build_swap(t, 0, &filter, &change);
+  const std::string meta = R"("host" : "web-7", "pid" : 4242, "label" : "nightly")";
+  BOOST_TEST(json(&doc).find(meta) != std::string::npos, json(&doc));
+  BOOST_TEST(json(&change).find(meta) != std::string::npos, json(&change));
+  bson_destroy(&doc);
+  bson_destroy(&filter);
+  bson_destroy(&change);
+}
+
 // What a failed call means. A writeConcernError on a sent write is ambiguous_result (applied on
 // the primary, durability unknown): never a grant, never "not taken" (core v2 defect 1).
 BOOST_AUTO_TEST_CASE(failures_are_classified_by_what_the_server_may_have_applied) {

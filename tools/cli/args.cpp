@@ -88,6 +88,7 @@ global options (environment variable in brackets):
   --uri URI               MongoDB connection string [MONGOLOCK_URI] (mongodb://127.0.0.1:27017)
   --database DB           database [MONGOLOCK_DATABASE] (mongolock)
   --collection NAME       lock collection [MONGOLOCK_COLLECTION] (locks)
+  --label TEXT            shown by status/list next to the holder's host and pid [MONGOLOCK_LABEL]
   -t, --ttl DURATION      lease expiry, 100ms..24h [MONGOLOCK_TTL] (30s)
   -w, --wait DURATION     how long `run` waits for the lock, up to 8784h (366 days) [MONGOLOCK_WAIT]
                           (forever; 0 = try once)
@@ -164,6 +165,7 @@ struct parser {
     if (name == "--uri") return value(o.uri);
     if (name == "--database") return value(o.database);
     if (name == "--collection") return value(o.collection);
+    if (name == "--label") return value(o.label);
     if (name == "--ttl") return value(v) && set_duration(flag, v, ttl_range, o.ttl);
     if (name == "--kill-after") return value(v) && set_duration(flag, v, kill_after_range, o.kill_after);
     if (name == "--wait") {
@@ -189,6 +191,7 @@ parse_result parse_args(const std::vector<std::string>& args,
     if (k == "MONGOLOCK_URI") o.uri = v;
     else if (k == "MONGOLOCK_DATABASE") o.database = v;
     else if (k == "MONGOLOCK_COLLECTION") o.collection = v;
+    else if (k == "MONGOLOCK_LABEL") o.label = v;
     else if (k == "MONGOLOCK_TTL") p.set_duration(k, v, ttl_range, o.ttl);
     else if (k == "MONGOLOCK_KILL_AFTER") p.set_duration(k, v, kill_after_range, o.kill_after);
     else if (k == "MONGOLOCK_WAIT") {

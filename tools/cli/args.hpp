@@ -23,6 +23,7 @@ struct options {
   std::string uri = "mongodb://127.0.0.1:27017";
   std::string database = "mongolock";
   std::string collection = "locks";
+  std::string label;  // written into the lock document with host and pid (status shows it)
   std::chrono::milliseconds ttl{30000};
   std::optional<std::chrono::milliseconds> wait;  // nullopt = forever; 0 = try once
   std::chrono::milliseconds kill_after{5000};

@@ -32,13 +32,22 @@ inline std::string iso8601(std::int64_t ms) {
 }
 
 // expires_in_ms is always null: expiry is decided by observing the holder's heartbeat, never by a
-// timestamp, so no trustworthy "expires at" exists (see README, "How expiry works").
-inline std::string to_json(const lock_info& i) {
-  std::string out = "{\"name\":" + json_string(i.name) + ",\"held\":" + (i.held ? "true" : "false") +
+// timestamp, so no trustworthy "expires at" exists (see README, "How expiry works"). The holder
+// fields are null while free; holder_silent_ms is this machine's clock minus the holder's at its
+// last renewal: a hint, as wrong as either clock.
+inline std::string to_json(const lock_info& i, std::int64_t now_ms) {
+  auto str_or_null = [&](const std::string& s) { return i.held && !s.empty() ? json_string(s) : std::string("null"); };
+  const std::string holder =
+      ",\"host\":" + str_or_null(i.host) + ",\"pid\":" + (i.held && i.pid ? std::to_string(i.pid) : "null") +
+      ",\"label\":" + str_or_null(i.label) +
+      ",\"renewed_at\":" + (i.held && i.renewed_at_ms ? json_string(iso8601(i.renewed_at_ms)) : "null") +
+      ",\"holder_silent_ms\":" + (i.held && i.renewed_at_ms ? std::to_string(now_ms - i.renewed_at_ms) : "null");
+  std::string out = "{\"name\":" + json_string(i.name) + ",\"exists\":" + (i.exists ? "true" : "false") +
+                    ",\"held\":" + (i.held ? "true" : "false") +
                     ",\"owner\":" + (i.held ? json_string(i.owner) : "null") +
                     ",\"fencing_token\":" + std::to_string(i.fencing_token) + ",\"expires_in_ms\":null" +
                     ",\"acquired_at\":" + (i.held && i.acquired_at_ms ? json_string(iso8601(i.acquired_at_ms)) : "null") +
-                    ",\"ttl_ms\":" + std::to_string(i.expiry.count()) + ",\"heartbeat\":" + std::to_string(i.heartbeat) + "}";
+                    ",\"ttl_ms\":" + std::to_string(i.expiry.count()) + ",\"heartbeat\":" + std::to_string(i.heartbeat) + holder + "}";
   return out;
 }
 

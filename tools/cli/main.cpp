@@ -27,6 +27,12 @@ int server_failure(error_code ec) {
   return cli::exit_software;
 }
 
+// This machine's wall clock, for the holder_silent_ms hint only.
+std::int64_t wall_now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
 asio::awaitable<int> dispatch(mongolock::provider& locks, const cli::options& o) {
   auto token = asio::as_tuple(asio::use_awaitable);
   switch (o.cmd) {
@@ -34,13 +40,13 @@ asio::awaitable<int> dispatch(mongolock::provider& locks, const cli::options& o)
     case cli::command::status: {
       auto [ec, info] = co_await locks.async_inspect(o.name, token);
       if (ec) co_return server_failure(ec);
-      std::cout << cli::to_json(info) << std::endl;
+      std::cout << cli::to_json(info, wall_now_ms()) << std::endl;
       co_return 0;
     }
     case cli::command::list: {
       auto [ec, all] = co_await locks.async_list(token);
       if (ec) co_return server_failure(ec);
-      for (auto& i : all) std::cout << cli::to_json(i) << "\n";
+      for (auto& i : all) std::cout << cli::to_json(i, wall_now_ms()) << "\n";
       std::cout.flush();
       co_return 0;
     }
@@ -91,6 +97,7 @@ int main(int argc, char** argv) {
 
   asio::io_context io;
   mongolock::client_options co;
+  co.label = o.label;
   if (o.verbose)
     co.log = [](mongolock::log_level, std::string_view line) { std::cerr << "mongolock: " << line << "\n"; };
   mongolock::lock_options lo;
