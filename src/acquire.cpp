@@ -23,7 +23,9 @@ using kind = acquire_action::kind;
 result fail(provider_impl& p, error_code ec, const std::string& name, const std::string& why) {
   if (ec != asio::error::operation_aborted && ec != errc::busy && ec != errc::timeout)
     // Returned to the caller with its reason: the log only gets it at debug level.
-    p.log(log_level::debug, [&] { return std::string("acquire '" + name + "': " + ec.message() + (why.empty() ? "" : ": " + why)); });
+    p.log(log_level::debug, [&] {
+      return std::string("acquire '" + name + "': " + ec.message() + (why.empty() ? "" : ": " + why));
+    });
   return {ec, lease{}};
 }
 

@@ -32,7 +32,9 @@ void lease_state::arm_watchdog() {
 }
 
 void lease_state::lose_at_deadline() {
-  prov->log(log_level::warning, [&] { return std::string("lease '" + name + "' lost: no successful renewal before the local deadline"); });
+  prov->log(log_level::warning, [&] {
+    return std::string("lease '" + name + "' lost: no successful renewal before the local deadline");
+  });
   end(lease_phase::lost, make_error_code(errc::lease_lost));
   // The document may still name us (e.g. a partition): free it, but only 2 x margin from now.
   // The guarded work was only just told to stop; freeing the lock at once would let a waiter in
@@ -69,7 +71,9 @@ asio::awaitable<void> lease_state::renew_loop() {
         if (a.what == kind::wait_until && !r.ec) prov->count.renewals.fetch_add(1, std::memory_order_relaxed);
         if (a.what == kind::wait_until && r.ec) {
           prov->count.renewal_errors.fetch_add(1, std::memory_order_relaxed);
-          prov->log(log_level::warning, [&] { return std::string("renewal of '" + name + "' failed (" + r.ec.message() + ": " + r.message + "); retrying"); });
+          prov->log(log_level::warning, [&] {
+            return std::string("renewal of '" + name + "' failed (" + r.ec.message() + ": " + r.message + "); retrying");
+          });
         }
         break;
       }
@@ -77,7 +81,9 @@ asio::awaitable<void> lease_state::renew_loop() {
         lose_at_deadline();
         co_return;
       case kind::taken:
-        prov->log(log_level::warning, [&] { return std::string("lease '" + name + "' lost: the lock document names another owner"); });
+        prov->log(log_level::warning, [&] {
+          return std::string("lease '" + name + "' lost: the lock document names another owner");
+        });
         end(lease_phase::lost, make_error_code(errc::lease_lost));
         co_return;
     }
@@ -160,12 +166,16 @@ asio::awaitable<std::tuple<error_code>> release_body(std::shared_ptr<lease_state
   if (r.ec && r.ambiguous) {
     // The release may have been applied. Not a loss: say so, and keep trying in the background
     // (the owner filter makes a repeat harmless). Core v2 defect 6.
-    p->log(log_level::warning, [&] { return std::string("release of '" + st->name + "' unconfirmed (" + r.message + "); retrying in the background"); });
+    p->log(log_level::warning, [&] {
+      return std::string("release of '" + st->name + "' unconfirmed (" + r.message + "); retrying in the background");
+    });
     p->release_in_background(st->name, st->owner, st->token);
     co_return make_error_code(errc::ambiguous_result);
   }
   if (r.ec) {
-    p->log(log_level::warning, [&] { return std::string("release of '" + st->name + "' failed (" + r.message + "); it expires on its own"); });
+    p->log(log_level::warning, [&] {
+      return std::string("release of '" + st->name + "' failed (" + r.message + "); it expires on its own");
+    });
     co_return r.ec;
   }
   p->count.releases.fetch_add(1, std::memory_order_relaxed);

@@ -58,8 +58,10 @@ void provider_impl::release_in_background(std::string name, std::string owner, s
                             std::chrono::milliseconds(4000)};
                         const bool retry = !r.ec || r.ec == errc::server_unavailable || r.ec == errc::ambiguous_result;
                         if (!retry || attempt >= 3 || !self->store->accepting()) {
-                          self->log(log_level::warning, [&] { return std::string("background release of '" + name + "' failed: " + r.message +
-                                                            " (the lock expires on its own)"); });
+                          self->log(log_level::warning, [&] {
+                            return "background release of '" + name + "' failed: " + r.message +
+                                   " (the lock expires on its own)";
+                          });
                           self->note_failure(r.ec ? r.ec : make_error_code(errc::server_unavailable));
                           return;
                         }
@@ -216,7 +218,9 @@ asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_i
   });
   co_await bound->async_wait(asio::as_tuple(asio::use_awaitable));
   if (!*idle) {
-    p->log(log_level::warning, [&] { return std::string("shutdown: background releases still under way after the lease expiry"); });
+    p->log(log_level::warning, [&] {
+      return std::string("shutdown: background releases still under way after the lease expiry");
+    });
     co_return std::tuple{make_error_code(errc::timeout)};
   }
   co_return std::tuple{p->failure()};
@@ -243,7 +247,9 @@ asio::awaitable<std::tuple<error_code, std::string>> force_body(std::shared_ptr<
   if (auto ec = validate_lock_name(name, &why)) co_return std::tuple{ec, std::string{}};
   store_call<outcome<std::string>> call = [p, name](auto reply) { p->store->force_release(name, std::move(reply)); };
   auto r = co_await p->call<outcome<std::string>>(call, nullptr, std::nullopt, asio::use_awaitable);
-  if (!r.ec && !r.value.empty()) p->log(log_level::warning, [&] { return std::string("lock '" + name + "' force-released from owner " + r.value); });
+  if (!r.ec && !r.value.empty()) p->log(log_level::warning, [&] {
+    return std::string("lock '" + name + "' force-released from owner " + r.value);
+  });
   co_return std::tuple{r.ec, r.value};
 }
 

@@ -47,7 +47,8 @@ inline std::string to_json(const lock_info& i, std::int64_t now_ms) {
                     ",\"owner\":" + (i.held ? json_string(i.owner) : "null") +
                     ",\"fencing_token\":" + std::to_string(i.fencing_token) + ",\"expires_in_ms\":null" +
                     ",\"acquired_at\":" + (i.held && i.acquired_at_ms ? json_string(iso8601(i.acquired_at_ms)) : "null") +
-                    ",\"ttl_ms\":" + std::to_string(i.expiry.count()) + ",\"heartbeat\":" + std::to_string(i.heartbeat) + holder + "}";
+                    ",\"ttl_ms\":" + std::to_string(i.expiry.count()) + ",\"heartbeat\":" + std::to_string(i.heartbeat) +
+                    holder + "}";
   return out;
 }
 
