@@ -80,6 +80,12 @@ asio::awaitable<void> prepare_once(std::shared_ptr<provider_impl> p, deadline_t 
   p->prepared = true;
 }
 
+// The take with this provider's holder metadata: added here, not kept in every waiter's FSM.
+take_request with_holder(take_request t, const holder_meta& meta) {
+  t.meta = meta;
+  return t;
+}
+
 // Built outside the coroutine, so the parameters do not take room in every waiter's frame.
 acquire_fsm new_fsm(provider_impl& p, const std::string& name, const std::string& owner, acquire_mode mode,
                     deadline_t deadline) {
@@ -95,7 +101,6 @@ acquire_fsm new_fsm(provider_impl& p, const std::string& name, const std::string
   params.seed = p.next_seed();
   params.remembered = p.recall_free(name);
   params.wall_now_ms = wall_ms();
-  params.meta = p.meta;
   return acquire_fsm(name, std::move(params));
 }
 
@@ -158,7 +163,9 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
       }
       case kind::take: {
         const auto sent = boot_clock::now();
-        store_call<outcome<bool>> start = [p, req = fsm.request()](auto reply) { p->store->take(req, std::move(reply)); };
+        store_call<outcome<bool>> start = [p, req = with_holder(fsm.request(), p->meta)](auto reply) {
+          p->store->take(req, std::move(reply));
+        };
         give_back_late = [p, name, owner, token = a.token, working = p->begin_work()](outcome<bool> late) {
           if (late.value || late.ambiguous) p->release_in_background(name, owner, token, {}, !late.value);
         };

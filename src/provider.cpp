@@ -166,9 +166,11 @@ lock_info to_info(std::string name, const lock_doc& d) {
   i.expiry = d.held.expiry;
   i.acquired_at_ms = d.acquired_at_ms;
   i.renewed_at_ms = d.renewed_at_ms;
-  i.host = d.meta.host;
-  i.pid = d.meta.pid;
-  i.label = d.meta.label;
+  if (d.meta) {
+    i.host = d.meta->host;
+    i.pid = d.meta->pid;
+    i.label = d.meta->label;
+  }
   return i;
 }
 

@@ -125,7 +125,7 @@ acquire_action acquire_fsm::take(std::int64_t token) {
 }
 
 take_request acquire_fsm::request() const {
-  return {name_, p_.owner, pending_token_, p_.expiry, pending_observed_, p_.meta};
+  return {name_, p_.owner, pending_token_, p_.expiry, pending_observed_, {}};
 }
 
 acquire_fsm::time_point acquire_fsm::take_bound(time_point sent) const { return sent + p_.expiry - p_.margin; }

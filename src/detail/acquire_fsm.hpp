@@ -33,7 +33,6 @@ struct acquire_params {
   std::uint64_t seed = 0;
   std::optional<lock_doc> remembered;  // the free document this provider left at its last release
   std::int64_t wall_now_ms = 0;        // try_once: the local wall clock, a hint only
-  holder_meta meta;                    // written with the take, for operators
 };
 
 struct acquire_action {
@@ -73,7 +72,7 @@ class acquire_fsm {
   acquire_action on_cancel();
 
   // The take to send for a `take` action (kept here, not in every action: each waiting
-  // coroutine carries an action in its frame).
+  // coroutine carries an action in its frame). The driver adds the holder metadata.
   take_request request() const;
   // The call to bound a take with: its reply is useless after this.
   time_point take_bound(time_point sent) const;

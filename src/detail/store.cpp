@@ -64,9 +64,9 @@ lock_doc parse_lock(const bson_t* doc) {
   bson_iter_t it;
   if (bson_iter_init_find(&it, doc, "idle_since") && BSON_ITER_HOLDS_DATE_TIME(&it))
     d.idle_since_ms = bson_iter_date_time(&it);
-  d.meta.host = get_str(doc, "host");
-  d.meta.pid = get_int(doc, "pid");
-  d.meta.label = get_str(doc, "label");
+  if (bson_has_field(doc, "host") || bson_has_field(doc, "pid") || bson_has_field(doc, "label"))
+    d.meta = std::make_shared<const holder_meta>(holder_meta{get_str(doc, "host"), get_int(doc, "pid"),
+                                                             get_str(doc, "label")});
   if (bson_iter_init_find(&it, doc, "acquired_at") && BSON_ITER_HOLDS_DATE_TIME(&it))
     d.acquired_at_ms = bson_iter_date_time(&it);
   if (bson_iter_init_find(&it, doc, "renewed_at") && BSON_ITER_HOLDS_DATE_TIME(&it))

@@ -164,7 +164,7 @@ void memory_store::take(const take_request& t, reply<outcome<bool>> r) {
     lock_doc d;
     d.exists = true;
     d.held = held_state{t.owner, t.token, 0, t.expiry};
-    d.meta = t.meta;
+    d.meta = std::make_shared<const mongolock::detail::holder_meta>(t.meta);
     d.acquired_at_ms = d.renewed_at_ms = wall_ms();
     docs_[t.name] = d;
     return success(true);
@@ -189,7 +189,7 @@ void memory_store::release(const std::string& name, const std::string& owner, st
     auto it = docs_.find(name);
     if (it == docs_.end() || it->second.held.owner != owner || it->second.held.token != token) return success(false);
     it->second.held.owner.clear();
-    it->second.meta = {};
+    it->second.meta.reset();
     ++it->second.held.beat;
     it->second.idle_since_ms = wall_ms();
     return success(true);
@@ -204,7 +204,7 @@ void memory_store::release_owners(const std::vector<std::string>& owners, reply<
       for (auto& o : owners) {
         if (doc.held.owner != o) continue;
         doc.held.owner.clear();
-        doc.meta = {};
+        doc.meta.reset();
         ++doc.held.beat;
         ++n;
         break;
@@ -219,7 +219,7 @@ void memory_store::force_release(const std::string& name, reply<outcome<std::str
     auto it = docs_.find(name);
     if (it == docs_.end() || it->second.held.owner.empty()) return success(std::string());
     auto owner = std::exchange(it->second.held.owner, std::string());
-    it->second.meta = {};
+    it->second.meta.reset();
     ++it->second.held.beat;
     return success(owner);
   });
