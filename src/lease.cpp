@@ -103,6 +103,13 @@ void lease_state::end(lease_phase to, error_code why) {
   for (auto& w : pending) complete(std::move(w), why);
 }
 
+void lease_state::release_in_background() {
+  if (phase != lease_phase::held) return;
+  end(lease_phase::released, make_error_code(errc::released));
+  prov->count.releases.fetch_add(1, std::memory_order_relaxed);
+  prov->release_in_background(name, owner, token);
+}
+
 void lease_state::complete(waiter w, error_code ec) {
   auto ex = w.ex;
   asio::dispatch(ex, [w = std::move(w), ec]() mutable {
@@ -206,12 +213,7 @@ void abandon(std::shared_ptr<lease_state> st) noexcept {
   if (!st) return;
   try {
     auto strand = st->strand;
-    asio::post(strand, [st = std::move(st)] {
-      if (st->phase != lease_phase::held) return;
-      st->end(lease_phase::released, make_error_code(errc::released));
-      st->prov->count.releases.fetch_add(1, std::memory_order_relaxed);
-      st->prov->release_in_background(st->name, st->owner, st->token);
-    });
+    asio::post(strand, [st = std::move(st)] { st->release_in_background(); });
   } catch (...) {
     // Out of memory while posting: the lease simply expires on the server.
   }

@@ -130,7 +130,7 @@ std::vector<std::shared_ptr<lease_state>> provider_impl::close() {
   {
     std::lock_guard g(mu);
     if (!closing_) failure_ = {};  // the first shutdown reports what fails from here on
-    closing_ = true;
+    closing_ = true;  // under mu, so add_live (also under mu) cannot miss it
     for (auto& [_, c] : cancellers_) cancel.push_back(c);
   }
   for (auto& c : cancel) c();
@@ -197,12 +197,9 @@ asio::awaitable<std::tuple<error_code, std::size_t>> release_all_body(std::share
 asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_impl> p) {
   const auto started = steady::now();
   for (auto& st : p->close()) {
-    // Guarded work is cancelled before the document is freed; end() runs on the lease's strand.
+    // On the lease's strand, and awaited: the release's ticket exists before shutdown waits.
     co_await asio::dispatch(asio::bind_executor(st->strand, asio::use_awaitable));
-    if (st->phase != lease_phase::held) continue;
-    st->end(lease_phase::released, make_error_code(errc::released));
-    p->count.releases.fetch_add(1, std::memory_order_relaxed);
-    p->release_in_background(st->name, st->owner, st->token);
+    st->release_in_background();
   }
   // Back on this operation's strand: the loop above resumed on the last lease's strand, and the
   // timer below must only be touched from one strand.

@@ -31,6 +31,9 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   // On the strand: ends the lease once (lost or released), stops the loops and completes every
   // waiter (and so cancels guarded work) with `why`.
   void end(lease_phase to, boost::system::error_code why);
+  // On the strand: if still held, ends the lease as released (guarded work cancelled) and frees
+  // its document in the background (a lease handle dropped, a provider shutting down).
+  void release_in_background();
 
   // The document as our release leaves it: free, same token, heartbeat + 1.
   lock_doc released_doc() const {
