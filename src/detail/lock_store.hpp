@@ -48,7 +48,6 @@ struct holder_meta {
   std::string host;
   std::int64_t pid = 0;
   std::string label;
-  bool operator==(const holder_meta&) const = default;
 };
 
 struct lock_doc {

@@ -97,10 +97,8 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   // From now on acquisitions are refused; runs every registered canceller and returns the live
   // leases (the caller ends and releases them).
   std::vector<std::shared_ptr<lease_state>> close();
-  bool closing() const {
-    std::lock_guard g(mu);
-    return closing_;
-  }
+  // Lock-free: every waiting acquire asks on every turn.
+  bool closing() const { return closing_; }
   // A waiting acquisition registers how to wake it; close() calls it. Returns a handle for forget.
   std::uint64_t on_close(std::function<void()> cancel);
   void forget_on_close(std::uint64_t id);
@@ -151,7 +149,7 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   void end_work();
 
   mutable std::mutex mu;
-  bool closing_ = false;
+  std::atomic<bool> closing_{false};  // written under mu
   std::size_t working_ = 0;
   std::vector<std::function<void()>> idle_waiters_;
   std::uint64_t next_canceller_ = 0;
