@@ -134,27 +134,40 @@ struct parser {
     out = n;
     return true;
   }
+  // args[i] as getopt_long reads it: "--opt=VALUE" and "-oVALUE" carry their value attached.
+  struct flag_arg {
+    std::string flag;
+    std::optional<std::string> attached;
+  };
+  flag_arg split_flag() const {
+    flag_arg f{args[i], std::nullopt};
+    if (f.flag.starts_with("--")) {
+      if (const auto eq = f.flag.find('='); eq != std::string::npos) f.attached = f.flag.substr(eq + 1), f.flag.resize(eq);
+    } else if (f.flag.size() > 2) {
+      f.attached = f.flag.substr(2), f.flag.resize(2);
+    }
+    return f;
+  }
+  // The option's value, attached or the next argument; consumes what it used.
+  bool take_value(const flag_arg& f, std::string& out) {
+    if (f.attached) out = *f.attached, i += 1;
+    else if (i + 1 >= args.size()) return fail("option " + f.flag + " needs a value");
+    else out = args[i + 1], i += 2;
+    return true;
+  }
+
   // Returns true if args[i] was a global option (and consumes it with its value). As getopt_long:
   // "--opt VALUE", "--opt=VALUE", "-o VALUE", "-oVALUE". Messages use the user's spelling.
   bool global_option() {
-    std::string flag = args[i];
-    std::optional<std::string> attached;
-    if (flag.starts_with("--")) {
-      if (const auto eq = flag.find('='); eq != std::string::npos) attached = flag.substr(eq + 1), flag.resize(eq);
-    } else if (flag.size() > 2) {
-      attached = flag.substr(2), flag.resize(2);
-    }
+    const flag_arg f = split_flag();
+    const std::string& flag = f.flag;
+    const std::optional<std::string>& attached = f.attached;
     static constexpr std::pair<std::string_view, std::string_view> shorts[] = {
         {"-w", "--wait"}, {"-t", "--ttl"}, {"-q", "--quiet"}, {"-v", "--verbose"}, {"-E", "--conflict-exit-code"}};
     std::string_view name = flag;
     for (auto [letter, long_name] : shorts)
       if (flag == letter) name = long_name;
-    auto value = [&](std::string& out) {
-      if (attached) out = *attached, i += 1;
-      else if (i + 1 >= args.size()) return fail("option " + flag + " needs a value");
-      else out = args[i + 1], i += 2;
-      return true;
-    };
+    auto value = [&](std::string& out) { return take_value(f, out); };
     auto set = [&](bool& out) {
       if (attached) return fail(flag + " takes no value");
       ++i;
@@ -220,17 +233,16 @@ parse_result parse_args(const std::vector<std::string>& args,
     }
     if (a == "--force" && o.cmd == command::release) { o.force = true; ++i; continue; }
     // flock(1)'s -c: the command is one string for `sh -c`, so pipes and && need no quoting games.
-    if (o.cmd == command::run && (a == "-c" || a == "--command" || a.starts_with("--command=") ||
-                                  (a.starts_with("-c") && a.size() > 2))) {
-      std::string script;
-      if (a.starts_with("--command=")) script = a.substr(10), ++i;
-      else if (a.starts_with("-c") && a.size() > 2) script = a.substr(2), ++i;
-      else if (i + 1 >= args.size()) { p.fail("option " + a + " needs a value"); return p.r; }
-      else script = args[i + 1], i += 2;
-      if (o.name.empty()) { p.fail(a + " comes after the lock NAME"); return p.r; }
-      if (i < args.size()) { p.fail("give either " + a + " 'shell command' or COMMAND [ARG...], not both"); return p.r; }
-      o.argv = {"sh", "-c", script};
-      break;
+    if (o.cmd == command::run && a.starts_with("-") && a != "--") {
+      const auto f = p.split_flag();
+      if (f.flag == "-c" || f.flag == "--command") {
+        std::string script;
+        if (!p.take_value(f, script)) return p.r;
+        if (o.name.empty()) { p.fail(f.flag + " comes after the lock NAME"); return p.r; }
+        if (i < args.size()) { p.fail("give either " + f.flag + " 'shell command' or COMMAND [ARG...], not both"); return p.r; }
+        o.argv = {"sh", "-c", script};
+        break;
+      }
     }
     if (a.starts_with("-") && a != "--") {
       if (!p.global_option()) {
