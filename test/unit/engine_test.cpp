@@ -8,16 +8,7 @@
 
 #include "engine_harness.hpp"
 
-namespace asio = boost::asio;
-namespace ml = mongolock;
-using namespace std::chrono_literals;
-using boost::system::error_code;
-using steady = std::chrono::steady_clock;
-using test::engine;
-using test::fast;
-using test::fault;
-using test::free_doc;
-using test::op;
+using namespace test;  // the harness: asio, ml, error_code, steady, engine, fast, fault, op, ...
 
 BOOST_AUTO_TEST_SUITE(engine_suite)
 

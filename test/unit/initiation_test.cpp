@@ -5,10 +5,7 @@
 
 #include "engine_harness.hpp"
 
-namespace asio = boost::asio;
-namespace ml = mongolock;
-using namespace std::chrono_literals;
-using test::engine;
+using namespace test;  // the harness: asio, ml, error_code, steady, engine, fast, fault, op, ...
 
 namespace test {
 // A completion token that does not start the operation: it returns the executor its initiation

@@ -6,11 +6,7 @@
 
 #include "engine_harness.hpp"
 
-namespace asio = boost::asio;
-namespace ml = mongolock;
-using namespace std::chrono_literals;
-using boost::system::error_code;
-using test::engine;
+using namespace test;  // the harness: asio, ml, error_code, steady, engine, fast, fault, op, ...
 
 namespace {
 

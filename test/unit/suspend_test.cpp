@@ -9,16 +9,8 @@
 #include "detail/boot_clock.hpp"
 #include "engine_harness.hpp"
 
-namespace asio = boost::asio;
-namespace ml = mongolock;
-using namespace std::chrono_literals;
-using boost::system::error_code;
-using steady = std::chrono::steady_clock;
+using namespace test;  // the harness: asio, ml, error_code, steady, engine, fast, fault, op, ...
 using ml::detail::boot_clock;
-using test::engine;
-using test::fast;
-using test::fault;
-using test::op;
 
 BOOST_AUTO_TEST_SUITE(suspend_suite)
 
