@@ -21,10 +21,10 @@ constexpr int max_epoch_races = 3;
 acquire_fsm::acquire_fsm(std::string name, acquire_params p)
     : name_(std::move(name)), p_(std::move(p)), wait_(p_.backoff_min, p_.backoff_max), rng_(p_.seed) {}
 
-acquire_action acquire_fsm::start(time_point) {
+acquire_action acquire_fsm::start(time_point, std::optional<lock_doc> remembered) {
   // If this provider freed the lock last, swap against that state without a read: one round
   // trip. If it is stale the swap matches nothing and we read.
-  if (auto doc = std::exchange(p_.remembered, std::nullopt)) return take_or_epoch(*doc);
+  if (remembered) return take_or_epoch(*remembered);
   return read();
 }
 

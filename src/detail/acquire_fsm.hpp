@@ -31,7 +31,6 @@ struct acquire_params {
   std::optional<boot_clock::time_point> deadline;  // nullopt: wait until cancelled
   std::chrono::milliseconds expiry{0}, margin{0}, backoff_min{0}, backoff_max{0};
   std::uint64_t seed = 0;
-  std::optional<lock_doc> remembered;  // the free document this provider left at its last release
   std::int64_t wall_now_ms = 0;        // try_once: the local wall clock, a hint only
 };
 
@@ -61,7 +60,8 @@ class acquire_fsm {
 
   acquire_fsm(std::string name, acquire_params p);
 
-  acquire_action start(time_point now);
+  // `remembered`: the free document this provider left at its last release of this lock, if any.
+  acquire_action start(time_point now, std::optional<lock_doc> remembered = std::nullopt);
   acquire_action on_read(const outcome<lock_doc>& r, time_point received);
   acquire_action on_recheck(const outcome<lock_doc>& r, time_point received);
   acquire_action on_epoch(const outcome<std::optional<std::int64_t>>& r, time_point now);
@@ -77,6 +77,8 @@ class acquire_fsm {
   // The call to bound a take with: its reply is useless after this.
   time_point take_bound(time_point sent) const;
   const std::optional<time_point>& deadline() const { return p_.deadline; }
+  const std::string& name() const { return name_; }
+  const std::string& owner() const { return p_.owner; }
   // Tokens of takes that may have been applied and were not granted: give them back.
   const std::vector<std::int64_t>& unconfirmed() const { return unconfirmed_; }
   std::uint64_t lost_races() const { return lost_races_; }
