@@ -189,5 +189,33 @@ n=$(name shellc)
 out=$("$bin" run "$n" -c 'echo "$MONGOLOCK_NAME" | tr a-z A-Z && exit 3'); rc=$?
 check "-c runs the string with sh, under the lock, and forwards its status" '[ $rc = 3 ] && [ "$out" = "$(echo "$n" | tr a-z A-Z)" ]'
 
+# 13. No orphans: a `mongolock run` killed by SIGKILL (the OOM killer) takes its command down too
+#     (SIGTERM to the command's process group, SIGKILL after --kill-after), instead of leaving it
+#     running without the lock beside the next holder.
+gone() {  # the pid in file $1 has exited (a zombie left for PID 1 to reap counts as gone)
+  local p; p=$(cat "$1")
+  [ ! -e "/proc/$p" ] || grep -q '^[0-9]* ([^)]*) Z' "/proc/$p/stat" 2>/dev/null
+}
+wait_gone() { for _ in $(seq 60); do gone "$1" && gone "$2" && return 0; sleep 0.05; done; return 1; }
+n=$(name orphan)
+"$bin" run "$n" sh -c "echo \$\$ > $work/orphan.pid; sleep 30 & echo \$! > $work/orphan.child; wait" & victim=$!
+wait_for_file "$work/orphan.child"
+kill -KILL $victim; wait $victim 2>/dev/null
+check "mongolock SIGKILLed: its command and the command's child are stopped within 3 s" \
+  'wait_gone "$work/orphan.pid" "$work/orphan.child"'
+n=$(name orphan-stubborn)
+"$bin" --kill-after 600ms run "$n" sh -c "trap '' TERM; echo \$\$ > $work/stubborn.pid; while :; do sleep 0.1; done" &
+victim=$!
+wait_for_file "$work/stubborn.pid"
+t0=$(date +%s%N)
+kill -KILL $victim; wait $victim 2>/dev/null
+sleep 0.3
+alive_at_300ms=$(gone "$work/stubborn.pid" && echo no || echo yes)
+wait_gone "$work/stubborn.pid" "$work/stubborn.pid"; took=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "mongolock SIGKILLed, command ignores SIGTERM: SIGKILLed after --kill-after (alive at 300 ms: $alive_at_300ms, gone after $took ms)" \
+  '[ $alive_at_300ms = yes ] && gone "$work/stubborn.pid" && [ $took -ge 550 ]'
+# Without the supervisor these would run on (and hold this script's output open): end them.
+kill -KILL $(cat "$work/orphan.pid" "$work/orphan.child" "$work/stubborn.pid") 2>/dev/null
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

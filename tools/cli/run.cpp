@@ -1,5 +1,6 @@
 #include "run.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <iostream>
 
 #include "exec_plan.hpp"
+#include "supervise.hpp"
 
 extern char** environ;
 
@@ -40,10 +42,65 @@ asio::awaitable<std::tuple<error_code, lease>> acquire(provider& locks, const op
   co_return co_await lock.async_acquire_for(*o.wait, token);
 }
 
-int status_to_exit(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return exit_software;
+// A file descriptor closed when it goes out of scope.
+class owned_fd {
+ public:
+  explicit owned_fd(int fd = -1) : fd_(fd) {}
+  ~owned_fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  owned_fd(const owned_fd&) = delete;
+  owned_fd& operator=(const owned_fd&) = delete;
+
+ private:
+  int fd_;
+};
+
+// Blocks `mongolock`'s handled signals in this thread for the scope of a fork(), so that the
+// child never runs the parent's handlers before it has set its own (supervise.cpp). A signal
+// sent meanwhile stays pending here, or another thread takes it.
+class signals_held {
+ public:
+  signals_held() {
+    sigset_t s;
+    ::sigemptyset(&s);
+    for (int sig : forwarded_signals) ::sigaddset(&s, sig);
+    ::sigaddset(&s, SIGCHLD);
+    ::pthread_sigmask(SIG_BLOCK, &s, &saved_);
+  }
+  ~signals_held() { ::pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
+  signals_held(const signals_held&) = delete;
+  signals_held& operator=(const signals_held&) = delete;
+
+ private:
+  sigset_t saved_;
+};
+
+// Forks the supervisor (supervise.hpp), which starts COMMAND. Returns its pid, and in
+// `lifeline` the write end of its pipe; -1 with errno on failure.
+pid_t start_supervisor(const exec_plan& plan, std::chrono::milliseconds kill_after, int& lifeline) {
+  int alive[2];
+  if (::pipe2(alive, O_CLOEXEC) != 0) return -1;
+  pid_t pid = -1;
+  int error = 0;
+  {
+    const signals_held held;
+    pid = ::fork();
+    error = errno;
+    if (pid == 0) {
+      ::close(alive[1]);
+      ::setpgid(0, 0);  // own process group, so signals reach the whole job
+      supervise(plan, alive[0], kill_after);
+    }
+  }
+  ::close(alive[0]);
+  if (pid < 0) {
+    ::close(alive[1]);
+    errno = error;
+    return -1;
+  }
+  lifeline = alive[1];
+  return pid;
 }
 
 }  // namespace
@@ -75,15 +132,13 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
                        child_environment(environ, {{"MONGOLOCK_NAME", o.name},
                                                    {"MONGOLOCK_OWNER", held.owner_id()},
                                                    {"MONGOLOCK_FENCING_TOKEN", std::to_string(held.fencing_token())}}));
-  const pid_t pid = ::fork();
+  int lifeline = -1;  // the write end of the supervisor's pipe: open until we return
+  const pid_t pid = start_supervisor(plan, o.kill_after, lifeline);
+  const owned_fd close_lifeline(lifeline);
   if (pid < 0) {
-    std::cerr << "mongolock: fork failed: " << std::strerror(errno) << "\n";
+    std::cerr << "mongolock: cannot start the command: " << std::strerror(errno) << "\n";
     co_await held.async_release(asio::as_tuple(asio::use_awaitable));
     co_return exit_software;
-  }
-  if (pid == 0) {
-    ::setpgid(0, 0);  // own process group, so signals reach the whole job
-    plan.exec();
   }
   ::setpgid(pid, pid);  // also here: whichever runs first, the group exists before we signal it
 
@@ -122,7 +177,7 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
   if (rel == errc::lease_lost) co_return exit_lost;
   if (rel && !o.quiet) std::cerr << "mongolock: release failed (" << rel.message() << "); the lease will expire\n";
   if (o.verbose) std::cerr << "mongolock: released '" << o.name << "'\n";
-  co_return status_to_exit(status);
+  co_return exit_code_of(status);
 }
 
 }  // namespace mongolock::cli

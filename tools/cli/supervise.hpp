@@ -1,0 +1,43 @@
+#pragma once
+// The process between `mongolock run` and COMMAND. Without it, a `mongolock` killed by SIGKILL
+// (the OOM killer, an operator) leaves COMMAND running without the lock, beside the next holder.
+//
+//   mongolock ── supervisor (leads COMMAND's process group) ── COMMAND
+//
+// The supervisor holds the read end of a pipe whose only write end is in `mongolock`, which
+// never writes to it: the pipe reads as end-of-file exactly when `mongolock` is gone, however it
+// died, with no race at start (if it is already gone, the first poll says so). The supervisor
+// then does what `mongolock` does when the lease is lost: SIGTERM to the process group, SIGKILL
+// after --kill-after. Otherwise it waits for COMMAND and exits with COMMAND's status (128+N if
+// killed by signal N), so `mongolock` reports what it always did.
+//
+// A pipe rather than PR_SET_PDEATHSIG: the death signal follows the *thread* that forked, and
+// signals can be missed between fork and prctl; end-of-file has neither problem.
+#include <sys/wait.h>
+
+#include <chrono>
+#include <csignal>
+
+#include "args.hpp"
+#include "exec_plan.hpp"
+
+namespace mongolock::cli {
+
+// Signals `mongolock` forwards to COMMAND's process group: the supervisor, in that group,
+// ignores them; COMMAND gets them with their default disposition.
+inline constexpr int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+// A wait status as the exit code `mongolock run` reports: the code, or 128+N if killed by signal
+// N (as shells do). The supervisor exits with COMMAND's, and `mongolock` maps the supervisor's.
+inline int exit_code_of(int status) noexcept {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return exit_software;
+}
+
+// The child side of fork(), in the new process group: starts COMMAND (`plan`) and supervises it.
+// `parent_alive`: the pipe's read end. Async-signal-safe throughout (the parent is
+// multi-threaded); never returns.
+[[noreturn]] void supervise(const exec_plan& plan, int parent_alive, std::chrono::milliseconds kill_after) noexcept;
+
+}  // namespace mongolock::cli
