@@ -87,16 +87,17 @@ take_request with_holder(take_request t, const holder_meta& meta) {
 }
 
 // Built outside the coroutine, so the parameters do not take room in every waiter's frame.
-acquire_fsm new_fsm(provider_impl& p, std::string name, acquire_mode mode, deadline_t deadline) {
+acquire_fsm new_fsm(provider_impl& p, const lock_options& o, std::string name, acquire_mode mode,
+                    deadline_t deadline) {
   acquire_params params;
   params.try_once = mode == acquire_mode::try_once;
   params.owner = new_owner_id();
   // The engine's instants count suspended time (boot_clock.hpp); the call deadlines are steady.
   if (deadline) params.deadline = boot_clock::now() + (*deadline - steady::now());
-  params.expiry = p.opts.expiry;
-  params.margin = p.opts.effective_margin();
-  params.backoff_min = p.opts.backoff_min;
-  params.backoff_max = p.opts.backoff_max;
+  params.expiry = o.expiry;
+  params.margin = o.effective_margin();
+  params.backoff_min = o.backoff_min;
+  params.backoff_max = o.backoff_max;
   params.seed = p.next_seed();
   params.wall_now_ms = wall_ms();
   return acquire_fsm(std::move(name), std::move(params));
@@ -153,10 +154,9 @@ asio::awaitable<void> give_back_step(std::shared_ptr<provider_impl> p, acquire_f
 }
 
 // The end of an acquire, outside the coroutine so that its locals take no room in the frame.
-result grant(const std::shared_ptr<provider_impl>& p, const strand_type& strand, const acquire_fsm& fsm,
-             const acquire_action& a, steady::time_point started) {
-  const lease_fsm renewals(a.at, p->opts.expiry, p->opts.effective_margin(), p->opts.effective_renew_every(),
-                           p->next_seed());
+result grant(const std::shared_ptr<provider_impl>& p, const lock_options& o, const strand_type& strand,
+             const acquire_fsm& fsm, const acquire_action& a, steady::time_point started) {
+  const lease_fsm renewals(a.at, o.expiry, o.effective_margin(), o.effective_renew_every(), p->next_seed());
   auto st = std::make_shared<lease_state>(p, strand, fsm.name(), fsm.owner(), a.token, renewals);
   if (!p->add_live(fsm.owner(), st)) {  // shutdown began while the take was in flight
     p->release_in_background(fsm.name(), fsm.owner(), a.token);
@@ -178,7 +178,8 @@ result give_up(provider_impl& p, const acquire_fsm& fsm, const acquire_action& a
 }
 
 asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_type strand, std::string name,
-                                     acquire_mode mode, std::optional<std::chrono::milliseconds> timeout) {
+                                     std::shared_ptr<const lock_options> timing, acquire_mode mode,
+                                     std::optional<std::chrono::milliseconds> timeout) {
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
   const auto started = steady::now();
@@ -192,7 +193,8 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   const auto working = p->begin_work();  // async_shutdown waits for this acquire to end
   const in_progress gauge(p->count.acquiring);
   if (p->closing()) co_return fail(*p, asio::error::operation_aborted, name, "the provider is shutting down");
-  const auto wait_for = timeout.value_or(p->opts.acquire_timeout);
+  const lock_options& opts = timing ? *timing : p->opts;
+  const auto wait_for = timeout.value_or(opts.acquire_timeout);
   const deadline_t deadline = wait_for.count() > 0 ? deadline_t{started + wait_for} : std::nullopt;
 
   error_code prep_ec;
@@ -200,7 +202,7 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   if (prep_ec) co_return fail(*p, prep_ec, name, why);
 
   // The name and the owner id live in the FSM only (one copy per waiter).
-  acquire_fsm fsm = new_fsm(*p, std::move(name), mode, deadline);
+  acquire_fsm fsm = new_fsm(*p, opts, std::move(name), mode, deadline);
   // async_shutdown wakes a waiting acquire through this timer; one in a store call sees
   // closing() when the call returns. Both run on this strand, so no wake-up falls in between.
   auto timer = std::make_shared<boot_timer>(strand);
@@ -245,7 +247,7 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
         break;
       }
       case kind::grant:
-        co_return grant(p, strand, fsm, a, started);
+        co_return grant(p, opts, strand, fsm, a, started);
       case kind::fail:
         co_return give_up(*p, fsm, a);
     }
@@ -254,10 +256,11 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
 
 }  // namespace
 
-void start_acquire(std::shared_ptr<provider_impl> p, std::string name, acquire_mode mode,
-                   std::optional<std::chrono::milliseconds> timeout, acquire_handler h) {
+void start_acquire(std::shared_ptr<provider_impl> p, std::string name, std::shared_ptr<const lock_options> timing,
+                   acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, acquire_handler h) {
   auto strand = asio::make_strand(p->ex);
-  spawn_op<error_code, lease>(strand, acquire_body(std::move(p), strand, std::move(name), mode, timeout), std::move(h));
+  spawn_op<error_code, lease>(
+      strand, acquire_body(std::move(p), strand, std::move(name), std::move(timing), mode, timeout), std::move(h));
 }
 
 }  // namespace mongolock::detail

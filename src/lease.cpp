@@ -40,7 +40,7 @@ void lease_state::lose_at_deadline() {
   // The guarded work was only just told to stop; freeing the lock at once would let a waiter in
   // while it may still be running (core v2 defect 3). Expiry by observation gives the same
   // 2 x margin when nobody frees it.
-  prov->release_in_background(name, owner, token, 2 * prov->opts.effective_margin());
+  prov->release_in_background(name, owner, token, 2 * fsm.margin());
 }
 
 // The driver of lease_fsm: performs each action and reports what happened, on the strand.
@@ -61,8 +61,8 @@ asio::awaitable<void> lease_state::renew_loop() {
       }
       case kind::renew: {
         const auto sent = boot_clock::now();
-        store_call<outcome<bool>> call = [p = prov, n = name, o = owner, t = token](auto reply) {
-          p->store->renew(n, o, t, p->opts.expiry, std::move(reply));
+        store_call<outcome<bool>> call = [p = prov, n = name, o = owner, t = token, e = fsm.expiry()](auto reply) {
+          p->store->renew(n, o, t, e, std::move(reply));
         };
         // Useless after the local deadline: the watchdog has declared the lease lost by then.
         auto r = co_await prov->call<outcome<bool>>(call, nullptr, to_steady(fsm.deadline()), asio::use_awaitable);

@@ -29,6 +29,13 @@ provider::provider(client& c, std::string database, std::string collection, lock
 
 const lock_options& provider::options() const noexcept { return impl_->opts; }
 
+lock provider::create_lock(std::string name, const lock_timing& timing) const {
+  auto merged = with_timing(impl_->opts, timing);
+  std::string why;
+  if (auto ec = validate(merged, &why)) throw boost::system::system_error(ec, "lock '" + name + "': " + why);
+  return lock(impl_, std::move(name), std::make_shared<const lock_options>(std::move(merged)));
+}
+
 stats provider::snapshot() const noexcept { return impl_->snapshot(); }
 
 namespace detail {

@@ -21,8 +21,9 @@ namespace detail {
 struct provider_impl;
 enum class acquire_mode { wait, try_once };
 using acquire_handler = boost::asio::any_completion_handler<void(boost::system::error_code, lease)>;
-void start_acquire(std::shared_ptr<provider_impl>, std::string name, acquire_mode,
-                   std::optional<std::chrono::milliseconds> timeout, acquire_handler);
+// `timing`: the lock's own options (provider::create_lock with lock_timing); null: the provider's.
+void start_acquire(std::shared_ptr<provider_impl>, std::string name, std::shared_ptr<const lock_options> timing,
+                   acquire_mode, std::optional<std::chrono::milliseconds> timeout, acquire_handler);
 boost::asio::any_io_executor provider_executor(const provider_impl&) noexcept;
 
 // lock::async_run's body: acquire, run the work guarded by the lease, then release and wait for
@@ -57,11 +58,12 @@ boost::asio::awaitable<T> run_body(Acquire acquire, boost::asio::awaitable<T> wo
 
 class lock {
  public:
-  lock(std::shared_ptr<detail::provider_impl> p, std::string name) : provider_(std::move(p)), name_(std::move(name)) {}
+  lock(std::shared_ptr<detail::provider_impl> p, std::string name, std::shared_ptr<const lock_options> timing = nullptr)
+      : provider_(std::move(p)), name_(std::move(name)), timing_(std::move(timing)) {}
   const std::string& name() const noexcept { return name_; }
 
   // Waits until acquired, with jittered backoff; gives up with errc::timeout after the
-  // provider's acquire_timeout (0 = never). Other failures: errc::invalid_name,
+  // acquire_timeout (the lock's lock_timing, else the provider's; 0 = never). Other failures: errc::invalid_name,
   // errc::server_unavailable, errc::unsupported_server, errc::server_error.
   // Cancellation: terminal, partial and total, at any point; completes promptly with
   // operation_aborted. A lock the server granted while the call was in flight is released again.
@@ -109,14 +111,16 @@ class lock {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, lease)>(
         detail::make_initiation(detail::provider_executor(*provider_),
                                 [](auto h, std::shared_ptr<detail::provider_impl> p, std::string n,
-                                   detail::acquire_mode m, std::optional<std::chrono::milliseconds> t) {
-                                  detail::start_acquire(std::move(p), std::move(n), m, t, std::move(h));
+                                   std::shared_ptr<const lock_options> o, detail::acquire_mode m,
+                                   std::optional<std::chrono::milliseconds> t) {
+                                  detail::start_acquire(std::move(p), std::move(n), std::move(o), m, t, std::move(h));
                                 }),
-        token, provider_, name_, mode, timeout);
+        token, provider_, name_, timing_, mode, timeout);
   }
 
   std::shared_ptr<detail::provider_impl> provider_;
   std::string name_;
+  std::shared_ptr<const lock_options> timing_;  // null: the provider's lock_options
 };
 
 }  // namespace mongolock

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -65,6 +66,24 @@ struct lock_options {
     return safety_margin.count() > 0 ? safety_margin : expiry / 10;
   }
 };
+
+// One lock's timing where it differs from its provider's lock_options (provider::create_lock's
+// second argument): a 5-minute lease for a nightly report and 10 s for request handlers, from
+// one provider. An unset field keeps the provider's value; a field the provider derives from
+// expiry (renew_every, safety_margin left at 0) follows the new expiry. The storage fields
+// (durability, write_timeout, idle_cleanup) are the provider's.
+// (Each field has an initializer so that `{.expiry = 5min}` is clean under -Wextra.)
+struct lock_timing {
+  std::optional<milliseconds> expiry{};
+  std::optional<milliseconds> renew_every{};
+  std::optional<milliseconds> safety_margin{};
+  std::optional<milliseconds> backoff_min{};
+  std::optional<milliseconds> backoff_max{};
+  std::optional<milliseconds> acquire_timeout{};
+};
+
+// `base` with the fields `t` sets replaced; validate() the result.
+lock_options with_timing(lock_options base, const lock_timing& t);
 
 // Both return {} when valid; otherwise errc::invalid_options and a message naming the field.
 boost::system::error_code validate(const client_options&, std::string* why = nullptr);

@@ -57,6 +57,10 @@ class provider {
   provider(client& c, std::string database, std::string collection, lock_options opts = {});
 
   lock create_lock(std::string name) const { return lock(impl_, std::move(name)); }
+  // A lock with its own timing (expiry, renewal, backoff, acquire timeout: lock_timing), the
+  // rest as this provider's. Throws system_error(errc::invalid_options), with the reason, if
+  // the combination is invalid (e.g. an expiry below the provider's explicit renew_every).
+  lock create_lock(std::string name, const lock_timing& timing) const;
   const lock_options& options() const noexcept;
   stats snapshot() const noexcept;
 

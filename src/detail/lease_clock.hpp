@@ -22,6 +22,8 @@ class lease_clock {
   }
 
   clock::time_point deadline() const { return last_ok_sent_ + expiry_ - margin_; }
+  std::chrono::milliseconds expiry() const { return expiry_; }
+  std::chrono::milliseconds margin() const { return margin_; }
   bool lost_by(clock::time_point now) const { return now >= deadline(); }
 
  private:

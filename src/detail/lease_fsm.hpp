@@ -45,6 +45,8 @@ class lease_fsm {
   // The watchdog: true once the deadline has passed (the driver then ends the lease as `lost`).
   bool lost_by(time_point now) const { return clock_.lost_by(now); }
   time_point deadline() const { return clock_.deadline(); }
+  std::chrono::milliseconds expiry() const { return clock_.expiry(); }
+  std::chrono::milliseconds margin() const { return clock_.margin(); }
   // Successful renewals so far: the document's heartbeat.
   std::int64_t beats() const { return beats_; }
 

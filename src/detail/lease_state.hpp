@@ -39,7 +39,7 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   lock_doc released_doc() const {
     lock_doc d;
     d.exists = true;
-    d.held = held_state{"", token, fsm.beats() + 1, prov->opts.expiry};
+    d.held = held_state{"", token, fsm.beats() + 1, fsm.expiry()};
     return d;
   }
 

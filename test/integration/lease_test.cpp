@@ -371,4 +371,67 @@ BOOST_FIXTURE_TEST_CASE(fencing_tokens_increase_across_release_expiry_and_remova
   for (std::size_t i = 1; i < tokens.size(); ++i) BOOST_TEST(tokens[i] > tokens[i - 1], "token " << i);
 }
 
+// Issue 9, item 5: one provider, locks with their own timing.
+BOOST_AUTO_TEST_CASE(a_lock_with_its_own_expiry_writes_and_renews_with_it) {
+  io_fixture f;
+  auto locks = f.make_provider(ml::lock_options{});  // 30 s leases, renewed every 10 s
+  auto quick = locks.create_lock(unique("own-expiry"), {.expiry = 300ms});
+  auto info = f.run([&]() -> asio::awaitable<ml::lock_info> {
+    auto held = co_await quick.async_acquire(asio::use_awaitable);
+    asio::steady_timer t(co_await asio::this_coro::executor, 450ms);  // renewals every 100 ms
+    co_await t.async_wait(asio::use_awaitable);
+    auto seen = co_await locks.async_inspect(quick.name(), asio::use_awaitable);
+    co_await held.async_release(asio::use_awaitable);
+    co_return seen;
+  }());
+  BOOST_TEST(info.held);
+  BOOST_TEST(info.expiry.count() == 300);
+  BOOST_TEST(info.heartbeat >= 2);  // with the provider's 30 s timing: 0
+  // The provider's own locks keep the provider's timing.
+  auto plain = f.run([&]() -> asio::awaitable<ml::lock_info> {
+    auto held = co_await locks.create_lock(unique("provider-expiry")).async_acquire(asio::use_awaitable);
+    auto seen = co_await locks.async_inspect(held.name(), asio::use_awaitable);
+    co_await held.async_release(asio::use_awaitable);
+    co_return seen;
+  }());
+  BOOST_TEST(plain.expiry.count() == 30000);
+}
+
+BOOST_AUTO_TEST_CASE(a_lock_with_its_own_acquire_timeout_gives_up_then) {
+  io_fixture f;
+  auto locks = f.make_provider(fast_options(5000ms));  // no acquire timeout: waits forever
+  const auto name = unique("own-timeout");
+  auto ec = f.run([&]() -> asio::awaitable<error_code> {
+    auto held = co_await locks.create_lock(name).async_acquire(asio::use_awaitable);
+    const auto started = clock::now();
+    auto [got, lease] = co_await locks.create_lock(name, {.acquire_timeout = 200ms})
+                            .async_acquire(asio::as_tuple(asio::use_awaitable));
+    BOOST_TEST(ms_since(started) < 2000);
+    co_await held.async_release(asio::use_awaitable);
+    co_return got;
+  }());
+  BOOST_TEST((ec == ml::errc::timeout));
+}
+
+BOOST_AUTO_TEST_CASE(invalid_lock_timing_is_refused_with_the_reason) {
+  io_fixture f;
+  auto o = fast_options(5000ms);
+  o.renew_every = 2000ms;  // explicit: it does not follow a lock's shorter expiry
+  auto locks = f.make_provider(o);
+  auto refused = [&](const ml::lock_timing& t, const std::string& reason) {
+    try {
+      locks.create_lock("timed", t);
+    } catch (const boost::system::system_error& e) {
+      BOOST_TEST((e.code() == ml::errc::invalid_options));
+      BOOST_TEST(std::string(e.what()).find(reason) != std::string::npos, e.what());
+      return true;
+    }
+    return false;
+  };
+  BOOST_TEST(refused({.expiry = 50ms}, "expiry must be in 100 ms..24 h"));
+  BOOST_TEST(refused({.expiry = 1500ms}, "renew_every must be positive and below expiry"));
+  BOOST_TEST(refused({.backoff_min = 0ms}, "backoff range"));
+  BOOST_TEST(!refused({.expiry = 6000ms}, ""));  // renew_every 2 s + margin 0.6 s < 6 s
+}
+
 BOOST_AUTO_TEST_SUITE_END()
