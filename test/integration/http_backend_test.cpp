@@ -90,8 +90,9 @@ struct process {
 struct backend : process {
   unsigned short port = 0;
 
-  backend(const std::string& collection, const fs::path& store, int work_ms, const std::string& name)
-      : process({backend_binary(), "--uri", server_uri(), "--database", database, "--collection", collection,
+  backend(const std::string& collection, const fs::path& store, int work_ms, const std::string& name,
+          const std::string& uri = server_uri())
+      : process({backend_binary(), "--uri", uri, "--database", database, "--collection", collection,
                  "--port", "0", "--store", store.string(), "--work-ms", std::to_string(work_ms)},
                 store.parent_path() / (store.filename().string() + "-" + name + ".log")) {
     const auto t0 = clock::now();
@@ -172,6 +173,16 @@ BOOST_AUTO_TEST_CASE(bad_arguments_exit_64) {
                dir / "port");
   BOOST_TEST(port.wait_exit(5s) == 64);
   BOOST_TEST(slurp(dir / "port").find("--port") != std::string::npos, slurp(dir / "port"));
+}
+
+// No server answers: 503 with the reason, not a hang and not a 500.
+BOOST_FIXTURE_TEST_CASE(server_unavailable_answers_503, io_fixture) {
+  const auto store = fresh_dir("down") / "store";
+  fs::create_directories(store);
+  backend lonely(unique("http"), store, 20, "lonely", "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300");
+  const auto r = run(post(lonely.port, "f"));
+  BOOST_TEST(r.status == 503, r.status << " " << r.body);
+  BOOST_TEST(r.body.find("lock server") != std::string::npos, r.body);
 }
 
 // 4 clients x 15 requests over ids a, b, c, alternating between two instances.
