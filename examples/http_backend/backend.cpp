@@ -8,11 +8,13 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "fenced_store.hpp"
 #include "mongolock.hpp"
@@ -33,7 +35,9 @@ enum class phase { reading, acquiring, working, replying };
 // Shared by the session coroutine and the disconnect watch's handler, which can run after the
 // session moved on.
 struct connection {
-  explicit connection(tcp::socket s) : socket(std::move(s)) {}
+  explicit connection(tcp::socket s) : socket(std::move(s)) {
+    socket.non_blocking(true);  // the disconnect watch's peek must never block the thread
+  }
   tcp::socket socket;
   phase now = phase::reading;
   asio::cancellation_signal stop_work;  // emitted when the client hangs up, or at shutdown
@@ -84,8 +88,8 @@ bool valid_id(std::string_view id) {
 }
 
 // The guarded work: "render" for --work-ms (a timer, cancelled like any real I/O would be), then
-// write through the fenced store with this lease's token. Parameters by value: a coroutine
-// outlives the caller's temporaries.
+// write through the fenced store with this lease's token. `id` by value: a coroutine outlives
+// the caller's temporaries.
 asio::awaitable<write_result> render_report(const fenced_store& store, std::string id, std::int64_t token,
                                             std::chrono::milliseconds work) {
   const auto start = monotonic_ns();
@@ -108,6 +112,7 @@ void watch_for_disconnect(const std::shared_ptr<connection>& c) {
       char byte;
       const auto n = c->socket.receive(asio::buffer(&byte, 1), tcp::socket::message_peek, ec);
       if (!ec && n > 0) return;  // more bytes, not a hang-up
+      if (ec == asio::error::would_block) return watch_for_disconnect(c);  // a spurious wake-up
     }
     c->peer_gone = true;
     c->stop_work.emit(asio::cancellation_type::terminal);
@@ -137,7 +142,8 @@ asio::awaitable<response> post_report(backend& b, std::shared_ptr<connection> c,
     // Cancelled when the lease is lost (async_guard) or through stop_work (hang-up, shutdown).
     // Named locals, not temporaries inside co_await: GCC 12 may destroy those twice.
     auto work = render_report(b.store, id, token, b.work);
-    auto guarded = lease.async_guard(std::move(work), asio::bind_cancellation_slot(c->stop_work.slot(), asio::use_awaitable));
+    auto guarded =
+        lease.async_guard(std::move(work), asio::bind_cancellation_slot(c->stop_work.slot(), asio::use_awaitable));
     written = co_await std::move(guarded);
   } catch (const boost::system::system_error& e) {
     failure = e.code();
@@ -155,7 +161,8 @@ asio::awaitable<response> post_report(backend& b, std::shared_ptr<connection> c,
   if (failure) co_return error_reply(http::status::internal_server_error, failure.message());
   // A stale token means someone with a newer lease already wrote this report: a conflict.
   if (written == write_result::stale) co_return error_reply(http::status::conflict, "stale token");
-  if (written != write_result::written) co_return error_reply(http::status::internal_server_error, "store write failed");
+  if (written != write_result::written)
+    co_return error_reply(http::status::internal_server_error, "store write failed");
   co_return reply(http::status::ok, "{\"id\":" + json_string(id) + ",\"token\":" + std::to_string(token) + "}");
 }
 
@@ -219,7 +226,8 @@ asio::awaitable<int> serve(backend& b) {
   b.stopping = true;
   error_code ignored;
   b.acceptor.close(ignored);
-  for (connection* c : b.live) {
+  // A copy: cancellation handlers may run inline, and must not invalidate what we iterate.
+  for (connection* c : std::vector<connection*>(b.live.begin(), b.live.end())) {
     if (c->now == phase::reading) c->socket.cancel(ignored);
     if (c->now == phase::working) c->stop_work.emit(asio::cancellation_type::terminal);
   }

@@ -43,7 +43,7 @@ write_result fail(const char* what, const std::filesystem::path& p) {
 // The file's first line is the last token stored, the rest the report.
 write_result fenced_store::write(std::string_view id, std::int64_t token, std::int64_t start_ns,
                                  std::string_view report) const {
-  const auto path = dir_ / std::string(id);
+  const auto path = dir_ / (std::string(id) + ".report");  // an id may be "journal"
   file f{::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)};
   if (f.fd < 0) return fail("open", path);
   if (::flock(f.fd, LOCK_EX) != 0) return fail("flock", path);

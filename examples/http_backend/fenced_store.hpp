@@ -1,7 +1,7 @@
 #pragma once
-// The resource the example protects: a directory with one file per report id. It stands in for a
-// real database or object store that checks fencing tokens, so a holder whose lease was lost (a
-// long pause, a partition) cannot overwrite the report of the holder that came after it.
+// The resource the example protects: a directory with one file per report id (ID.report). It
+// stands in for a real database or object store that checks fencing tokens, so a holder whose
+// lease was lost (a long pause, a partition) cannot overwrite the report of the holder after it.
 #include <cstdint>
 #include <filesystem>
 #include <string_view>
@@ -24,7 +24,7 @@ class fenced_store {
 
   // Stores `report` for `id` if `token` is greater than the last token stored for it, and then
   // appends "id token start_ns end_ns pid" to DIR/journal. The check, the write and the journal
-  // line happen under flock(2) on DIR/id, so two processes writing the same id are serialised.
+  // line happen under flock(2) on DIR/ID.report: two processes writing one id are serialised.
   // Blocking (a few small file operations); the lock is uncontended when the mongolock works.
   write_result write(std::string_view id, std::int64_t token, std::int64_t start_ns, std::string_view report) const;
 

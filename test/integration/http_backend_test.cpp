@@ -98,7 +98,8 @@ struct backend : process {
     const auto t0 = clock::now();
     while (clock::now() - t0 < 10s) {
       const auto out = slurp(log);
-      if (const auto at = out.find("listening on "); at != std::string::npos && out.find('\n', at) != std::string::npos) {
+      const auto at = out.find("listening on ");
+      if (at != std::string::npos && out.find('\n', at) != std::string::npos) {
         port = static_cast<unsigned short>(std::atoi(out.c_str() + at + 13));
         return;
       }
