@@ -1,0 +1,21 @@
+#pragma once
+// The HTTP server of the example: POST /reports/{id} renders a report under a mongolock lease.
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+namespace http_backend {
+
+struct options {
+  std::string uri, database, collection;
+  unsigned short port = 0;  // 0: the OS picks one; it is printed as "listening on PORT"
+  std::filesystem::path store;
+  std::chrono::milliseconds work{200};  // how long rendering one report takes
+};
+
+// Listens on 127.0.0.1:port until SIGTERM or SIGINT, then shuts down cleanly. Returns the exit
+// status: 0 after a clean shutdown, 1 if a lock could not be released or the port not bound,
+// 64 if the URI, database or collection is unusable.
+int run(const options& o);
+
+}  // namespace http_backend
