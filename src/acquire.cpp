@@ -90,7 +90,8 @@ take_request with_holder(take_request t, const holder_meta& meta) {
 acquire_fsm new_fsm(provider_impl& p, const lock_options& o, std::string name, acquire_mode mode,
                     deadline_t deadline) {
   acquire_params params;
-  params.try_once = mode == acquire_mode::try_once;
+  params.try_once = mode != acquire_mode::wait;
+  params.confirm_silent = mode == acquire_mode::try_confirming;
   params.owner = new_owner_id();
   // The engine's instants count suspended time (boot_clock.hpp); the call deadlines are steady.
   if (deadline) params.deadline = boot_clock::now() + (*deadline - steady::now());

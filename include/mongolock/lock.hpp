@@ -12,14 +12,17 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "mongolock/initiation.hpp"
 #include "mongolock/lease.hpp"
+#include "mongolock/options.hpp"
 
 namespace mongolock {
 namespace detail {
 struct provider_impl;
-enum class acquire_mode { wait, try_once };
+// try_confirming: a try that may watch a long-silent holder (try_options::confirm_silent_holder).
+enum class acquire_mode { wait, try_once, try_confirming };
 using acquire_handler = boost::asio::any_completion_handler<void(boost::system::error_code, lease)>;
 // `timing`: the lock's own options (provider::create_lock with lock_timing); null: the provider's.
 void start_acquire(std::shared_ptr<provider_impl>, std::string name, std::shared_ptr<const lock_options> timing,
@@ -99,10 +102,24 @@ class lock {
         token, *this, std::move(work));
   }
 
-  // One attempt: completes with errc::busy if another owner holds a live lease.
+  // One look: completes with errc::busy at once if another owner holds the lock, however long it
+  // has been silent (use try_options to watch a silent holder). Bounded only by the driver's own
+  // timeouts (client_options; a hung server: socket_timeout, 10 s by default): for a bound of your
+  // own, pass try_options::within.
   template <class Token = boost::asio::deferred_t>
+    requires(!std::is_same_v<std::decay_t<Token>, try_options>)
   auto async_try_acquire(Token&& token = {}) {
-    return initiate(detail::acquire_mode::try_once, std::chrono::milliseconds{0}, std::forward<Token>(token));
+    return async_try_acquire(try_options{}, std::forward<Token>(token));
+  }
+
+  // A try with a bound and, opted in, the confirmation of a silent holder (try_options). Completes
+  // with errc::busy if the lock is held (also when confirming did not finish within the bound),
+  // errc::timeout if the server did not answer within `within`, errc::invalid_options if
+  // `within` is negative.
+  template <class Token = boost::asio::deferred_t>
+  auto async_try_acquire(try_options o, Token&& token = {}) {
+    return initiate(o.confirm_silent_holder ? detail::acquire_mode::try_confirming : detail::acquire_mode::try_once,
+                    o.within, std::forward<Token>(token));
   }
 
  private:

@@ -82,6 +82,19 @@ struct lock_timing {
   std::optional<milliseconds> acquire_timeout{};
 };
 
+// lock::async_try_acquire's options.
+struct try_options {
+  // The whole try answers within this, server calls included (errc::timeout if the server did not
+  // answer). 0: no bound of its own, only the driver's timeouts (client_options).
+  milliseconds within{0};
+  // Opt-in. A holder whose own clock says it last renewed more than 3 expiries ago has probably
+  // crashed, and a one-look try would find it "busy" forever. With this set, the try watches its
+  // heartbeat for one expiry + safety margin (cut short by `within`) and takes the lock if it did
+  // not move; busy if it moved. The holder's clock only decides whether to watch, never who holds
+  // the lock: a wrong clock costs one bounded wait, not safety.
+  bool confirm_silent_holder = false;
+};
+
 // `base` with the fields `t` sets replaced; validate() the result.
 lock_options with_timing(lock_options base, const lock_timing& t);
 

@@ -76,11 +76,12 @@ acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
 acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const lock_doc& seen) {
   if (p_.try_once && !verifying_) {
     // One look, so a live holder means busy. But a holder whose own clock says it last renewed
-    // long ago has probably died, and nobody may ever wait long enough to observe that: spend
-    // one observation window (expiry + margin) confirming it. Only the unchanged heartbeat
-    // decides; a wrong clock can cost this one bounded wait, never safety.
+    // long ago has probably died, and nobody may ever wait long enough to observe that: if the
+    // caller opted in, spend one observation window (expiry + margin) confirming it. Only the
+    // unchanged heartbeat decides; a wrong clock can cost this one bounded wait, never safety.
     const auto silent_ms = p_.wall_now_ms - seen.renewed_at_ms;
-    if (seen.renewed_at_ms == 0 || silent_ms < 3 * seen.held.expiry.count()) return fail(make_error_code(errc::busy));
+    if (!p_.confirm_silent || seen.renewed_at_ms == 0 || silent_ms < 3 * seen.held.expiry.count())
+      return fail(make_error_code(errc::busy));
     verifying_ = true;
   } else if (verifying_ && changed) {
     return fail(make_error_code(errc::busy));  // it renewed: alive after all
@@ -88,7 +89,8 @@ acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const 
   auto delay = boot_clock::duration(wait_.next(rng_));
   if (auto at = observer_.expires_at()) delay = std::min(delay, std::max(*at - now, delay.zero()));
   if (p_.deadline) {
-    if (now >= *p_.deadline) return fail(make_error_code(errc::timeout));
+    // A confirmation cut short by the try's bound: the holder is still there, so busy.
+    if (now >= *p_.deadline) return fail(make_error_code(verifying_ ? errc::busy : errc::timeout));
     delay = std::min(delay, *p_.deadline - now);
   }
   acquire_action a{kind::wait_until};

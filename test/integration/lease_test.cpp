@@ -300,8 +300,14 @@ BOOST_FIXTURE_TEST_CASE(try_acquire_takes_over_a_long_silent_holder_after_verify
     BOOST_TEST((busy == ml::errc::busy));  // just died: one look says busy, at once
     asio::steady_timer t(co_await asio::this_coro::executor, 1600ms);  // > 3 x its 500 ms expiry
     co_await t.async_wait(asio::deferred);
+    // A plain try still answers busy at once: confirming is opt-in (issue 9, item 2).
+    auto started = clock::now();
+    auto [plain, nothing] = co_await b.create_lock(name).async_try_acquire(asio::as_tuple(asio::deferred));
+    BOOST_TEST((plain == ml::errc::busy));
+    BOOST_TEST(ms_since(started) < 400);
     const auto t0 = clock::now();
-    auto [ec, got] = co_await b.create_lock(name).async_try_acquire(asio::as_tuple(asio::deferred));
+    auto [ec, got] = co_await b.create_lock(name).async_try_acquire({.confirm_silent_holder = true},
+                                                                    asio::as_tuple(asio::deferred));
     BOOST_TEST(!ec, ec.message());
     BOOST_TEST(ms_since(t0) >= 500);  // it did observe the silence for a full expiry + margin
     BOOST_TEST(ms_since(t0) < 2000);

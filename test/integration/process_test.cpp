@@ -200,14 +200,15 @@ BOOST_FIXTURE_TEST_CASE(clocks_off_by_hours_change_nothing, io_fixture) {
     }());
     BOOST_TEST((ec == ml::errc::timeout), "a skewed live holder must not be taken over");
   }  // killed here
-  // A live holder whose clock runs 5 hours BEHIND looks long silent to a one-shot try: the try
-  // spends one observation window, sees the heartbeat move, and reports busy.
+  // A live holder whose clock runs 5 hours BEHIND looks long silent to a one-shot try that
+  // confirms silent holders: it spends one observation window, sees the heartbeat move: busy.
   {
     child holder(worker_args(name, dir, {"--forever", "--expiry-ms", "1000"}), dir / "behind-holder", "-5h");
     BOOST_REQUIRE_MESSAGE(holder.wait_for_text("acquired", 10s), slurp(dir / "behind-holder"));
     const auto t0 = clock::now();
     auto [ec, l] = run([&]() -> asio::awaitable<std::tuple<error_code, ml::lease>> {
-      co_return co_await p.create_lock(name).async_try_acquire(asio::as_tuple(asio::deferred));
+      co_return co_await p.create_lock(name).async_try_acquire({.confirm_silent_holder = true},
+                                                               asio::as_tuple(asio::deferred));
     }());
     BOOST_TEST((ec == ml::errc::busy), ec.message());
     BOOST_TEST(ms_since(t0) < 1500);  // bounded by expiry + margin

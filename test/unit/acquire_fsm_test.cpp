@@ -200,4 +200,50 @@ BOOST_AUTO_TEST_CASE(try_once_answers_busy_for_a_live_holder) {
   BOOST_TEST((f.on_read(success(d), t0).ec == ml::errc::busy));
 }
 
+// Issue 9, item 2: a try answers at once unless the caller opted in to confirming a silent holder.
+lock_doc silent_since(std::int64_t renewed_at_ms) {
+  auto d = held_by("other", 1, 4);
+  d.renewed_at_ms = renewed_at_ms;
+  return d;
+}
+
+BOOST_AUTO_TEST_CASE(try_without_confirming_is_busy_even_for_a_long_silent_holder) {
+  auto p = params(true);
+  p.wall_now_ms = 1'000'000;
+  acquire_fsm f("x", p);
+  f.start(t0);
+  BOOST_TEST((f.on_read(success(silent_since(1'000)), t0).ec == ml::errc::busy));  // silent 999 s
+}
+
+BOOST_AUTO_TEST_CASE(confirming_watches_a_silent_holder_then_takes_it) {
+  auto p = params(true);
+  p.confirm_silent = true;
+  p.wall_now_ms = 1'000'000;
+  acquire_fsm f("x", p);
+  f.start(t0);
+  auto a = f.on_read(success(silent_since(1'000)), t0);
+  BOOST_TEST((a.what == kind::wait_until));
+  // Same heartbeat for expiry + margin (1.1 s): expired by observation, taken.
+  BOOST_TEST((f.on_read(success(silent_since(1'000)), t0 + 500ms).what == kind::wait_until));
+  BOOST_TEST((f.on_read(success(silent_since(1'000)), t0 + 1100ms).what == kind::take));
+}
+
+BOOST_AUTO_TEST_CASE(confirming_answers_busy_if_the_holder_renews_or_the_bound_passes) {
+  auto p = params(true);
+  p.confirm_silent = true;
+  p.wall_now_ms = 1'000'000;
+  acquire_fsm renews("x", p);
+  renews.start(t0);
+  renews.on_read(success(silent_since(1'000)), t0);
+  auto moved = silent_since(1'000);
+  moved.held.beat = 5;
+  BOOST_TEST((renews.on_read(success(moved), t0 + 300ms).ec == ml::errc::busy));
+
+  p.deadline = t0 + 400ms;  // try_options::within
+  acquire_fsm bounded("x", p);
+  bounded.start(t0);
+  bounded.on_read(success(silent_since(1'000)), t0);
+  BOOST_TEST((bounded.on_read(success(silent_since(1'000)), t0 + 400ms).ec == ml::errc::busy));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

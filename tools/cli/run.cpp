@@ -38,7 +38,8 @@ asio::awaitable<std::tuple<error_code, lease>> acquire(provider& locks, const op
   auto lock = locks.create_lock(o.name);
   auto token = asio::as_tuple(asio::use_awaitable);
   if (!o.wait) co_return co_await lock.async_acquire(token);
-  if (o.wait->count() == 0) co_return co_await lock.async_try_acquire(token);
+  // A cron's --wait 0 must not find a crashed holder "busy" night after night: confirm silence.
+  if (o.wait->count() == 0) co_return co_await lock.async_try_acquire({.confirm_silent_holder = true}, token);
   co_return co_await lock.async_acquire_for(*o.wait, token);
 }
 
