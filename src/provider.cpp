@@ -248,10 +248,13 @@ asio::awaitable<std::tuple<error_code, std::vector<lock_info>>> list_body(std::s
   co_return std::tuple{r.ec, std::move(out)};
 }
 
-asio::awaitable<std::tuple<error_code, std::string>> force_body(std::shared_ptr<provider_impl> p, std::string name) {
+asio::awaitable<std::tuple<error_code, std::string>> force_body(std::shared_ptr<provider_impl> p, std::string name,
+                                                                force_mode mode) {
   std::string why;
   if (auto ec = validate_lock_name(name, &why)) co_return std::tuple{ec, std::string{}};
-  store_call<outcome<std::string>> call = [p, name](auto reply) { p->store->force_release(name, std::move(reply)); };
+  store_call<outcome<std::string>> call = [p, name, immediate = mode == force_mode::immediate](auto reply) {
+    p->store->force_release(name, immediate, std::move(reply));
+  };
   auto r = co_await p->call<outcome<std::string>>(call, nullptr, std::nullopt, asio::use_awaitable);
   if (!r.ec && !r.value.empty()) p->log(log_level::warning, [&] {
     return std::string("lock '" + name + "' force-released from owner " + r.value);
@@ -281,9 +284,9 @@ void start_list(std::shared_ptr<provider_impl> p, list_handler h) {
   auto s = new_strand(*p);
   spawn_op<error_code, std::vector<lock_info>>(s, list_body(std::move(p)), std::move(h));
 }
-void start_force_release(std::shared_ptr<provider_impl> p, std::string name, force_handler h) {
+void start_force_release(std::shared_ptr<provider_impl> p, std::string name, force_mode mode, force_handler h) {
   auto s = new_strand(*p);
-  spawn_op<error_code, std::string>(s, force_body(std::move(p), std::move(name)), std::move(h), false);
+  spawn_op<error_code, std::string>(s, force_body(std::move(p), std::move(name), mode), std::move(h), false);
 }
 
 }  // namespace detail

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "mongolock/client.hpp"
@@ -22,7 +23,7 @@ struct lock_info {
   std::string name;
   bool exists = false;          // false: this name was never used (or its document was cleaned up)
   bool held = false;
-  std::string owner;            // empty when free
+  std::string owner;            // empty when free; "(force-released)": broken (force_mode)
   std::int64_t fencing_token = 0;  // last token issued
   std::int64_t heartbeat = 0;   // renewal counter of the current holder
   std::chrono::milliseconds expiry{0};  // the holder's lease length
@@ -38,6 +39,18 @@ struct lock_info {
   std::string label;
 };
 
+// How async_force_release takes a lock from its holder.
+enum class force_mode {
+  // The default. The holder loses its lease at its next renewal but may work on until then, so
+  // the lock goes to a placeholder owner, "(force-released)", that nobody renews: new holders
+  // take over after observing it for one expiry + safety margin, as for a crashed holder, by
+  // when the old holder's own deadline has passed. No overlap, at the cost of that wait.
+  wait_out_holder,
+  // Free at once. A new holder may start before the old one notices (up to one renewal interval
+  // of overlap): only for a holder known to be dead, or a lock stuck behind a placeholder.
+  immediate,
+};
+
 namespace detail {
 using count_handler = boost::asio::any_completion_handler<void(boost::system::error_code, std::size_t)>;
 using info_handler = boost::asio::any_completion_handler<void(boost::system::error_code, lock_info)>;
@@ -48,7 +61,7 @@ void start_release_all(std::shared_ptr<provider_impl>, count_handler);
 void start_shutdown(std::shared_ptr<provider_impl>, shutdown_handler);
 void start_inspect(std::shared_ptr<provider_impl>, std::string name, info_handler);
 void start_list(std::shared_ptr<provider_impl>, list_handler);
-void start_force_release(std::shared_ptr<provider_impl>, std::string name, force_handler);
+void start_force_release(std::shared_ptr<provider_impl>, std::string name, force_mode, force_handler);
 }  // namespace detail
 
 class provider {
@@ -110,15 +123,24 @@ class provider {
         token, impl_);
   }
 
-  // Operator override: frees the lock whoever holds it; completes with the removed owner id
-  // (empty if the lock was free). The holder notices at its next renewal and loses the lease.
+  // Operator override: takes the lock from whoever holds it (force_mode: by default new holders
+  // wait out the old holder's lease). Completes with the removed owner id; empty if there was
+  // nothing to take (free, or already broken and not `immediate`). The holder notices at its next
+  // renewal and loses the lease. Errors: errc::invalid_name, server errors. Cancellation: not
+  // supported.
   template <class Token = boost::asio::deferred_t>
+    requires(!std::is_same_v<std::decay_t<Token>, force_mode>)
   auto async_force_release(std::string name, Token&& token = {}) {
+    return async_force_release(std::move(name), force_mode::wait_out_holder, std::forward<Token>(token));
+  }
+
+  template <class Token = boost::asio::deferred_t>
+  auto async_force_release(std::string name, force_mode mode, Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, std::string)>(
-        with_executor([](auto h, std::shared_ptr<detail::provider_impl> p, std::string n) {
-          detail::start_force_release(std::move(p), std::move(n), std::move(h));
+        with_executor([](auto h, std::shared_ptr<detail::provider_impl> p, std::string n, force_mode m) {
+          detail::start_force_release(std::move(p), std::move(n), m, std::move(h));
         }),
-        token, impl_, std::move(name));
+        token, impl_, std::move(name), mode);
   }
 
  private:

@@ -113,11 +113,19 @@ class lock_store {
   virtual void release(const std::string& name, const std::string& owner, std::int64_t token,
                        reply<outcome<bool>>) = 0;
   virtual void release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>>) = 0;
-  // Operator override: frees the lock whoever holds it. value = the owner that was removed.
-  virtual void force_release(const std::string& name, reply<outcome<std::string>>) = 0;
+  // Operator override: takes the lock from whoever holds it. value = the owner that was removed
+  // (empty: nothing to do). `immediate`: free at once; otherwise hand it to broken_owner, which
+  // nobody renews (a lock already broken so is left alone).
+  virtual void force_release(const std::string& name, bool immediate, reply<outcome<std::string>>) = 0;
   // False once the store was shut down: background retries stop.
   virtual bool accepting() const noexcept = 0;
 };
+
+// The owner of a lock broken by force_release without `immediate`: not an owner id (those are
+// 32 hex digits), never renewed. Waiters observe it as a silent holder, so the first new holder
+// takes over a whole expiry + margin after seeing it, when the old holder's own deadline (at
+// most expiry - margin after its last renewal, which came before the break) has passed.
+inline constexpr const char* broken_owner = "(force-released)";
 
 // Token layout: the high 32 bits are an epoch from the collection's counter, the low 32 bits
 // count takes within that epoch.

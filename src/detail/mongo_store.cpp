@@ -49,9 +49,9 @@ void mongo_store::release_owners(const std::vector<std::string>& owners, reply<o
       [cfg = cfg_, owners](mongoc_client_t* c) { return detail::release_owners(c, cfg, owners); });
 }
 
-void mongo_store::force_release(const std::string& name, reply<outcome<std::string>> r) {
+void mongo_store::force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) {
   run(lane::maintenance, std::move(r),
-      [cfg = cfg_, name](mongoc_client_t* c) { return detail::force_release(c, cfg, name); });
+      [cfg = cfg_, name, immediate](mongoc_client_t* c) { return detail::force_release(c, cfg, name, immediate); });
 }
 
 }  // namespace mongolock::detail

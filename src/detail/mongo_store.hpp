@@ -24,7 +24,7 @@ class mongo_store final : public lock_store {
   void release(const std::string& name, const std::string& owner, std::int64_t token,
                reply<outcome<bool>> r) override;
   void release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>> r) override;
-  void force_release(const std::string& name, reply<outcome<std::string>> r) override;
+  void force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) override;
   bool accepting() const noexcept override { return !client_->stopped; }
 
  private:

@@ -109,6 +109,26 @@ void append_meta(bson_t* b, const holder_meta& m) {
   append_str(b, "label", m.label);
 }
 
+// The lock handed to broken_owner (lock_store.hpp): a changed document (every waiter restarts
+// its observation from here) that nobody will renew. idle_since lets the TTL index remove it
+// once it is long abandoned, as a free one.
+void set_broken(bson_t* change) {
+  bson_t set, inc, unset;
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
+  BSON_APPEND_UTF8(&set, "owner", broken_owner);
+  BSON_APPEND_DATE_TIME(&set, "renewed_at", wall_ms());  // a hint for `status`, as for any holder
+  BSON_APPEND_DATE_TIME(&set, "idle_since", wall_ms());
+  bson_append_document_end(change, &set);
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$unset", &unset);
+  BSON_APPEND_UTF8(&unset, "host", "");
+  BSON_APPEND_UTF8(&unset, "pid", "");
+  BSON_APPEND_UTF8(&unset, "label", "");
+  bson_append_document_end(change, &unset);
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
+  BSON_APPEND_INT64(&inc, "beat", 1);
+  bson_append_document_end(change, &inc);
+}
+
 void set_released(bson_t* change) {
   bson_t set, inc, unset;
   BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
@@ -350,16 +370,19 @@ outcome<bool> release(mongoc_client_t* client, const store_config& cfg, std::str
   return out;
 }
 
-outcome<std::string> force_release(mongoc_client_t* client, const store_config& cfg, std::string_view name) {
+outcome<std::string> force_release(mongoc_client_t* client, const store_config& cfg, std::string_view name,
+                                   bool immediate) {
   collection_ref coll(client, cfg.database, cfg.collection);
   auto seen = read_in(coll.get(), name, read_mode::primary);
   if (seen.ec) return failure_from<std::string>(seen);
   if (!seen.value.exists || seen.value.held.owner.empty()) return {};
+  if (seen.value.held.owner == broken_owner && !immediate) return {};  // already broken
   bson_doc filter, change;
   append_str(filter.get(), "_id", name);
   append_str(filter.get(), "owner", seen.value.held.owner);
   BSON_APPEND_INT64(filter.get(), "token", seen.value.held.token);
-  set_released(change.get());
+  if (immediate) set_released(change.get());
+  else set_broken(change.get());
   auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
   if (r.ec) return failure_from<std::string>(r);
   return success(r.value == 1 ? seen.value.held.owner : std::string());

@@ -58,7 +58,7 @@ outcome<bool> renew(mongoc_client_t*, const store_config&, std::string_view name
                     std::string_view owner, std::int64_t token, std::chrono::milliseconds expiry);
 outcome<bool> release(mongoc_client_t*, const store_config&, std::string_view name,
                       std::string_view owner, std::int64_t token);
-outcome<std::string> force_release(mongoc_client_t*, const store_config&, std::string_view name);
+outcome<std::string> force_release(mongoc_client_t*, const store_config&, std::string_view name, bool immediate);
 outcome<std::int64_t> release_owners(mongoc_client_t*, const store_config&,
                                      const std::vector<std::string>& owners);
 

@@ -73,6 +73,15 @@ wait $runner; rc=$?
 check "release --force exits 0 and says so" '[ $rc_force = 0 ] && grep -q "operator override" "$work/force.err"'
 check "lost lease: command received SIGTERM" '[ -e "$work/term" ]'
 check "lost lease: run exits 74" '[ $rc = 74 ]'
+"$bin" --wait 0 run "$n" true 2>/dev/null; rc=$?
+check "after release --force the next holder waits out the old lease (busy at once)" '[ $rc = 75 ]'
+"$bin" release --force "$n" 2>/dev/null; rc=$?
+check "release --force on an already broken lock exits 1" '[ $rc = 1 ]'
+"$bin" status "$n" >"$work/broken.json"
+check "status shows the placeholder owner" 'grep -q "\"owner\":\"(force-released)\"" "$work/broken.json"'
+"$bin" release --force --now "$n" 2>/dev/null; rc=$?
+"$bin" --wait 0 run "$n" true; rc_after=$?
+check "release --force --now frees at once" '[ $rc = 0 ] && [ $rc_after = 0 ]'
 "$bin" release --force "$n" 2>/dev/null; rc=$?
 check "release --force on a free lock exits 1" '[ $rc = 1 ]'
 pkill -KILL -f "sleep 30" 2>/dev/null

@@ -214,11 +214,12 @@ void memory_store::release_owners(const std::vector<std::string>& owners, reply<
   });
 }
 
-void memory_store::force_release(const std::string& name, reply<outcome<std::string>> r) {
-  write<std::string>(op::force_release, {op::force_release, name}, std::move(r), [this, name] {
+void memory_store::force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) {
+  write<std::string>(op::force_release, {op::force_release, name}, std::move(r), [this, name, immediate] {
     auto it = docs_.find(name);
     if (it == docs_.end() || it->second.held.owner.empty()) return success(std::string());
-    auto owner = std::exchange(it->second.held.owner, std::string());
+    if (it->second.held.owner == mongolock::detail::broken_owner && !immediate) return success(std::string());
+    auto owner = std::exchange(it->second.held.owner, immediate ? std::string() : mongolock::detail::broken_owner);
     it->second.meta.reset();
     ++it->second.held.beat;
     return success(owner);

@@ -72,7 +72,7 @@ class memory_store final : public mongolock::detail::lock_store {
              reply<outcome<bool>> r) override;
   void release(const std::string& name, const std::string& owner, std::int64_t token, reply<outcome<bool>> r) override;
   void release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>> r) override;
-  void force_release(const std::string& name, reply<outcome<std::string>> r) override;
+  void force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) override;
   bool accepting() const noexcept override { return accepting_; }
 
  private:

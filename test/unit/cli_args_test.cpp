@@ -128,6 +128,9 @@ BOOST_AUTO_TEST_CASE(usage_errors) {
   auto ok = parse({"release", "--force", "x"});
   BOOST_TEST(ok.error.empty());
   BOOST_TEST(ok.opts.force);
+  BOOST_TEST(!ok.opts.now);
+  BOOST_TEST(parse({"release", "--force", "--now", "x"}).opts.now);
+  BOOST_TEST(!parse({"run", "--now", "x", "true"}).error.empty());  // release's flag only
   BOOST_TEST((parse({"--help"}).opts.cmd == cli::command::help));
   BOOST_TEST((parse({"--version"}).opts.cmd == cli::command::version));
 }

@@ -81,7 +81,7 @@ std::string usage() {
   mongolock [GLOBAL OPTIONS] run NAME -c 'SHELL COMMAND'     (runs sh -c, as flock -c)
   mongolock [GLOBAL OPTIONS] status NAME
   mongolock [GLOBAL OPTIONS] list
-  mongolock [GLOBAL OPTIONS] release --force NAME
+  mongolock [GLOBAL OPTIONS] release --force [--now] NAME
   mongolock --help | --version
 
 global options (environment variable in brackets):
@@ -102,6 +102,10 @@ global options (environment variable in brackets):
 run: COMMAND runs (no shell) only while the lease is held, with MONGOLOCK_NAME, MONGOLOCK_OWNER
 and MONGOLOCK_FENCING_TOKEN set. Exit status: COMMAND's (128+N if killed by signal N); 75 (or -E)
 not acquired within --wait; 74 lease lost while COMMAND ran; 69 server unreachable; 64 usage error.
+
+release --force: the holder loses its lease at its next renewal; new holders first wait out its
+lease (one --ttl of the holder's, plus a margin), so the two never overlap. --now frees the lock
+at once (for a holder known to be dead). Exit 0 if taken from a holder, 1 if there was none.
 )";
 }
 
@@ -232,6 +236,7 @@ parse_result parse_args(const std::vector<std::string>& args,
       continue;
     }
     if (a == "--force" && o.cmd == command::release) { o.force = true; ++i; continue; }
+    if (a == "--now" && o.cmd == command::release) { o.now = true; ++i; continue; }
     // flock(1)'s -c: the command is one string for `sh -c`, so pipes and && need no quoting games.
     if (o.cmd == command::run && a.starts_with("-") && a != "--") {
       const auto f = p.split_flag();

@@ -29,6 +29,7 @@ struct options {
   std::chrono::milliseconds kill_after{5000};
   int conflict_exit_code = exit_not_acquired;  // -E: lock busy or --wait ran out (as flock -E)
   bool quiet = false, verbose = false, force = false;
+  bool now = false;  // release --force --now: free at once (force_mode::immediate)
   command cmd = command::none;
   std::string name;
   std::vector<std::string> argv;  // run: COMMAND [ARG...]

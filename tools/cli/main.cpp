@@ -51,14 +51,16 @@ asio::awaitable<int> dispatch(mongolock::provider& locks, const cli::options& o)
       co_return 0;
     }
     case cli::command::release: {
-      auto [ec, owner] = co_await locks.async_force_release(o.name, token);
+      const auto mode = o.now ? mongolock::force_mode::immediate : mongolock::force_mode::wait_out_holder;
+      auto [ec, owner] = co_await locks.async_force_release(o.name, mode, token);
       if (ec) co_return server_failure(ec);
       if (owner.empty()) {
-        if (!o.quiet) std::cerr << "mongolock: '" << o.name << "' was not held\n";
+        if (!o.quiet) std::cerr << "mongolock: '" << o.name << "' was not held (free, or already force-released)\n";
         co_return 1;
       }
       std::cerr << "mongolock: force-released '" << o.name << "' from owner " << owner
-                << " (operator override; that holder loses its lease at its next renewal)\n";
+                << " (operator override; that holder loses its lease at its next renewal"
+                << (o.now ? "; the lock is free now" : "; new holders wait out its lease first") << ")\n";
       co_return 0;
     }
     default: co_return cli::exit_usage;
