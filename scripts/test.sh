@@ -28,8 +28,8 @@ run_preset() {
 
 run_preset dev
 if [ -z "${MONGOLOCK_SKIP_ASAN:-}" ]; then
-  # The consumer check builds and installs a plain Release tree: once (above) is enough.
-  run_preset asan -E consumer_find_package
+  # The consumer checks build plain Release trees: once (above) is enough.
+  run_preset asan -E consumer_
 fi
 if [ -z "${MONGOLOCK_SKIP_TSAN:-}" ]; then
   run_preset tsan  # its test preset selects the suites and the suppressions (test/tsan.supp)

@@ -1,5 +1,8 @@
-# Installs the already-configured build tree into a scratch prefix, then configures, builds and
-# runs test/consumer against it.
+# The two ways a downstream project uses mongolock, built and run from scratch:
+#   MODE=install (default): build and install the library into a scratch prefix, then configure,
+#     build and run test/consumer against it with find_package;
+#   MODE=subdirectory: test/consumer_subdir adds the source tree with add_subdirectory, as a
+#     shared library (BUILD_SHARED_LIBS=ON), in a project where Boost.Test cannot be found.
 set(build ${WORK_DIR}/lib-build)
 set(prefix ${WORK_DIR}/prefix)
 file(REMOVE_RECURSE ${WORK_DIR})
@@ -9,6 +12,15 @@ function(run)
     message(FATAL_ERROR "failed (${rc}): ${ARGV}")
   endif()
 endfunction()
+if(MODE STREQUAL "subdirectory")
+  run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/test/consumer_subdir -B ${WORK_DIR}/consumer -DCMAKE_BUILD_TYPE=Release
+      -DMONGOLOCK_SOURCE_DIR=${SOURCE_DIR}
+      # A consumer without Boost.Test: configuring fails if mongolock asks for it.
+      -DCMAKE_DISABLE_FIND_PACKAGE_boost_unit_test_framework=ON)
+  run(${CMAKE_COMMAND} --build ${WORK_DIR}/consumer -j2)
+  run(${WORK_DIR}/consumer/consumer)
+  return()
+endif()
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${build} -DCMAKE_BUILD_TYPE=Release -DMONGOLOCK_BUILD_TESTS=OFF
     -DMONGOLOCK_BUILD_EXAMPLES=OFF -DMONGOLOCK_BUILD_TOOLS=OFF -DCMAKE_INSTALL_PREFIX=${prefix})
 run(${CMAKE_COMMAND} --build ${build} -j2)
