@@ -23,6 +23,7 @@ class category_impl final : public boost::system::error_category {
       case errc::server_error: return "MongoDB server returned an error";
       case errc::unsupported_server: return "MongoDB server version is not supported";
       case errc::ambiguous_result: return "the outcome of a write could not be determined";
+      case errc::not_authorized: return "not authorized by the MongoDB server (authentication or privileges)";
     }
     return "unknown mongolock error";
   }

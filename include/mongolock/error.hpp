@@ -20,6 +20,7 @@ enum class errc {
   server_error,        // the server rejected a command (its message is kept)
   unsupported_server,  // the server is older than the minimum supported version
   ambiguous_result,    // a write's outcome could not be determined, even after re-checking
+  not_authorized,      // authentication failed, or the user may not run a command the lock needs
 };
 
 const boost::system::error_category& category() noexcept;

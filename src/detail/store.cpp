@@ -9,10 +9,21 @@ using boost::system::error_code;
 
 bool is_duplicate_key(const bson_error_t& e) { return e.domain == MONGOC_ERROR_SERVER && e.code == 11000; }
 
+// The driver's "authentication failed" (any mechanism), and the server's AuthenticationFailed
+// (18) and Unauthorized (13, a missing privilege). Nothing was applied: the command was refused.
+bool is_not_authorized(const bson_error_t& e) {
+  return (e.domain == MONGOC_ERROR_CLIENT && e.code == MONGOC_ERROR_CLIENT_AUTHENTICATE) ||
+         (e.domain == MONGOC_ERROR_SERVER && (e.code == 13 || e.code == 18));
+}
+
 template <class T>
 outcome<T> classify(const bson_error_t& e, bool write_was_sent) {
   outcome<T> o;
   o.message = e.message;
+  if (is_not_authorized(e)) {
+    o.ec = make_error_code(errc::not_authorized);
+    return o;
+  }
   switch (e.domain) {
     case MONGOC_ERROR_SERVER_SELECTION:  // nothing was sent
       o.ec = make_error_code(errc::server_unavailable);

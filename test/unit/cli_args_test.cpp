@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "args.hpp"
+#include "mongolock/error.hpp"
 #include "mongolock/options.hpp"
 
 using namespace std::chrono_literals;
@@ -167,6 +168,18 @@ BOOST_AUTO_TEST_CASE(environment_durations_out_of_range) {
   // environment is read first and reports what is wrong with it.
   BOOST_TEST(parse({"--ttl", "10s", "list"}, {{"MONGOLOCK_TTL", "50ms"}}).error ==
              "MONGOLOCK_TTL must be between 100ms and 24h");
+}
+
+// Issue 9, item 12: every failure has its documented exit status; authentication is 77 (was 70).
+BOOST_AUTO_TEST_CASE(failures_map_to_their_documented_exit_codes) {
+  using mongolock::errc;
+  BOOST_TEST(cli::exit_code_for(make_error_code(errc::not_authorized)) == 77);
+  BOOST_TEST(cli::exit_code_for(make_error_code(errc::server_unavailable)) == 69);
+  BOOST_TEST(cli::exit_code_for(make_error_code(errc::unsupported_server)) == 69);
+  BOOST_TEST(cli::exit_code_for(make_error_code(errc::busy)) == 75);
+  BOOST_TEST(cli::exit_code_for(make_error_code(errc::timeout), 9) == 9);  // -E 9
+  BOOST_TEST(cli::exit_code_for(make_error_code(errc::invalid_name)) == 64);
+  BOOST_TEST(cli::exit_code_for(make_error_code(errc::server_error)) == 70);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

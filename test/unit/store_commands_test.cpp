@@ -1,6 +1,7 @@
 // The libmongoc command documents, built without a server. The emulator has no secondaries, no
 // read concern levels and no write concern, so what we *send* for those is checked here.
 #include <boost/test/unit_test.hpp>
+#include <cstdio>
 #include <string>
 
 #include "detail/store.hpp"
@@ -123,10 +124,28 @@ BOOST_AUTO_TEST_CASE(failures_are_classified_by_what_the_server_may_have_applied
   BOOST_TEST((unsent.ec == ml::errc::server_unavailable));
   BOOST_TEST(!unsent.ambiguous, "server selection failed: nothing was sent");
   e.domain = MONGOC_ERROR_SERVER;
-  e.code = 13;
+  e.code = 2;  // BadValue: a refusal that is not about authorization
   auto refused = ml::detail::classify<bool>(e, true);
   BOOST_TEST((refused.ec == ml::errc::server_error));
-  BOOST_TEST(refused.message.find("server error 13") == 0);
+  BOOST_TEST(refused.message.find("server error 2") == 0);
+}
+
+// Issue 9, item 12: an authentication failure or a missing privilege is its own error (the CLI
+// exits 77 for it), not a generic server error.
+BOOST_AUTO_TEST_CASE(authentication_and_privilege_failures_are_not_authorized) {
+  bson_error_t e{};
+  e.domain = MONGOC_ERROR_CLIENT;
+  e.code = MONGOC_ERROR_CLIENT_AUTHENTICATE;
+  std::snprintf(e.message, sizeof e.message, "Authentication failed.");
+  auto auth = ml::detail::classify<bool>(e, true);
+  BOOST_TEST((auth.ec == ml::errc::not_authorized));
+  BOOST_TEST(!auth.ambiguous, "refused before anything was applied");
+  BOOST_TEST(auth.message == "Authentication failed.");
+  e.domain = MONGOC_ERROR_SERVER;
+  for (std::uint32_t code : {13u, 18u}) {
+    e.code = code;
+    BOOST_TEST((ml::detail::classify<bool>(e, true).ec == ml::errc::not_authorized), code);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <string_view>
 
+#include "mongolock/error.hpp"
 #include "mongolock/options.hpp"
 
 namespace mongolock::cli {
@@ -75,6 +76,14 @@ std::optional<std::chrono::milliseconds> parse_duration(const std::string& text)
   return std::chrono::milliseconds{total};
 }
 
+int exit_code_for(boost::system::error_code ec, int conflict_exit_code) {
+  if (ec == errc::busy || ec == errc::timeout) return conflict_exit_code;
+  if (ec == errc::server_unavailable || ec == errc::unsupported_server) return exit_unavailable;
+  if (ec == errc::not_authorized) return exit_not_authorized;
+  if (ec == errc::invalid_name) return exit_usage;
+  return exit_software;
+}
+
 std::string usage() {
   return R"(usage:
   mongolock [GLOBAL OPTIONS] run NAME [--] COMMAND [ARG...]
@@ -101,7 +110,9 @@ global options (environment variable in brackets):
 
 run: COMMAND runs (no shell) only while the lease is held, with MONGOLOCK_NAME, MONGOLOCK_OWNER
 and MONGOLOCK_FENCING_TOKEN set. Exit status: COMMAND's (128+N if killed by signal N); 75 (or -E)
-not acquired within --wait; 74 lease lost while COMMAND ran; 69 server unreachable; 64 usage error.
+not acquired within --wait; 74 lease lost while COMMAND ran; 69 server unreachable; 77 not
+authorized (authentication failed, or a privilege is missing); 64 usage error; 127 COMMAND not
+found, 126 not executable.
 
 release --force: the holder loses its lease at its next renewal; new holders first wait out its
 lease (one --ttl of the holder's, plus a margin), so the two never overlap. --now frees the lock

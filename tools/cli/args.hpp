@@ -1,5 +1,6 @@
 #pragma once
 // Command line of the `mongolock` tool: parsing only, no I/O, so it is unit-testable.
+#include <boost/system/error_code.hpp>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -12,6 +13,11 @@ inline constexpr int exit_unavailable = 69;  // EX_UNAVAILABLE: server unreachab
 inline constexpr int exit_software = 70;     // EX_SOFTWARE: server error
 inline constexpr int exit_lost = 74;         // lease lost while COMMAND ran
 inline constexpr int exit_not_acquired = 75; // EX_TEMPFAIL: not acquired within --wait
+inline constexpr int exit_not_authorized = 77;  // EX_NOPERM: authentication or privileges
+
+// The exit status for a library failure: the lock busy or --wait out -> `conflict_exit_code`;
+// server unreachable or unsupported 69; not authorized 77; a bad lock name 64; anything else 70.
+int exit_code_for(boost::system::error_code ec, int conflict_exit_code = exit_not_acquired);
 
 // "250ms", "10s", "2m", "1h", "0", compound "1m30s", fractional "1.5s". nullopt for anything else
 // (negative, no unit, finer than a millisecond, absurdly large...).

@@ -22,9 +22,7 @@ namespace {
 
 int server_failure(error_code ec) {
   std::cerr << "mongolock: " << ec.message() << "\n";
-  if (ec == mongolock::errc::server_unavailable || ec == mongolock::errc::unsupported_server) return cli::exit_unavailable;
-  if (ec == mongolock::errc::invalid_name) return cli::exit_usage;
-  return cli::exit_software;
+  return cli::exit_code_for(ec);
 }
 
 // This machine's wall clock, for the holder_silent_ms hint only.

@@ -27,13 +27,6 @@ using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
-int exit_code_for(error_code ec, const options& o) {
-  if (ec == errc::busy || ec == errc::timeout) return o.conflict_exit_code;
-  if (ec == errc::server_unavailable || ec == errc::unsupported_server) return exit_unavailable;
-  if (ec == errc::invalid_name) return exit_usage;
-  return exit_software;
-}
-
 asio::awaitable<std::tuple<error_code, lease>> acquire(provider& locks, const options& o) {
   auto lock = locks.create_lock(o.name);
   auto token = asio::as_tuple(asio::use_awaitable);
@@ -117,7 +110,7 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
   auto [ec, held] = std::move(std::get<0>(raced));
   if (ec) {
     if (!o.quiet) std::cerr << "mongolock: lock '" << o.name << "' not acquired: " << ec.message() << "\n";
-    co_return exit_code_for(ec, o);
+    co_return exit_code_for(ec, o.conflict_exit_code);
   }
   if (o.verbose) std::cerr << "mongolock: acquired '" << o.name << "' token " << held.fencing_token() << "\n";
 
