@@ -226,5 +226,13 @@ check "mongolock SIGKILLed, command ignores SIGTERM: SIGKILLed after --kill-afte
 # Without the supervisor these would run on (and hold this script's output open): end them.
 kill -KILL $(cat "$work/orphan.pid" "$work/orphan.child" "$work/stubborn.pid") 2>/dev/null
 
+# 14. A job that finished inside its lease exits with its own status even if the lock is no
+#     longer ours at release (here the job itself frees its lock and lets another run take it).
+n=$(name finished)
+"$bin" run "$n" sh -c "'$bin' release --force --now '$n' 2>/dev/null; '$bin' --wait 0 run '$n' true; exit 3" \
+  2>"$work/fin.err"; rc=$?
+check "finished inside the lease: COMMAND's status (3), not 74, and a message saying why" \
+  '[ $rc = 3 ] && grep -q "no longer ours at release" "$work/fin.err"'
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -163,14 +163,21 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
     if (done == pid || (done < 0 && errno != EINTR)) break;
     co_await children.async_wait(asio::as_tuple(asio::use_awaitable));
   }
+  // COMMAND finished inside its lease unless the lease was already lost by then (the status reads
+  // the lease's state now; `lost` may still be on its way). Whatever the release then says, the
+  // job ran under the lock: its status is the truth, and 74 would make a wrapper re-run it.
+  const bool finished_inside = !lost && !held.status();
   stop.cancel();
   kill_timer.cancel();
   stop_watching.emit(asio::cancellation_type::terminal);
-  if (lost) co_return exit_lost;
+  if (!finished_inside) co_return exit_lost;
   auto [rel] = co_await held.async_release(asio::as_tuple(asio::use_awaitable));
-  if (rel == errc::lease_lost) co_return exit_lost;
-  if (rel && !o.quiet) std::cerr << "mongolock: release failed (" << rel.message() << "); the lease will expire\n";
-  if (o.verbose) std::cerr << "mongolock: released '" << o.name << "'\n";
+  if (rel == errc::lease_lost)
+    std::cerr << "mongolock: '" << o.name << "' was no longer ours at release (taken over after COMMAND "
+              << "finished inside the lease); exiting with COMMAND's status\n";
+  else if (rel && !o.quiet)
+    std::cerr << "mongolock: release failed (" << rel.message() << "); the lease will expire\n";
+  if (o.verbose && !rel) std::cerr << "mongolock: released '" << o.name << "'\n";
   co_return exit_code_of(status);
 }
 
