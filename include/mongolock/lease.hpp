@@ -155,10 +155,21 @@ class lease {
   // lease's strand; if the lease is lost first, `work` is cancelled (terminal) and the operation
   // fails with system_error(errc::lease_lost). Completion signature is co_spawn's:
   // void(exception_ptr[, T]). Cancelling the guard cancels the work.
-  // The default token is use_awaitable, not deferred: Asio 1.81 cannot co_await a deferred
-  // operation whose signature is void(exception_ptr, T).
+  // The default token is use_awaitable. Asio 1.81 cannot co_await a deferred operation whose
+  // signature is void(exception_ptr, T) (awaitable_async_op_handler's resume() does not
+  // compile), so with asio::deferred this returns the awaitable: just as lazy, and
+  // `co_await lease.async_guard(work(), asio::deferred)` works like everywhere else.
   template <class T, class Token = boost::asio::use_awaitable_t<>>
   auto async_guard(boost::asio::awaitable<T> work, Token&& token = {}) {
+    if constexpr (std::is_same_v<std::decay_t<Token>, boost::asio::deferred_t>)
+      return async_guard(std::move(work), boost::asio::use_awaitable);
+    else
+      return initiate_guard(std::move(work), std::forward<Token>(token));
+  }
+
+ private:
+  template <class T, class Token>
+  auto initiate_guard(boost::asio::awaitable<T> work, Token&& token) {
     if (!state_) throw boost::system::system_error(make_error_code(errc::not_held));
     return boost::asio::async_initiate<Token, detail::guard_signature<T>>(
         detail::make_initiation(
@@ -172,7 +183,6 @@ class lease {
         token, state_, std::move(work));
   }
 
- private:
   static const std::string& empty_string() noexcept {
     static const std::string none;
     return none;

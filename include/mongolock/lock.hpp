@@ -88,18 +88,13 @@ class lock {
   // before completing with the work's result. Completion: void(exception_ptr[, T]), as co_spawn;
   // the exception is system_error(errc::timeout, errc::lease_lost, ...) or the work's own.
   // Cancellation: terminal; cancels the acquire or the work; the release still runs.
+  // With asio::deferred: the awaitable, as lease::async_guard does (an Asio 1.81 limit).
   template <class T, class Token = boost::asio::use_awaitable_t<>>
   auto async_run(boost::asio::awaitable<T> work, Token&& token = {}) {
-    return boost::asio::async_initiate<Token, detail::guard_signature<T>>(
-        detail::make_initiation(detail::provider_executor(*provider_),
-                                [](auto handler, lock l, boost::asio::awaitable<T> w) {
-                                  auto ex = boost::asio::get_associated_executor(
-                                      handler, detail::provider_executor(*l.provider_));
-                                  auto acquire = [l](auto tok) mutable { return l.async_acquire(std::move(tok)); };
-                                  boost::asio::co_spawn(ex, detail::run_body<T>(std::move(acquire), std::move(w)),
-                                                        std::move(handler));
-                                }),
-        token, *this, std::move(work));
+    if constexpr (std::is_same_v<std::decay_t<Token>, boost::asio::deferred_t>)
+      return async_run(std::move(work), boost::asio::use_awaitable);
+    else
+      return initiate_run(std::move(work), std::forward<Token>(token));
   }
 
   // One look: completes with errc::busy at once if another owner holds the lock, however long it
@@ -123,6 +118,20 @@ class lock {
   }
 
  private:
+  template <class T, class Token>
+  auto initiate_run(boost::asio::awaitable<T> work, Token&& token) {
+    return boost::asio::async_initiate<Token, detail::guard_signature<T>>(
+        detail::make_initiation(detail::provider_executor(*provider_),
+                                [](auto handler, lock l, boost::asio::awaitable<T> w) {
+                                  auto ex = boost::asio::get_associated_executor(
+                                      handler, detail::provider_executor(*l.provider_));
+                                  auto acquire = [l](auto tok) mutable { return l.async_acquire(std::move(tok)); };
+                                  boost::asio::co_spawn(ex, detail::run_body<T>(std::move(acquire), std::move(w)),
+                                                        std::move(handler));
+                                }),
+        token, *this, std::move(work));
+  }
+
   template <class Token>
   auto initiate(detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, Token&& token) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, lease)>(
