@@ -20,7 +20,10 @@ using steady = std::chrono::steady_clock;
 using result = std::tuple<error_code, lease>;
 using kind = acquire_action::kind;
 
-result fail(provider_impl& p, error_code ec, const std::string& name, const std::string& why) {
+// `d`: the caller's diagnostics, if it passed one; it gets `why` (written here, on the acquire's
+// strand, before the handler is dispatched).
+result fail(provider_impl& p, diagnostics* d, error_code ec, const std::string& name, const std::string& why) {
+  if (d) d->reason = why;
   if (ec != asio::error::operation_aborted && ec != errc::busy && ec != errc::timeout)
     // Returned to the caller with its reason: the log only gets it at debug level.
     p.log(log_level::debug, [&] {
@@ -155,52 +158,53 @@ asio::awaitable<void> give_back_step(std::shared_ptr<provider_impl> p, acquire_f
 }
 
 // The end of an acquire, outside the coroutine so that its locals take no room in the frame.
-result grant(const std::shared_ptr<provider_impl>& p, const lock_options& o, const strand_type& strand,
+result grant(const std::shared_ptr<provider_impl>& p, diagnostics* d, const lock_options& o, const strand_type& strand,
              const acquire_fsm& fsm, const acquire_action& a, steady::time_point started) {
   const lease_fsm renewals(a.at, o.expiry, o.effective_margin(), o.effective_renew_every(), p->next_seed());
   auto st = std::make_shared<lease_state>(p, strand, fsm.name(), fsm.owner(), a.token, renewals);
   if (!p->add_live(fsm.owner(), st)) {  // shutdown began while the take was in flight
     p->release_in_background(fsm.name(), fsm.owner(), a.token);
-    return fail(*p, asio::error::operation_aborted, fsm.name(), "the provider is shutting down");
+    return fail(*p, d, asio::error::operation_aborted, fsm.name(), "the provider is shutting down");
   }
   st->start();
   p->count.acquisitions.fetch_add(1, std::memory_order_relaxed);
   p->count.failed_attempts.fetch_add(fsm.lost_races(), std::memory_order_relaxed);
   p->count.busy_observations.fetch_add(fsm.busy_observations(), std::memory_order_relaxed);
   p->count_wait(steady::now() - started);
+  if (d) d->reason.clear();
   return {error_code{}, lease(std::move(st))};
 }
 
-result give_up(provider_impl& p, const acquire_fsm& fsm, const acquire_action& a) {
+result give_up(provider_impl& p, diagnostics* d, const acquire_fsm& fsm, const acquire_action& a) {
   for (auto token : fsm.unconfirmed()) p.release_in_background(fsm.name(), fsm.owner(), token, {}, true);
   p.count.failed_attempts.fetch_add(fsm.lost_races(), std::memory_order_relaxed);
   p.count.busy_observations.fetch_add(fsm.busy_observations(), std::memory_order_relaxed);
-  return fail(p, a.ec, fsm.name(), a.why);
+  return fail(p, d, a.ec, fsm.name(), a.why);
 }
 
 asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_type strand, std::string name,
                                      std::shared_ptr<const lock_options> timing, acquire_mode mode,
-                                     std::optional<std::chrono::milliseconds> timeout) {
+                                     std::optional<std::chrono::milliseconds> timeout, diagnostics* d) {
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
   const auto started = steady::now();
   std::string why;
-  if (auto ec = validate_lock_name(name, &why)) co_return fail(*p, ec, "(invalid)", why);
+  if (auto ec = validate_lock_name(name, &why)) co_return fail(*p, d, ec, "(invalid)", why);
   if (timeout && timeout->count() < 0)
-    co_return fail(*p, make_error_code(errc::invalid_options), name, "the acquire timeout is negative");
+    co_return fail(*p, d, make_error_code(errc::invalid_options), name, "the acquire timeout is negative");
   if (timeout && *timeout > limits::max_acquire_timeout)
-    co_return fail(*p, make_error_code(errc::invalid_options), name, "the acquire timeout is above 366 days");
+    co_return fail(*p, d, make_error_code(errc::invalid_options), name, "the acquire timeout is above 366 days");
   // The ticket first: a shutdown that finds no work cannot miss this acquire's start.
   const auto working = p->begin_work();  // async_shutdown waits for this acquire to end
   const in_progress gauge(p->count.acquiring);
-  if (p->closing()) co_return fail(*p, asio::error::operation_aborted, name, "the provider is shutting down");
+  if (p->closing()) co_return fail(*p, d, asio::error::operation_aborted, name, "the provider is shutting down");
   const lock_options& opts = timing ? *timing : p->opts;
   const auto wait_for = timeout.value_or(opts.acquire_timeout);
   const deadline_t deadline = wait_for.count() > 0 ? deadline_t{started + wait_for} : std::nullopt;
 
   error_code prep_ec;
   co_await prepare_once(p, deadline, prep_ec, why);
-  if (prep_ec) co_return fail(*p, prep_ec, name, why);
+  if (prep_ec) co_return fail(*p, d, prep_ec, name, why);
 
   // The name and the owner id live in the FSM only (one copy per waiter).
   acquire_fsm fsm = new_fsm(*p, opts, std::move(name), mode, deadline);
@@ -248,9 +252,9 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
         break;
       }
       case kind::grant:
-        co_return grant(p, opts, strand, fsm, a, started);
+        co_return grant(p, d, opts, strand, fsm, a, started);
       case kind::fail:
-        co_return give_up(*p, fsm, a);
+        co_return give_up(*p, d, fsm, a);
     }
   }
 }
@@ -258,10 +262,11 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
 }  // namespace
 
 void start_acquire(std::shared_ptr<provider_impl> p, std::string name, std::shared_ptr<const lock_options> timing,
-                   acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, acquire_handler h) {
+                   acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                   acquire_handler h) {
   auto strand = asio::make_strand(p->ex);
   spawn_op<error_code, lease>(
-      strand, acquire_body(std::move(p), strand, std::move(name), std::move(timing), mode, timeout), std::move(h));
+      strand, acquire_body(std::move(p), strand, std::move(name), std::move(timing), mode, timeout, d), std::move(h));
 }
 
 }  // namespace mongolock::detail

@@ -2,6 +2,7 @@
 // Error codes of the "mongolock" category. Every failure the library reports is one of these
 // (or boost::asio::error::operation_aborted for a cancelled operation).
 #include <boost/system/error_code.hpp>
+#include <string>
 #include <type_traits>
 
 namespace mongolock {
@@ -21,6 +22,15 @@ enum class errc {
   unsupported_server,  // the server is older than the minimum supported version
   ambiguous_result,    // a write's outcome could not be determined, even after re-checking
   not_authorized,      // authentication failed, or the user may not run a command the lock needs
+};
+
+// The reason behind an error code, in words (as Boost.MySQL's diagnostics): the server's or the
+// driver's message, credentials removed, or the check that failed ("the acquire timeout is
+// negative"). Pass one to an operation that takes it; it is written before the handler runs
+// (empty on success, or when the code says it all: busy, cancelled) and must outlive the
+// operation. Failures a caller receives are only logged at debug level: this is where they go.
+struct diagnostics {
+  std::string reason;
 };
 
 const boost::system::error_category& category() noexcept;

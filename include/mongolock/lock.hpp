@@ -25,8 +25,12 @@ struct provider_impl;
 enum class acquire_mode { wait, try_once, try_confirming };
 using acquire_handler = boost::asio::any_completion_handler<void(boost::system::error_code, lease)>;
 // `timing`: the lock's own options (provider::create_lock with lock_timing); null: the provider's.
+// `d`: the caller's diagnostics or null.
 void start_acquire(std::shared_ptr<provider_impl>, std::string name, std::shared_ptr<const lock_options> timing,
-                   acquire_mode, std::optional<std::chrono::milliseconds> timeout, acquire_handler);
+                   acquire_mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d, acquire_handler);
+template <class Token>
+inline constexpr bool is_token_v =
+    !std::is_same_v<std::decay_t<Token>, diagnostics> && !std::is_same_v<std::decay_t<Token>, try_options>;
 boost::asio::any_io_executor provider_executor(const provider_impl&) noexcept;
 
 // lock::async_run's body: acquire, run the work guarded by the lease, then release and wait for
@@ -71,16 +75,26 @@ class lock {
   // Cancellation: terminal, partial and total, at any point; completes promptly with
   // operation_aborted. A lock the server granted while the call was in flight is released again.
   template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
   auto async_acquire(Token&& token = {}) {
-    return initiate(detail::acquire_mode::wait, std::nullopt, std::forward<Token>(token));
+    return initiate(detail::acquire_mode::wait, std::nullopt, nullptr, std::forward<Token>(token));
+  }
+  // The same, with the reason for a failure in `d` (diagnostics).
+  template <class Token = boost::asio::deferred_t>
+  auto async_acquire(diagnostics& d, Token&& token = {}) {
+    return initiate(detail::acquire_mode::wait, std::nullopt, &d, std::forward<Token>(token));
   }
 
   // As async_acquire, with an explicit timeout for this call (0 = try once). A negative timeout
   // completes with errc::invalid_options.
   template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
   auto async_acquire_for(std::chrono::milliseconds timeout, Token&& token = {}) {
-    return timeout.count() == 0 ? initiate(detail::acquire_mode::try_once, timeout, std::forward<Token>(token))
-                                : initiate(detail::acquire_mode::wait, timeout, std::forward<Token>(token));
+    return acquire_for(timeout, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_acquire_for(std::chrono::milliseconds timeout, diagnostics& d, Token&& token = {}) {
+    return acquire_for(timeout, &d, std::forward<Token>(token));
   }
 
   // Scoped use, as `await using` elsewhere: acquires (waiting as async_acquire does), runs `work`
@@ -102,7 +116,7 @@ class lock {
   // timeouts (client_options; a hung server: socket_timeout, 10 s by default): for a bound of your
   // own, pass try_options::within.
   template <class Token = boost::asio::deferred_t>
-    requires(!std::is_same_v<std::decay_t<Token>, try_options>)
+    requires detail::is_token_v<Token>
   auto async_try_acquire(Token&& token = {}) {
     return async_try_acquire(try_options{}, std::forward<Token>(token));
   }
@@ -112,9 +126,13 @@ class lock {
   // errc::timeout if the server did not answer within `within`, errc::invalid_options if
   // `within` is negative.
   template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
   auto async_try_acquire(try_options o, Token&& token = {}) {
-    return initiate(o.confirm_silent_holder ? detail::acquire_mode::try_confirming : detail::acquire_mode::try_once,
-                    o.within, std::forward<Token>(token));
+    return try_acquire(o, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_try_acquire(try_options o, diagnostics& d, Token&& token = {}) {
+    return try_acquire(o, &d, std::forward<Token>(token));
   }
 
  private:
@@ -133,15 +151,27 @@ class lock {
   }
 
   template <class Token>
-  auto initiate(detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, Token&& token) {
+  auto acquire_for(std::chrono::milliseconds timeout, diagnostics* d, Token&& token) {
+    return timeout.count() == 0 ? initiate(detail::acquire_mode::try_once, timeout, d, std::forward<Token>(token))
+                                : initiate(detail::acquire_mode::wait, timeout, d, std::forward<Token>(token));
+  }
+  template <class Token>
+  auto try_acquire(const try_options& o, diagnostics* d, Token&& token) {
+    return initiate(o.confirm_silent_holder ? detail::acquire_mode::try_confirming : detail::acquire_mode::try_once,
+                    o.within, d, std::forward<Token>(token));
+  }
+  template <class Token>
+  auto initiate(detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                Token&& token) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, lease)>(
         detail::make_initiation(detail::provider_executor(*provider_),
                                 [](auto h, std::shared_ptr<detail::provider_impl> p, std::string n,
                                    std::shared_ptr<const lock_options> o, detail::acquire_mode m,
-                                   std::optional<std::chrono::milliseconds> t) {
-                                  detail::start_acquire(std::move(p), std::move(n), std::move(o), m, t, std::move(h));
+                                   std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
+                                  detail::start_acquire(std::move(p), std::move(n), std::move(o), m, t, diag,
+                                                        std::move(h));
                                 }),
-        token, provider_, name_, timing_, mode, timeout);
+        token, provider_, name_, timing_, mode, timeout, d);
   }
 
   std::shared_ptr<detail::provider_impl> provider_;

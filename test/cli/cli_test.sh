@@ -145,8 +145,10 @@ done
 check "--ttl out of range: 64, names the flag and the limit" '[ $rc = 64 ] && grep -q -- "--ttl must be between 100ms and 24h" "$work/range"'
 MONGOLOCK_WAIT=9999999h "$bin" run a true 2>"$work/range"; rc=$?
 check "MONGOLOCK_WAIT out of range: 64, names it and the limit" '[ $rc = 64 ] && grep -q "MONGOLOCK_WAIT must be between 0 and 8784h" "$work/range"'
-"$bin" --uri 'mongodb://alice:s3cr3t@127.0.0.1:1/?serverSelectionTimeoutMS=300' run x true 2>"$work/unreach"; rc=$?
+"$bin" --uri 'mongodb://alice:s3cr3t@127.0.0.1:1/?serverSelectionTimeoutMS=300' run x true 2>"$work/unreach-pw"; rc=$?
 check "unreachable server exits 69" '[ $rc = 69 ]'
+check "unreachable server: the message gives the driver's reason ($(head -c 160 "$work/unreach-pw"))" \
+  'grep -q "not acquired: MongoDB server unavailable (..*)" "$work/unreach-pw"'
 # --wait bounds the whole run, even when the URI lets server selection take 12 s, and a server
 # that never answered is "unavailable" (69), not "busy" (75).
 t0=$(date +%s%N)
@@ -155,7 +157,7 @@ ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "--wait 1s against no server: 69 within 4 s, whatever the URI's timeout (rc=$rc, ${ms} ms)" '[ $rc = 69 ] && [ $ms -lt 4000 ]'
 MONGOLOCK_TTL=bogus "$bin" --help >/dev/null 2>&1; rc=$?
 check "a bad MONGOLOCK_* variable does not block --help" '[ $rc = 0 ]'
-check "no password in the error output" '! grep -q s3cr3t "$work/unreach"'
+check "no password in the error output" '! grep -q s3cr3t "$work/unreach-pw"'
 "$bin" --uri 'mongodb://alice:s3cr3t@host:notaport/' list 2>"$work/baduri"; rc=$?
 check "malformed URI: 64 and no password" '[ $rc = 64 ] && ! grep -q s3cr3t "$work/baduri"'
 # Malformed URIs must not defeat redaction: no scheme slashes, a '/' or ':' in the password.

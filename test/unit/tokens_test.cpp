@@ -23,6 +23,10 @@ namespace {
   [[maybe_unused]] auto [e4, a4] = co_await l.async_acquire(asio::as_tuple(asio::use_awaitable));
   [[maybe_unused]] ml::lease b1 = co_await l.async_acquire_for(1s);
   [[maybe_unused]] auto [e5, b2] = co_await l.async_try_acquire(asio::as_tuple(asio::deferred));
+  ml::diagnostics why;  // the reason-carrying overloads, with the default and other tokens
+  [[maybe_unused]] ml::lease d1 = co_await l.async_acquire(why);
+  [[maybe_unused]] auto [e10, d2] = co_await l.async_acquire_for(1s, why, asio::as_tuple(asio::use_awaitable));
+  [[maybe_unused]] auto [e11, d3] = co_await l.async_try_acquire({.within = 1s}, why, asio::as_tuple(asio::deferred));
   co_await held.async_release();
   co_await held.async_release(asio::use_awaitable);
   [[maybe_unused]] auto [e6] = co_await held.async_release(asio::as_tuple(asio::deferred));

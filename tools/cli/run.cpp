@@ -27,13 +27,13 @@ using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
-asio::awaitable<std::tuple<error_code, lease>> acquire(provider& locks, const options& o) {
+asio::awaitable<std::tuple<error_code, lease>> acquire(provider& locks, const options& o, diagnostics& d) {
   auto lock = locks.create_lock(o.name);
   auto token = asio::as_tuple(asio::use_awaitable);
-  if (!o.wait) co_return co_await lock.async_acquire(token);
+  if (!o.wait) co_return co_await lock.async_acquire(d, token);
   // A cron's --wait 0 must not find a crashed holder "busy" night after night: confirm silence.
-  if (o.wait->count() == 0) co_return co_await lock.async_try_acquire({.confirm_silent_holder = true}, token);
-  co_return co_await lock.async_acquire_for(*o.wait, token);
+  if (o.wait->count() == 0) co_return co_await lock.async_try_acquire({.confirm_silent_holder = true}, d, token);
+  co_return co_await lock.async_acquire_for(*o.wait, d, token);
 }
 
 // A file descriptor closed when it goes out of scope.
@@ -105,11 +105,14 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
   asio::signal_set stop(ex, SIGINT, SIGTERM, SIGHUP);
   asio::signal_set children(ex, SIGCHLD);
 
-  auto raced = co_await (acquire(locks, o) || stop.async_wait(asio::use_awaitable));
+  diagnostics why;
+  auto raced = co_await (acquire(locks, o, why) || stop.async_wait(asio::use_awaitable));
   if (raced.index() == 1) co_return 128 + std::get<1>(raced);  // interrupted while waiting
   auto [ec, held] = std::move(std::get<0>(raced));
   if (ec) {
-    if (!o.quiet) std::cerr << "mongolock: lock '" << o.name << "' not acquired: " << ec.message() << "\n";
+    if (!o.quiet)
+      std::cerr << "mongolock: lock '" << o.name << "' not acquired: " << ec.message()
+                << (why.reason.empty() ? "" : " (" + why.reason + ")") << "\n";
     co_return exit_code_for(ec, o.conflict_exit_code);
   }
   if (o.verbose) std::cerr << "mongolock: acquired '" << o.name << "' token " << held.fencing_token() << "\n";
