@@ -120,14 +120,19 @@ void append_meta(bson_t* b, const holder_meta& m) {
   append_str(b, "label", m.label);
 }
 
-// The lock handed to broken_owner (lock_store.hpp): a changed document (every waiter restarts
-// its observation from here) that nobody will renew. idle_since lets the TTL index remove it
-// once it is long abandoned, as a free one.
-void set_broken(bson_t* change) {
+// The holder's end: the document changes (beat + 1, so every waiter restarts its observation)
+// and the holder's metadata goes. `owner` null: free. Else broken_owner (lock_store.hpp), a
+// holder nobody will renew. idle_since (client time on purpose: it only feeds the TTL clean-up,
+// never a correctness decision) lets the TTL index remove either once long abandoned.
+void set_owner_gone(bson_t* change, const char* owner) {
   bson_t set, inc, unset;
   BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
-  BSON_APPEND_UTF8(&set, "owner", broken_owner);
-  BSON_APPEND_DATE_TIME(&set, "renewed_at", wall_ms());  // a hint for `status`, as for any holder
+  if (owner) {
+    BSON_APPEND_UTF8(&set, "owner", owner);
+    BSON_APPEND_DATE_TIME(&set, "renewed_at", wall_ms());  // a hint for `status`, as for any holder
+  } else {
+    bson_append_null(&set, "owner", -1);
+  }
   BSON_APPEND_DATE_TIME(&set, "idle_since", wall_ms());
   bson_append_document_end(change, &set);
   BSON_APPEND_DOCUMENT_BEGIN(change, "$unset", &unset);
@@ -139,23 +144,8 @@ void set_broken(bson_t* change) {
   BSON_APPEND_INT64(&inc, "beat", 1);
   bson_append_document_end(change, &inc);
 }
-
-void set_released(bson_t* change) {
-  bson_t set, inc, unset;
-  BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
-  bson_append_null(&set, "owner", -1);
-  // Client time on purpose: it only feeds the TTL clean-up, never a correctness decision.
-  BSON_APPEND_DATE_TIME(&set, "idle_since", wall_ms());
-  bson_append_document_end(change, &set);
-  BSON_APPEND_DOCUMENT_BEGIN(change, "$unset", &unset);  // the holder's metadata goes with it
-  BSON_APPEND_UTF8(&unset, "host", "");
-  BSON_APPEND_UTF8(&unset, "pid", "");
-  BSON_APPEND_UTF8(&unset, "label", "");
-  bson_append_document_end(change, &unset);
-  BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
-  BSON_APPEND_INT64(&inc, "beat", 1);
-  bson_append_document_end(change, &inc);
-}
+void set_released(bson_t* change) { set_owner_gone(change, nullptr); }
+void set_broken(bson_t* change) { set_owner_gone(change, broken_owner); }
 
 }  // namespace
 
