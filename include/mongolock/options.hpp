@@ -85,13 +85,15 @@ struct lock_timing {
 // lock::async_try_acquire's options.
 struct try_options {
   // The whole try answers within this, server calls included (errc::timeout if the server did not
-  // answer). 0: no bound of its own, only the driver's timeouts (client_options).
+  // answer; server_unavailable if no server has answered this provider yet). 0: no bound of its
+  // own, only the driver's timeouts (client_options).
   milliseconds within{0};
   // Opt-in. A holder whose own clock says it last renewed more than 3 expiries ago has probably
   // crashed, and a one-look try would find it "busy" forever. With this set, the try watches its
   // heartbeat for one expiry + safety margin (cut short by `within`) and takes the lock if it did
   // not move; busy if it moved. The holder's clock only decides whether to watch, never who holds
-  // the lock: a wrong clock costs one bounded wait, not safety.
+  // the lock: a wrong clock costs one bounded wait, not safety. A force-released lock's
+  // placeholder owner is watched the same way (a plain try finds it busy until taken).
   bool confirm_silent_holder = false;
 };
 

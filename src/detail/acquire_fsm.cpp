@@ -79,9 +79,11 @@ acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const 
     // long ago has probably died, and nobody may ever wait long enough to observe that: if the
     // caller opted in, spend one observation window (expiry + margin) confirming it. Only the
     // unchanged heartbeat decides; a wrong clock can cost this one bounded wait, never safety.
+    // A force-released lock's placeholder never renews: watching it is how a try gets it.
     const auto silent_ms = p_.wall_now_ms - seen.renewed_at_ms;
-    if (!p_.confirm_silent || seen.renewed_at_ms == 0 || silent_ms < 3 * seen.held.expiry.count())
-      return fail(make_error_code(errc::busy));
+    const bool looks_dead = seen.held.owner == broken_owner ||
+                            (seen.renewed_at_ms != 0 && silent_ms >= 3 * seen.held.expiry.count());
+    if (!p_.confirm_silent || !looks_dead) return fail(make_error_code(errc::busy));
     verifying_ = true;
   } else if (verifying_ && changed) {
     return fail(make_error_code(errc::busy));  // it renewed: alive after all

@@ -121,9 +121,10 @@ void append_meta(bson_t* b, const holder_meta& m) {
 }
 
 // The holder's end: the document changes (beat + 1, so every waiter restarts its observation)
-// and the holder's metadata goes. `owner` null: free. Else broken_owner (lock_store.hpp), a
-// holder nobody will renew. idle_since (client time on purpose: it only feeds the TTL clean-up,
-// never a correctness decision) lets the TTL index remove either once long abandoned.
+// and the holder's metadata goes. `owner` null: free, with idle_since (client time on purpose: it
+// only feeds the TTL clean-up of free documents, never a correctness decision). Else
+// broken_owner (lock_store.hpp), a holder nobody will renew: never idle, or the TTL index could
+// delete it and let a waiter insert at once, beside the old holder.
 void set_owner_gone(bson_t* change, const char* owner) {
   bson_t set, inc, unset;
   BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
@@ -132,10 +133,11 @@ void set_owner_gone(bson_t* change, const char* owner) {
     BSON_APPEND_DATE_TIME(&set, "renewed_at", wall_ms());  // a hint for `status`, as for any holder
   } else {
     bson_append_null(&set, "owner", -1);
+    BSON_APPEND_DATE_TIME(&set, "idle_since", wall_ms());
   }
-  BSON_APPEND_DATE_TIME(&set, "idle_since", wall_ms());
   bson_append_document_end(change, &set);
   BSON_APPEND_DOCUMENT_BEGIN(change, "$unset", &unset);
+  if (owner) BSON_APPEND_UTF8(&unset, "idle_since", "");
   BSON_APPEND_UTF8(&unset, "host", "");
   BSON_APPEND_UTF8(&unset, "pid", "");
   BSON_APPEND_UTF8(&unset, "label", "");

@@ -440,4 +440,34 @@ BOOST_AUTO_TEST_CASE(invalid_lock_timing_is_refused_with_the_reason) {
   BOOST_TEST(!refused({.expiry = 6000ms}, ""));  // renew_every 2 s + margin 0.6 s < 6 s
 }
 
+// The placeholder a default force release leaves is held, so never idle: the TTL index (which
+// deletes documents idle longer than idle_cleanup) must not be able to remove it and let a waiter
+// insert at once, beside the old holder.
+BOOST_FIXTURE_TEST_CASE(a_force_release_placeholder_is_never_idle, io_fixture) {
+  auto a = make_provider(fast_options(20000ms)), admin = make_provider();
+  const auto name = unique("placeholder");
+  run([&]() -> asio::awaitable<void> {
+    auto held = co_await a.create_lock(name).async_acquire();
+    co_await held.async_release();  // free: idle_since set
+    auto again = co_await a.create_lock(name).async_acquire();
+    co_await admin.async_force_release(name);
+  }());
+  mongoc_client_t* c = mongoc_client_new(server_uri().c_str());
+  mongoc_collection_t* coll = mongoc_client_get_collection(c, "mongolock_test", "locks");
+  bson_t filter;
+  bson_init(&filter);
+  BSON_APPEND_UTF8(&filter, "_id", name.c_str());
+  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll, &filter, nullptr, nullptr);
+  const bson_t* doc = nullptr;
+  BOOST_REQUIRE(mongoc_cursor_next(cur, &doc));
+  bson_iter_t it;
+  BOOST_TEST(bson_iter_init_find(&it, doc, "owner"));
+  BOOST_TEST(std::string(bson_iter_utf8(&it, nullptr)) == "(force-released)");
+  BOOST_TEST(!bson_iter_init_find(&it, doc, "idle_since"), "a held placeholder must not be idle");
+  mongoc_cursor_destroy(cur);
+  bson_destroy(&filter);
+  mongoc_collection_destroy(coll);
+  mongoc_client_destroy(c);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

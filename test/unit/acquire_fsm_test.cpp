@@ -246,4 +246,22 @@ BOOST_AUTO_TEST_CASE(confirming_answers_busy_if_the_holder_renews_or_the_bound_p
   BOOST_TEST((bounded.on_read(success(silent_since(1'000)), t0 + 400ms).ec == ml::errc::busy));
 }
 
+// A force-released lock's placeholder renews never: a confirming try watches it at once (its
+// renewed_at is recent, so the silence hint alone would not), a plain try finds it busy.
+BOOST_AUTO_TEST_CASE(a_confirming_try_watches_a_force_release_placeholder) {
+  auto p = params(true);
+  p.confirm_silent = true;
+  p.wall_now_ms = 1'000'000;
+  auto placeholder = held_by(broken_owner, 1, 4);
+  placeholder.renewed_at_ms = 999'900;  // just broken
+  acquire_fsm f("x", p);
+  f.start(t0);
+  BOOST_TEST((f.on_read(success(placeholder), t0).what == kind::wait_until));
+  BOOST_TEST((f.on_read(success(placeholder), t0 + 1100ms).what == kind::take));
+  p.confirm_silent = false;
+  acquire_fsm plain("x", p);
+  plain.start(t0);
+  BOOST_TEST((plain.on_read(success(placeholder), t0).ec == ml::errc::busy));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

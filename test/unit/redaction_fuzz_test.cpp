@@ -42,7 +42,7 @@ struct generator {
                                                   "mongo://", "mongodb:///", "mongodb://:"};
     static const std::vector<std::string> users{"u", "alice", "", "a.b", "u%20"};
     static const std::vector<std::string> hosts{"h1", "h1:27017", "h1,h2:1", "[::1]:1", "h1:notaport", "", "127.0.0.1:1",
-                                                "cluster0.example.net"};
+                                                "h1.example"};  // not a resolvable SRV name: no DNS query
     static const std::vector<std::string> tails{"", "/", "/db", "/?tls=false", "/db?w=majority&appname=x", "?w=1",
                                                 "/db?authsource=admin", "/?x"};
     return pick(schemes) + pick(users) + ":" + pw + "@" + pick(hosts) + pick(tails);

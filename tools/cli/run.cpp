@@ -166,6 +166,14 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
     if (done == pid || (done < 0 && errno != EINTR)) break;
     co_await children.async_wait(asio::as_tuple(asio::use_awaitable));
   }
+  if (WIFSIGNALED(status) && !lost) {
+    // The supervisor was killed (OOM killer, `pkill -9 mongolock`), not COMMAND's exit: COMMAND
+    // died with it (PDEATHSIG), but what it started may still run. Kill the whole group before
+    // anything is released.
+    ::kill(-pid, SIGKILL);
+    std::cerr << "mongolock: the supervisor of the command was killed (signal " << WTERMSIG(status)
+              << "); the command's process group was killed too\n";
+  }
   // COMMAND finished inside its lease unless the lease was already lost by then (the status reads
   // the lease's state now; `lost` may still be on its way). Whatever the release then says, the
   // job ran under the lock: its status is the truth, and 74 would make a wrapper re-run it.
@@ -176,8 +184,8 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
   if (!finished_inside) co_return exit_lost;
   auto [rel] = co_await held.async_release(asio::as_tuple(asio::use_awaitable));
   if (rel == errc::lease_lost)
-    std::cerr << "mongolock: '" << o.name << "' was no longer ours at release (taken over after COMMAND "
-              << "finished inside the lease); exiting with COMMAND's status\n";
+    std::cerr << "mongolock: '" << o.name << "' was no longer ours at release (force-released or taken "
+              << "over; by this process's clock COMMAND finished inside the lease); exiting with COMMAND's status\n";
   else if (rel && !o.quiet)
     std::cerr << "mongolock: release failed (" << rel.message() << "); the lease will expire\n";
   if (o.verbose && !rel) std::cerr << "mongolock: released '" << o.name << "'\n";

@@ -1,6 +1,7 @@
 #include "supervise.hpp"
 
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +37,12 @@ void supervise(const exec_plan& plan, int parent_alive, std::chrono::millisecond
   // The parent blocked these signals around fork(): its handlers (Asio's) must never run here.
   for (int sig : forwarded_signals) set_disposition(sig, SIG_IGN);
   set_disposition(SIGCHLD, wake);
+  // A write to a stderr whose reader died with `mongolock` must not kill this process before it
+  // has stopped the job. COMMAND gets the disposition `mongolock` had.
+  struct sigaction ignore_pipe = {}, inherited_pipe = {};
+  ignore_pipe.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ignore_pipe, &inherited_pipe);
+  const pid_t supervisor = ::getpid();
   sigset_t original;  // the mask from before the parent's additions: COMMAND gets it back
   ::sigprocmask(SIG_SETMASK, nullptr, &original);
   for (int sig : forwarded_signals) ::sigdelset(&original, sig);
@@ -51,8 +58,13 @@ void supervise(const exec_plan& plan, int parent_alive, std::chrono::millisecond
     ::_exit(exit_software);
   }
   if (job == 0) {
+    // If the supervisor itself is killed (it is a copy of `mongolock`, as likely an OOM victim),
+    // COMMAND dies with it; `mongolock`, if alive, kills the rest of the group (run.cpp).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != supervisor) ::_exit(exit_lost);  // it died before the line above
     for (int sig : forwarded_signals) set_disposition(sig, SIG_DFL);
     set_disposition(SIGCHLD, SIG_DFL);
+    ::sigaction(SIGPIPE, &inherited_pipe, nullptr);
     ::sigprocmask(SIG_SETMASK, &original, nullptr);
     plan.exec();  // parent_alive is close-on-exec
   }
@@ -64,9 +76,9 @@ void supervise(const exec_plan& plan, int parent_alive, std::chrono::millisecond
     if (::ppoll(&p, 1, nullptr, &original) > 0) break;  // readable or hung up: nobody writes, so it is gone
   }
 
-  // `mongolock` is gone and with it the lease: stop the job as a lost lease would.
-  say("mongolock: the mongolock process died; stopping the command (SIGTERM, then SIGKILL)\n");
+  // `mongolock` is gone and with it the lease: stop the job as a lost lease would, then say so.
   ::kill(-::getpgrp(), SIGTERM);  // this process ignores it
+  say("mongolock: the mongolock process died; stopping the command (SIGTERM, then SIGKILL)\n");
   const auto deadline = now_ms() + kill_after.count();
   for (auto left = kill_after.count(); left > 0; left = deadline - now_ms()) {
     if (::waitpid(job, &status, WNOHANG) == job) break;
