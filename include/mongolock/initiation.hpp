@@ -3,9 +3,18 @@
 // executor of the object it runs on. Asio's convention: token adapters such as
 // asio::cancel_after (Boost 1.86 and later) look the executor up through get_executor().
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/deferred.hpp>
+#include <type_traits>
 #include <utility>
 
 namespace mongolock::detail {
+
+// Operations that complete with void(exception_ptr[, T]) (async_guard, async_run) cannot be
+// co_awaited as a deferred operation in Asio 1.81: awaitable_async_op_handler's resume() tests
+// `*result` instead of `*result.ex_` and does not compile. Given asio::deferred, they return the
+// awaitable instead (as lazy): this says when.
+template <class Token>
+inline constexpr bool awaitable_instead_v = std::is_same_v<std::decay_t<Token>, boost::asio::deferred_t>;
 
 template <class Start>
 class initiation {

@@ -155,13 +155,11 @@ class lease {
   // lease's strand; if the lease is lost first, `work` is cancelled (terminal) and the operation
   // fails with system_error(errc::lease_lost). Completion signature is co_spawn's:
   // void(exception_ptr[, T]). Cancelling the guard cancels the work.
-  // The default token is use_awaitable. Asio 1.81 cannot co_await a deferred operation whose
-  // signature is void(exception_ptr, T) (awaitable_async_op_handler's resume() does not
-  // compile), so with asio::deferred this returns the awaitable: just as lazy, and
-  // `co_await lease.async_guard(work(), asio::deferred)` works like everywhere else.
+  // The default token is use_awaitable; with asio::deferred this returns the awaitable (an Asio
+  // 1.81 limit, initiation.hpp), so `co_await lease.async_guard(work(), asio::deferred)` works.
   template <class T, class Token = boost::asio::use_awaitable_t<>>
   auto async_guard(boost::asio::awaitable<T> work, Token&& token = {}) {
-    if constexpr (std::is_same_v<std::decay_t<Token>, boost::asio::deferred_t>)
+    if constexpr (detail::awaitable_instead_v<Token>)
       return async_guard(std::move(work), boost::asio::use_awaitable);
     else
       return initiate_guard(std::move(work), std::forward<Token>(token));

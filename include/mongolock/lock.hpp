@@ -102,10 +102,10 @@ class lock {
   // before completing with the work's result. Completion: void(exception_ptr[, T]), as co_spawn;
   // the exception is system_error(errc::timeout, errc::lease_lost, ...) or the work's own.
   // Cancellation: terminal; cancels the acquire or the work; the release still runs.
-  // With asio::deferred: the awaitable, as lease::async_guard does (an Asio 1.81 limit).
+  // With asio::deferred: the awaitable, as lease::async_guard does (an Asio 1.81 limit, initiation.hpp).
   template <class T, class Token = boost::asio::use_awaitable_t<>>
   auto async_run(boost::asio::awaitable<T> work, Token&& token = {}) {
-    if constexpr (std::is_same_v<std::decay_t<Token>, boost::asio::deferred_t>)
+    if constexpr (detail::awaitable_instead_v<Token>)
       return async_run(std::move(work), boost::asio::use_awaitable);
     else
       return initiate_run(std::move(work), std::forward<Token>(token));

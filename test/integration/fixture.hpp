@@ -5,10 +5,12 @@
 #include <boost/test/unit_test.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +27,14 @@ inline std::string read_file(const std::string& path) {
   std::string s;
   std::getline(in, s);
   return s;
+}
+
+// A whole file (a child process's output, a journal); "" if it does not exist.
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 inline std::string server_dir() {

@@ -33,13 +33,6 @@ std::string backend_binary() {
   return b;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 fs::path fresh_dir(const std::string& name) {
   auto d = fs::temp_directory_path() / ("mongolock-http-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(d);

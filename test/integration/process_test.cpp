@@ -25,13 +25,6 @@ std::string worker_path() {
   return w;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 struct child {
   pid_t pid = -1;
   fs::path out;

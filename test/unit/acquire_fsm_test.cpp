@@ -207,6 +207,14 @@ lock_doc silent_since(std::int64_t renewed_at_ms) {
   return d;
 }
 
+// A try that opted in to confirming silent holders; the local wall clock at 1,000 s.
+acquire_params confirming() {
+  auto p = params(true);
+  p.confirm_silent = true;
+  p.wall_now_ms = 1'000'000;
+  return p;
+}
+
 BOOST_AUTO_TEST_CASE(try_without_confirming_is_busy_even_for_a_long_silent_holder) {
   auto p = params(true);
   p.wall_now_ms = 1'000'000;
@@ -216,9 +224,7 @@ BOOST_AUTO_TEST_CASE(try_without_confirming_is_busy_even_for_a_long_silent_holde
 }
 
 BOOST_AUTO_TEST_CASE(confirming_watches_a_silent_holder_then_takes_it) {
-  auto p = params(true);
-  p.confirm_silent = true;
-  p.wall_now_ms = 1'000'000;
+  auto p = confirming();
   acquire_fsm f("x", p);
   f.start(t0);
   auto a = f.on_read(success(silent_since(1'000)), t0);
@@ -229,9 +235,7 @@ BOOST_AUTO_TEST_CASE(confirming_watches_a_silent_holder_then_takes_it) {
 }
 
 BOOST_AUTO_TEST_CASE(confirming_answers_busy_if_the_holder_renews_or_the_bound_passes) {
-  auto p = params(true);
-  p.confirm_silent = true;
-  p.wall_now_ms = 1'000'000;
+  auto p = confirming();
   acquire_fsm renews("x", p);
   renews.start(t0);
   renews.on_read(success(silent_since(1'000)), t0);
@@ -249,9 +253,7 @@ BOOST_AUTO_TEST_CASE(confirming_answers_busy_if_the_holder_renews_or_the_bound_p
 // A force-released lock's placeholder renews never: a confirming try watches it at once (its
 // renewed_at is recent, so the silence hint alone would not), a plain try finds it busy.
 BOOST_AUTO_TEST_CASE(a_confirming_try_watches_a_force_release_placeholder) {
-  auto p = params(true);
-  p.confirm_silent = true;
-  p.wall_now_ms = 1'000'000;
+  auto p = confirming();
   auto placeholder = held_by(broken_owner, 1, 4);
   placeholder.renewed_at_ms = 999'900;  // just broken
   acquire_fsm f("x", p);
