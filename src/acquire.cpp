@@ -6,6 +6,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <optional>
 
+#include "detail/access.hpp"
 #include "detail/acquire_fsm.hpp"
 #include "detail/boot_clock.hpp"
 #include "detail/lease_state.hpp"
@@ -172,7 +173,7 @@ result grant(const std::shared_ptr<provider_impl>& p, diagnostics* d, const lock
   p->count.busy_observations.fetch_add(fsm.busy_observations(), std::memory_order_relaxed);
   p->count_wait(steady::now() - started);
   if (d) d->reason.clear();
-  return {error_code{}, lease(std::move(st))};
+  return {error_code{}, access::make_lease(std::move(st))};
 }
 
 result give_up(provider_impl& p, diagnostics* d, const acquire_fsm& fsm, const acquire_action& a) {
@@ -261,12 +262,19 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
 
 }  // namespace
 
-void start_acquire(std::shared_ptr<provider_impl> p, std::string name, std::shared_ptr<const lock_options> timing,
-                   acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
-                   acquire_handler h) {
-  auto strand = asio::make_strand(p->ex);
-  spawn_op<error_code, lease>(
-      strand, acquire_body(std::move(p), strand, std::move(name), std::move(timing), mode, timeout, d), std::move(h));
+}  // namespace mongolock::detail
+
+namespace mongolock {
+
+void lock::start_acquire(impl_ptr p, std::string name, std::shared_ptr<const lock_options> timing,
+                         detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                         acquire_handler h) {
+  auto strand = boost::asio::make_strand(p->ex);
+  detail::spawn_op<boost::system::error_code, lease>(
+      strand, detail::acquire_body(std::move(p), strand, std::move(name), std::move(timing), mode, timeout, d),
+      std::move(h));
 }
 
-}  // namespace mongolock::detail
+boost::asio::any_io_executor lock::executor_of(const detail::provider_impl& p) noexcept { return p.ex; }
+
+}  // namespace mongolock

@@ -138,7 +138,117 @@ void lease_state::cancel_waiter(std::uint64_t id) {
   }
 }
 
-void start_wait_lost(std::shared_ptr<lease_state> st, handler_ec h) {
+namespace {
+// The outcome of a release for its caller: `why` goes to the caller's diagnostics (if any) and,
+// as for every failure a caller receives, to the log at debug level only (error.hpp).
+error_code settle(const lease_state& st, diagnostics* d, error_code ec, std::string why) {
+  if (ec) st.prov->log(log_level::debug, [&] { return "release of '" + st.name + "': " + ec.message() + ": " + why; });
+  if (d) d->reason = std::move(why);
+  return ec;
+}
+
+asio::awaitable<std::tuple<error_code>> release_body(std::shared_ptr<lease_state> st, diagnostics* d) {
+  switch (st->phase.load()) {
+    case lease_phase::lost:
+      co_return settle(*st, d, make_error_code(errc::lease_lost), "the lease had been lost before the release");
+    case lease_phase::released:
+      co_return settle(*st, d, make_error_code(errc::not_held), "the lease was already released");
+    case lease_phase::held: break;
+  }
+  // Taken before end(): a shutdown that finds this lease no longer held still waits for its release.
+  auto p = st->prov;
+  const auto working = p->begin_work();
+  // Guarded work is cancelled before the lock is freed, never after.
+  st->end(lease_phase::released, make_error_code(errc::released));
+  store_call<outcome<bool>> call = [p, n = st->name, o = st->owner, t = st->token](auto reply) {
+    p->store->release(n, o, t, std::move(reply));
+  };
+  auto r = co_await p->call<outcome<bool>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
+  if (r.ec && r.ambiguous) {
+    // The release may have been applied. Not a loss: say so, and keep trying in the background
+    // (the owner filter makes a repeat harmless). Core v2 defect 6.
+    p->release_in_background(st->name, st->owner, st->token);
+    co_return settle(*st, d, make_error_code(errc::ambiguous_result),
+                     r.message + "; the release is retried in the background");
+  }
+  if (r.ec) co_return settle(*st, d, r.ec, r.message + "; the lock expires on its own");
+  p->count.releases.fetch_add(1, std::memory_order_relaxed);
+  if (r.value) {
+    p->remember_free(st->name, st->released_doc());
+    co_return settle(*st, d, error_code{}, "");
+  }
+  // Matched nothing. If the document is free at our own token, nobody held it after us: this was
+  // our own earlier attempt (the driver retries a write whose reply was lost) or an operator's
+  // force release, and the lock is free: released. Otherwise someone else held it: lost.
+  store_call<outcome<lock_doc>> look = [p, n = st->name](auto reply) {
+    p->store->read(n, read_mode::majority, std::move(reply));
+  };
+  auto now = co_await p->call<outcome<lock_doc>>(std::move(look), nullptr, std::nullopt, asio::use_awaitable);
+  if (now.ec)
+    co_return settle(*st, d, make_error_code(errc::ambiguous_result),
+                     "the release matched nothing and the re-read failed: " + now.message);
+  const bool free_at_ours = now.value.held.owner.empty() && now.value.held.token == st->token;
+  if (free_at_ours) co_return settle(*st, d, error_code{}, "");
+  co_return settle(*st, d, make_error_code(errc::lease_lost),
+                   "another owner held the lock since (latest fencing token " + std::to_string(now.value.held.token) + ")");
+}
+}  // namespace
+
+}  // namespace mongolock::detail
+
+namespace mongolock {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using detail::lease_phase;
+using detail::lease_state;
+
+lease& lease::operator=(lease&& other) noexcept {
+  if (this != &other) {
+    abandon(std::move(state_));
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+lease::~lease() { abandon(std::move(state_)); }
+
+// Released in the background, on the lease's strand.
+void lease::abandon(state_ptr st) noexcept {
+  if (!st) return;
+  try {
+    auto strand = st->strand;
+    asio::post(strand, [st = std::move(st)] { st->release_in_background(); });
+  } catch (...) {
+    // Out of memory while posting: the lease simply expires on the server.
+  }
+}
+
+error_code lease::status() const noexcept { return state_ ? status_of(*state_) : make_error_code(errc::not_held); }
+
+namespace {
+const std::string& empty_string() noexcept {
+  static const std::string none;
+  return none;
+}
+}  // namespace
+
+const std::string& lease::name() const noexcept { return state_ ? state_->name : empty_string(); }
+const std::string& lease::owner_id() const noexcept { return state_ ? state_->owner : empty_string(); }
+std::int64_t lease::fencing_token() const noexcept { return state_ ? state_->token : 0; }
+
+asio::strand<asio::any_io_executor> lease::get_executor() const {
+  if (!state_) throw boost::system::system_error(make_error_code(errc::not_held));
+  return state_->strand;
+}
+
+void lease::start_release(state_ptr st, diagnostics* d, handler_ec h) {
+  auto strand = st->strand;
+  // Not cancellable: a release that stopped half-way would only leave the lock to expire.
+  detail::spawn_op<error_code>(strand, detail::release_body(std::move(st), d), std::move(h), false);
+}
+
+void lease::start_wait_lost(state_ptr st, handler_ec h) {
   auto slot = asio::get_associated_cancellation_slot(h);
   auto ex = asio::get_associated_executor(h, st->strand);
   const auto id = st->next_waiter.fetch_add(1);
@@ -154,73 +264,9 @@ void start_wait_lost(std::shared_ptr<lease_state> st, handler_ec h) {
   });
 }
 
-namespace {
-asio::awaitable<std::tuple<error_code>> release_body(std::shared_ptr<lease_state> st) {
-  switch (st->phase.load()) {
-    case lease_phase::lost: co_return make_error_code(errc::lease_lost);
-    case lease_phase::released: co_return make_error_code(errc::not_held);
-    case lease_phase::held: break;
-  }
-  // Taken before end(): a shutdown that finds this lease no longer held still waits for its release.
-  auto p = st->prov;
-  const auto working = p->begin_work();
-  // Guarded work is cancelled before the lock is freed, never after.
-  st->end(lease_phase::released, make_error_code(errc::released));
-  store_call<outcome<bool>> call = [p, n = st->name, o = st->owner, t = st->token](auto reply) {
-    p->store->release(n, o, t, std::move(reply));
-  };
-  auto r = co_await p->call<outcome<bool>>(call, nullptr, std::nullopt, asio::use_awaitable);
-  if (r.ec && r.ambiguous) {
-    // The release may have been applied. Not a loss: say so, and keep trying in the background
-    // (the owner filter makes a repeat harmless). Core v2 defect 6.
-    p->log(log_level::warning, [&] {
-      return std::string("release of '" + st->name + "' unconfirmed (" + r.message + "); retrying in the background");
-    });
-    p->release_in_background(st->name, st->owner, st->token);
-    co_return make_error_code(errc::ambiguous_result);
-  }
-  if (r.ec) {
-    p->log(log_level::warning, [&] {
-      return std::string("release of '" + st->name + "' failed (" + r.message + "); it expires on its own");
-    });
-    co_return r.ec;
-  }
-  p->count.releases.fetch_add(1, std::memory_order_relaxed);
-  if (r.value) {
-    p->remember_free(st->name, st->released_doc());
-    co_return error_code{};
-  }
-  // Matched nothing. If the document is free at our own token, nobody held it after us: this was
-  // our own earlier attempt (the driver retries a write whose reply was lost) or an operator's
-  // force release, and the lock is free: released. Otherwise someone else held it: lost.
-  store_call<outcome<lock_doc>> look = [p, n = st->name](auto reply) {
-    p->store->read(n, read_mode::majority, std::move(reply));
-  };
-  auto now = co_await p->call<outcome<lock_doc>>(look, nullptr, std::nullopt, asio::use_awaitable);
-  if (now.ec) co_return make_error_code(errc::ambiguous_result);
-  const bool free_at_ours = now.value.held.owner.empty() && now.value.held.token == st->token;
-  co_return free_at_ours ? error_code{} : make_error_code(errc::lease_lost);
-}
-}  // namespace
+asio::strand<asio::any_io_executor> lease::strand_of(const lease_state& s) { return s.strand; }
 
-void start_release(std::shared_ptr<lease_state> st, handler_ec h) {
-  auto strand = st->strand;
-  // Not cancellable: a release that stopped half-way would only leave the lock to expire.
-  spawn_op<error_code>(strand, release_body(std::move(st)), std::move(h), false);
-}
-
-void abandon(std::shared_ptr<lease_state> st) noexcept {
-  if (!st) return;
-  try {
-    auto strand = st->strand;
-    asio::post(strand, [st = std::move(st)] { st->release_in_background(); });
-  } catch (...) {
-    // Out of memory while posting: the lease simply expires on the server.
-  }
-}
-
-strand_type lease_strand(const lease_state& s) { return s.strand; }
-error_code lease_status(const lease_state& s) noexcept {
+error_code lease::status_of(const lease_state& s) noexcept {
   switch (s.phase.load()) {
     case lease_phase::held: return {};
     case lease_phase::lost: return make_error_code(errc::lease_lost);
@@ -228,8 +274,5 @@ error_code lease_status(const lease_state& s) noexcept {
   }
   return {};
 }
-const std::string& lease_name(const lease_state& s) noexcept { return s.name; }
-const std::string& lease_owner(const lease_state& s) noexcept { return s.owner; }
-std::int64_t lease_token(const lease_state& s) noexcept { return s.token; }
 
-}  // namespace mongolock::detail
+}  // namespace mongolock

@@ -21,10 +21,10 @@ provider::provider(client& c, std::string database, std::string collection, lock
   if (auto ec = validate(opts, &why)) throw boost::system::system_error(ec, why);
   detail::store_config cfg{std::move(database), std::move(collection), opts.durability, opts.write_timeout,
                            opts.idle_cleanup};
-  auto store = std::make_shared<detail::mongo_store>(c.impl(), std::move(cfg));
-  impl_ = std::make_shared<detail::provider_impl>(c.impl()->ex, std::move(store), opts, c.impl()->opts.log,
-                                                  c.impl()->opts.log_threshold);
-  impl_->meta = detail::this_process(c.impl()->opts.label);
+  auto store = std::make_shared<detail::mongo_store>(c.impl_, std::move(cfg));
+  impl_ = std::make_shared<detail::provider_impl>(c.impl_->ex, std::move(store), opts, c.impl_->opts.log,
+                                                  c.impl_->opts.log_threshold);
+  impl_->meta = detail::this_process(c.impl_->opts.label);
 }
 
 const lock_options& provider::options() const noexcept { return impl_->opts; }
@@ -65,11 +65,10 @@ void provider_impl::release_in_background(std::string name, std::string owner, s
                             std::chrono::milliseconds(4000)};
                         const bool retry = !r.ec || r.ec == errc::server_unavailable || r.ec == errc::ambiguous_result;
                         if (!retry || attempt >= 3 || !self->store->accepting()) {
-                          self->log(log_level::warning, [&] {
-                            return "background release of '" + name + "' failed: " + r.message +
-                                   " (the lock expires on its own)";
-                          });
-                          self->note_failure(r.ec ? r.ec : make_error_code(errc::server_unavailable));
+                          const auto why = "background release of '" + name + "' failed: " + r.message +
+                                           " (the lock expires on its own)";
+                          self->log(log_level::warning, [&] { return why; });
+                          self->note_failure(r.ec ? r.ec : make_error_code(errc::server_unavailable), why);
                           return;
                         }
                         self->release_in_background(name, owner, token, retry_after[attempt], unconfirmed, attempt + 1);
@@ -155,9 +154,9 @@ void provider_impl::forget_on_close(std::uint64_t id) {
   cancellers_.erase(id);
 }
 
-void provider_impl::note_failure(error_code ec) {
+void provider_impl::note_failure(error_code ec, std::string why) {
   std::lock_guard g(mu);
-  failure_ = ec;
+  failure_ = {ec, std::move(why)};
 }
 
 namespace {
@@ -181,7 +180,16 @@ lock_info to_info(std::string name, const lock_doc& d) {
   return i;
 }
 
-asio::awaitable<std::tuple<error_code, std::size_t>> release_all_body(std::shared_ptr<provider_impl> p) {
+// The reason of an operation's outcome, for the caller who asked for it (error.hpp): empty on
+// success. Failures a caller receives go to the log at debug level only.
+error_code settle(const provider_impl& p, diagnostics* d, const char* what, error_code ec, std::string why) {
+  if (ec) p.log(log_level::debug, [&] { return std::string(what) + ": " + ec.message() + ": " + why; });
+  if (d) d->reason = ec ? std::move(why) : std::string();
+  return ec;
+}
+
+asio::awaitable<std::tuple<error_code, std::size_t>> release_all_body(std::shared_ptr<provider_impl> p,
+                                                                      diagnostics* d) {
   const auto working = p->begin_work();  // a shutdown meanwhile waits for this release
   auto leases = p->live_leases();
   std::vector<std::string> owners;
@@ -193,15 +201,15 @@ asio::awaitable<std::tuple<error_code, std::size_t>> release_all_body(std::share
     owners.push_back(st->owner);
   }
   store_call<outcome<std::int64_t>> call = [p, owners](auto reply) { p->store->release_owners(owners, std::move(reply)); };
-  auto r = co_await p->call<outcome<std::int64_t>>(call, nullptr, std::nullopt, asio::use_awaitable);
-  if (r.ec) co_return std::tuple{r.ec, std::size_t{0}};
+  auto r = co_await p->call<outcome<std::int64_t>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
+  if (r.ec) co_return std::tuple{settle(*p, d, "release all", r.ec, r.message), std::size_t{0}};
   p->count.releases.fetch_add(static_cast<std::uint64_t>(r.value), std::memory_order_relaxed);
-  co_return std::tuple{error_code{}, static_cast<std::size_t>(r.value)};
+  co_return std::tuple{settle(*p, d, "release all", {}, ""), static_cast<std::size_t>(r.value)};
 }
 
 // Ends and releases every live lease, then waits until no background work is left or
 // lock_options::expiry has passed (by then what it would free has expired on its own).
-asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_impl> p) {
+asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_impl> p, diagnostics* d) {
   const auto started = steady::now();
   for (auto& st : p->close()) {
     // On the lease's strand, and awaited: the release's ticket exists before shutdown waits.
@@ -224,70 +232,76 @@ asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_i
   });
   co_await bound->async_wait(asio::as_tuple(asio::use_awaitable));
   if (!*idle) {
-    p->log(log_level::warning, [&] {
-      return std::string("shutdown: background releases still under way after the lease expiry");
-    });
-    co_return std::tuple{make_error_code(errc::timeout)};
+    const auto why = "background releases still under way after the lease expiry (" +
+                     std::to_string(p->opts.expiry.count()) + " ms)";
+    p->log(log_level::warning, [&] { return "shutdown: " + why; });
+    co_return std::tuple{settle(*p, d, "shutdown", make_error_code(errc::timeout), why)};
   }
-  co_return std::tuple{p->failure()};
+  auto failed = p->failure();
+  co_return std::tuple{settle(*p, d, "shutdown", failed.ec, std::move(failed.why))};
 }
 
-asio::awaitable<std::tuple<error_code, lock_info>> inspect_body(std::shared_ptr<provider_impl> p, std::string name) {
+asio::awaitable<std::tuple<error_code, lock_info>> inspect_body(std::shared_ptr<provider_impl> p, std::string name,
+                                                                diagnostics* d) {
   std::string why;
-  if (auto ec = validate_lock_name(name, &why)) co_return std::tuple{ec, lock_info{}};
+  if (auto ec = validate_lock_name(name, &why)) co_return std::tuple{settle(*p, d, "inspect", ec, why), lock_info{}};
   store_call<outcome<lock_doc>> call = [p, name](auto reply) { p->store->read(name, read_mode::primary, std::move(reply)); };
-  auto r = co_await p->call<outcome<lock_doc>>(call, nullptr, std::nullopt, asio::use_awaitable);
-  co_return std::tuple{r.ec, to_info(name, r.value)};
+  auto r = co_await p->call<outcome<lock_doc>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
+  co_return std::tuple{settle(*p, d, "inspect", r.ec, r.message), to_info(name, r.value)};
 }
 
-asio::awaitable<std::tuple<error_code, std::vector<lock_info>>> list_body(std::shared_ptr<provider_impl> p) {
+asio::awaitable<std::tuple<error_code, std::vector<lock_info>>> list_body(std::shared_ptr<provider_impl> p,
+                                                                          diagnostics* d) {
   store_call<outcome<std::vector<named_doc>>> call = [p](auto reply) { p->store->list(std::move(reply)); };
-  auto r = co_await p->call<outcome<std::vector<named_doc>>>(call, nullptr, std::nullopt, asio::use_awaitable);
+  auto r = co_await p->call<outcome<std::vector<named_doc>>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
   std::vector<lock_info> out;
-  for (auto& d : r.value) out.push_back(to_info(std::move(d.name), d.doc));
-  co_return std::tuple{r.ec, std::move(out)};
+  for (auto& doc : r.value) out.push_back(to_info(std::move(doc.name), doc.doc));
+  co_return std::tuple{settle(*p, d, "list", r.ec, r.message), std::move(out)};
 }
 
 asio::awaitable<std::tuple<error_code, std::string>> force_body(std::shared_ptr<provider_impl> p, std::string name,
-                                                                force_mode mode) {
+                                                                force_mode mode, diagnostics* d) {
   std::string why;
-  if (auto ec = validate_lock_name(name, &why)) co_return std::tuple{ec, std::string{}};
+  if (auto ec = validate_lock_name(name, &why))
+    co_return std::tuple{settle(*p, d, "force release", ec, why), std::string{}};
   store_call<outcome<std::string>> call = [p, name, immediate = mode == force_mode::immediate](auto reply) {
     p->store->force_release(name, immediate, std::move(reply));
   };
-  auto r = co_await p->call<outcome<std::string>>(call, nullptr, std::nullopt, asio::use_awaitable);
+  auto r = co_await p->call<outcome<std::string>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
   if (!r.ec && !r.value.empty()) p->log(log_level::warning, [&] {
     return std::string("lock '" + name + "' force-released from owner " + r.value);
   });
-  co_return std::tuple{r.ec, r.value};
+  co_return std::tuple{settle(*p, d, "force release", r.ec, r.message), r.value};
 }
 
 strand_type new_strand(const provider_impl& p) { return asio::make_strand(p.ex); }
 
 }  // namespace
-
-void start_release_all(std::shared_ptr<provider_impl> p, count_handler h) {
-  auto s = new_strand(*p);
-  spawn_op<error_code, std::size_t>(s, release_all_body(std::move(p)), std::move(h), false);
-}
-asio::any_io_executor provider_executor(const provider_impl& p) noexcept { return p.ex; }
-
-void start_shutdown(std::shared_ptr<provider_impl> p, shutdown_handler h) {
-  auto s = new_strand(*p);
-  spawn_op<error_code>(s, shutdown_body(std::move(p)), std::move(h), false);
-}
-void start_inspect(std::shared_ptr<provider_impl> p, std::string name, info_handler h) {
-  auto s = new_strand(*p);
-  spawn_op<error_code, lock_info>(s, inspect_body(std::move(p), std::move(name)), std::move(h));
-}
-void start_list(std::shared_ptr<provider_impl> p, list_handler h) {
-  auto s = new_strand(*p);
-  spawn_op<error_code, std::vector<lock_info>>(s, list_body(std::move(p)), std::move(h));
-}
-void start_force_release(std::shared_ptr<provider_impl> p, std::string name, force_mode mode, force_handler h) {
-  auto s = new_strand(*p);
-  spawn_op<error_code, std::string>(s, force_body(std::move(p), std::move(name), mode), std::move(h), false);
-}
-
 }  // namespace detail
+
+using detail::spawn_op;
+
+void provider::start_release_all(impl_ptr p, diagnostics* d, handler<std::size_t> h) {
+  auto s = detail::new_strand(*p);
+  spawn_op<error_code, std::size_t>(s, detail::release_all_body(std::move(p), d), std::move(h), false);
+}
+void provider::start_shutdown(impl_ptr p, diagnostics* d, handler<> h) {
+  auto s = detail::new_strand(*p);
+  spawn_op<error_code>(s, detail::shutdown_body(std::move(p), d), std::move(h), false);
+}
+void provider::start_inspect(impl_ptr p, std::string name, diagnostics* d, handler<lock_info> h) {
+  auto s = detail::new_strand(*p);
+  spawn_op<error_code, lock_info>(s, detail::inspect_body(std::move(p), std::move(name), d), std::move(h));
+}
+void provider::start_list(impl_ptr p, diagnostics* d, handler<std::vector<lock_info>> h) {
+  auto s = detail::new_strand(*p);
+  spawn_op<error_code, std::vector<lock_info>>(s, detail::list_body(std::move(p), d), std::move(h));
+}
+void provider::start_force_release(impl_ptr p, std::string name, force_mode mode, diagnostics* d,
+                                   handler<std::string> h) {
+  auto s = detail::new_strand(*p);
+  spawn_op<error_code, std::string>(s, detail::force_body(std::move(p), std::move(name), mode, d), std::move(h),
+                                    false);
+}
+
 }  // namespace mongolock

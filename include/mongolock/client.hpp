@@ -16,6 +16,7 @@
 namespace mongolock {
 namespace detail {
 struct client_impl;
+struct access;
 }
 
 struct server_version {
@@ -46,16 +47,16 @@ class client {
   template <class Token = boost::asio::deferred_t>
   auto async_server_version(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, server_version)>(
-        detail::make_initiation(get_executor(),
-                                [](auto handler, std::shared_ptr<detail::client_impl> impl) {
-                                  start_server_version(std::move(impl), std::move(handler));
-                                }),
+        detail::initiation(get_executor(),
+                           [](auto handler, std::shared_ptr<detail::client_impl> impl) {
+                             start_server_version(std::move(impl), std::move(handler));
+                           }),
         token, impl_);
   }
 
-  const std::shared_ptr<detail::client_impl>& impl() const { return impl_; }
-
  private:
+  friend class provider;
+  friend struct detail::access;
   static void start_server_version(
       std::shared_ptr<detail::client_impl>,
       boost::asio::any_completion_handler<void(boost::system::error_code, server_version)>);

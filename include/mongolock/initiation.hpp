@@ -1,13 +1,27 @@
 #pragma once
-// The initiation object of every mongolock operation: the function that starts it, plus the
-// executor of the object it runs on. Asio's convention: token adapters such as
-// asio::cancel_after (Boost 1.86 and later) look the executor up through get_executor().
+// The initiation object of every mongolock operation (detail::initiation(executor, start)): the
+// function that starts it, plus the executor of the object it runs on. Asio's convention: token
+// adapters such as asio::cancel_after (Boost 1.86 and later) look the executor up through
+// get_executor().
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/deferred.hpp>
 #include <type_traits>
 #include <utility>
 
+namespace mongolock {
+struct diagnostics;
+struct try_options;
+enum class force_mode;
+}  // namespace mongolock
+
 namespace mongolock::detail {
+
+// Operations take optional arguments before the completion token (diagnostics, try_options,
+// force_mode); this keeps the overload without them from taking one for its token.
+template <class Token>
+inline constexpr bool is_token_v = !std::is_same_v<std::decay_t<Token>, diagnostics> &&
+                                   !std::is_same_v<std::decay_t<Token>, try_options> &&
+                                   !std::is_same_v<std::decay_t<Token>, force_mode>;
 
 // Operations that complete with void(exception_ptr[, T]) (async_guard, async_run) cannot be
 // co_awaited as a deferred operation in Asio 1.81: awaitable_async_op_handler's resume() tests
@@ -33,10 +47,5 @@ class initiation {
   executor_type ex_;
   Start start_;
 };
-
-template <class Start>
-initiation<Start> make_initiation(boost::asio::any_io_executor ex, Start start) {
-  return initiation<Start>(std::move(ex), std::move(start));
-}
 
 }  // namespace mongolock::detail

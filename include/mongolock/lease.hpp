@@ -25,61 +25,7 @@
 namespace mongolock {
 namespace detail {
 struct lease_state;
-using handler_ec = boost::asio::any_completion_handler<void(boost::system::error_code)>;
-void start_release(std::shared_ptr<lease_state>, handler_ec);
-void start_wait_lost(std::shared_ptr<lease_state>, handler_ec);
-void abandon(std::shared_ptr<lease_state>) noexcept;
-boost::asio::strand<boost::asio::any_io_executor> lease_strand(const lease_state&);
-boost::system::error_code lease_status(const lease_state&) noexcept;
-const std::string& lease_name(const lease_state&) noexcept;
-const std::string& lease_owner(const lease_state&) noexcept;
-std::int64_t lease_token(const lease_state&) noexcept;
-
-// An empty lease has no executor of its own: complete through the handler's (posted, never
-// inline), while its concrete type is still known.
-template <class Handler>
-void complete_not_held(Handler&& h) {
-  boost::asio::post(boost::asio::append(std::forward<Handler>(h), make_error_code(errc::not_held)));
-}
-
-// The lease's strand; the system executor for an empty lease (its operations only post not_held).
-inline boost::asio::any_io_executor lease_executor(const std::shared_ptr<lease_state>& st) {
-  if (!st) return boost::asio::system_executor();
-  return lease_strand(*st);
-}
-
-template <class Token>
-auto async_wait_lost(std::shared_ptr<lease_state> st, Token&& token) {
-  auto ex = lease_executor(st);
-  return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-      make_initiation(std::move(ex),
-                      [](auto h, std::shared_ptr<lease_state> s) {
-                        if (!s) return complete_not_held(std::move(h));
-                        start_wait_lost(std::move(s), std::move(h));
-                      }),
-      token, std::move(st));
-}
-
-// Runs on the lease's strand: `work` (spawned on `work_ex`, the caller's executor) next to a wait
-// for loss; whichever ends first cancels the other. Loss (or release) rethrows as
-// system_error(errc::lease_lost / errc::released).
-template <class T>
-boost::asio::awaitable<T> guard_body(std::shared_ptr<lease_state> st, boost::asio::awaitable<T> work,
-                                     boost::asio::any_io_executor work_ex) {
-  namespace asio = boost::asio;
-  if (auto ec = lease_status(*st)) throw boost::system::system_error(ec);
-  // Built outside the co_await expression: GCC 12 may destroy temporaries there twice.
-  auto group = asio::experimental::make_parallel_group(asio::co_spawn(work_ex, std::move(work), asio::deferred),
-                                                       async_wait_lost(st, asio::deferred));
-  auto both = std::move(group).async_wait(asio::experimental::wait_for_one(), asio::deferred);
-  auto result = co_await std::move(both);
-  const auto& order = std::get<0>(result);
-  const std::exception_ptr& failure = std::get<1>(result);
-  const boost::system::error_code& ended = std::get<std::tuple_size_v<decltype(result)> - 1>(result);
-  if (order[0] == 1) throw boost::system::system_error(ended);
-  if (failure) std::rethrow_exception(failure);
-  if constexpr (!std::is_void_v<T>) co_return std::move(std::get<2>(result));
-}
+struct access;
 
 // A class template, not conditional_t: conditional_t would form void(exception_ptr, void).
 template <class T>
@@ -94,67 +40,63 @@ template <class T>
 using guard_signature = typename guard_signature_of<T>::type;
 }  // namespace detail
 
+// Thread safety: a lease object is not (like any Asio I/O object); status(), held() and the
+// accessors may be called from any thread while the lease renews itself. Handlers run on the
+// executor associated with the completion handler (Asio's rule), defaulting to the lease's strand.
 class lease {
  public:
   lease() noexcept = default;
-  explicit lease(std::shared_ptr<detail::lease_state> s) noexcept : state_(std::move(s)) {}
   lease(lease&&) noexcept = default;
-  lease& operator=(lease&& other) noexcept {
-    if (this != &other) {
-      detail::abandon(std::move(state_));
-      state_ = std::move(other.state_);
-    }
-    return *this;
-  }
+  // Releases the lease held before (in the background, as the destructor does).
+  lease& operator=(lease&& other) noexcept;
   // Not released yet: released in the background (best effort). Never blocks, never throws.
-  ~lease() { detail::abandon(std::move(state_)); }
+  ~lease();
 
   // True when this object refers to an acquisition (held, lost or released).
   explicit operator bool() const noexcept { return state_ != nullptr; }
   // {} while held; errc::lease_lost, errc::released or errc::not_held otherwise. Thread-safe.
-  boost::system::error_code status() const noexcept {
-    return state_ ? detail::lease_status(*state_) : make_error_code(errc::not_held);
-  }
+  boost::system::error_code status() const noexcept;
   bool held() const noexcept { return state_ && !status(); }
   // The accessors below are defined on an empty lease too (as as_tuple hands out with errc::busy):
   // empty strings and token 0, which no acquisition ever carries.
-  const std::string& name() const noexcept { return state_ ? detail::lease_name(*state_) : empty_string(); }
+  const std::string& name() const noexcept;
   // 32 hex characters from the OS's cryptographic random source; new for every acquisition.
-  const std::string& owner_id() const noexcept { return state_ ? detail::lease_owner(*state_) : empty_string(); }
+  const std::string& owner_id() const noexcept;
   // Strictly increasing per lock name across release, expiry, takeover and clean-up; 0 when empty.
-  std::int64_t fencing_token() const noexcept { return state_ ? detail::lease_token(*state_) : 0; }
+  std::int64_t fencing_token() const noexcept;
   // The strand that renews this lease. Throws system_error(errc::not_held) on an empty lease.
-  boost::asio::strand<boost::asio::any_io_executor> get_executor() const {
-    if (!state_) throw boost::system::system_error(make_error_code(errc::not_held));
-    return detail::lease_strand(*state_);
-  }
+  boost::asio::strand<boost::asio::any_io_executor> get_executor() const;
 
-  // Releases the lock. Completes with {} when this call freed it, errc::lease_lost if it had been
-  // lost, errc::not_held if already released, or a server error (the lease then expires on its
-  // own). Guarded work is cancelled. Cancellation: not supported (the release always runs).
+  // Releases the lock. Completion: void(error_code): {} when this call freed it, errc::lease_lost
+  // if it had been lost, errc::not_held if already released (or an empty lease), else a server
+  // error (errc::server_unavailable, errc::server_error, errc::ambiguous_result: the lease then
+  // expires on its own, or the release is retried in the background). Guarded work is cancelled
+  // before the lock is freed. Cancellation: not supported (the release always runs).
   template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
   auto async_release(Token&& token = {}) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-        detail::make_initiation(detail::lease_executor(state_),
-                                [](auto h, std::shared_ptr<detail::lease_state> s) {
-                                  if (!s) return detail::complete_not_held(std::move(h));
-                                  detail::start_release(std::move(s), std::move(h));
-                                }),
-        token, state_);
+    return initiate_release(nullptr, std::forward<Token>(token));
+  }
+  // The same, with the reason for a failure in `d` (error.hpp).
+  template <class Token = boost::asio::deferred_t>
+  auto async_release(diagnostics& d, Token&& token = {}) {
+    return initiate_release(&d, std::forward<Token>(token));
   }
 
-  // Completes when the lease ends: errc::lease_lost (lost) or errc::released (released by us).
+  // Completion: void(error_code) when the lease ends: errc::lease_lost (lost) or errc::released
+  // (released by us); errc::not_held at once for an empty lease. No server call.
   // Cancellation: terminal, partial and total; completes with operation_aborted, no side effect.
   template <class Token = boost::asio::deferred_t>
   auto async_wait_lost(Token&& token = {}) {
-    return detail::async_wait_lost(state_, std::forward<Token>(token));
+    return wait_lost(state_, std::forward<Token>(token));
   }
 
   // Runs `work` on the executor associated with the completion handler (for co_await: the
   // calling coroutine's executor, e.g. the strand of a Beast session), falling back to the
   // lease's strand; if the lease is lost first, `work` is cancelled (terminal) and the operation
   // fails with system_error(errc::lease_lost). Completion signature is co_spawn's:
-  // void(exception_ptr[, T]). Cancelling the guard cancels the work.
+  // void(exception_ptr[, T]). Cancelling the guard cancels the work. Throws
+  // system_error(errc::not_held) at once on an empty lease. No server call.
   // The default token is use_awaitable; with asio::deferred this returns the awaitable (an Asio
   // 1.81 limit, initiation.hpp), so `co_await lease.async_guard(work(), asio::deferred)` works.
   template <class T, class Token = boost::asio::use_awaitable_t<>>
@@ -166,26 +108,90 @@ class lease {
   }
 
  private:
+  friend struct detail::access;  // the library makes leases; users get them from an acquire
+  using state_ptr = std::shared_ptr<detail::lease_state>;
+  using handler_ec = boost::asio::any_completion_handler<void(boost::system::error_code)>;
+  explicit lease(state_ptr s) noexcept : state_(std::move(s)) {}
+
+  static void abandon(state_ptr) noexcept;
+  static void start_release(state_ptr, diagnostics*, handler_ec);
+  static void start_wait_lost(state_ptr, handler_ec);
+  static boost::system::error_code status_of(const detail::lease_state&) noexcept;
+  static boost::asio::strand<boost::asio::any_io_executor> strand_of(const detail::lease_state&);
+  // The lease's strand; the system executor for an empty lease (its operations only post not_held).
+  static boost::asio::any_io_executor executor_of(const state_ptr& st) {
+    if (!st) return boost::asio::system_executor();
+    return strand_of(*st);
+  }
+  // An empty lease has no executor of its own: complete through the handler's (posted, never
+  // inline), while its concrete type is still known.
+  template <class Handler>
+  static void complete_not_held(Handler&& h) {
+    boost::asio::post(boost::asio::append(std::forward<Handler>(h), make_error_code(errc::not_held)));
+  }
+
+  template <class Token>
+  auto initiate_release(diagnostics* d, Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        detail::initiation(executor_of(state_),
+                           [](auto h, state_ptr s, diagnostics* diag) {
+                             if (!s) {
+                               if (diag) diag->reason = "this lease object holds no acquisition";
+                               return complete_not_held(std::move(h));
+                             }
+                             start_release(std::move(s), diag, std::move(h));
+                           }),
+        token, state_, d);
+  }
+
+  template <class Token>
+  static auto wait_lost(state_ptr st, Token&& token) {
+    auto ex = executor_of(st);
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        detail::initiation(std::move(ex),
+                           [](auto h, state_ptr s) {
+                             if (!s) return complete_not_held(std::move(h));
+                             start_wait_lost(std::move(s), std::move(h));
+                           }),
+        token, std::move(st));
+  }
+
+  // Runs on the lease's strand: `work` (spawned on `work_ex`, the caller's executor) next to a wait
+  // for loss; whichever ends first cancels the other. Loss (or release) rethrows as
+  // system_error(errc::lease_lost / errc::released).
+  template <class T>
+  static boost::asio::awaitable<T> guard_body(state_ptr st, boost::asio::awaitable<T> work,
+                                              boost::asio::any_io_executor work_ex) {
+    namespace asio = boost::asio;
+    if (auto ec = status_of(*st)) throw boost::system::system_error(ec);
+    // Built outside the co_await expression: GCC 12 may destroy temporaries there twice.
+    auto group = asio::experimental::make_parallel_group(asio::co_spawn(work_ex, std::move(work), asio::deferred),
+                                                         wait_lost(st, asio::deferred));
+    auto both = std::move(group).async_wait(asio::experimental::wait_for_one(), asio::deferred);
+    auto result = co_await std::move(both);
+    const auto& order = std::get<0>(result);
+    const std::exception_ptr& failure = std::get<1>(result);
+    const boost::system::error_code& ended = std::get<std::tuple_size_v<decltype(result)> - 1>(result);
+    if (order[0] == 1) throw boost::system::system_error(ended);
+    if (failure) std::rethrow_exception(failure);
+    if constexpr (!std::is_void_v<T>) co_return std::move(std::get<2>(result));
+  }
+
   template <class T, class Token>
   auto initiate_guard(boost::asio::awaitable<T> work, Token&& token) {
     if (!state_) throw boost::system::system_error(make_error_code(errc::not_held));
     return boost::asio::async_initiate<Token, detail::guard_signature<T>>(
-        detail::make_initiation(
-            detail::lease_executor(state_),
-            [](auto handler, std::shared_ptr<detail::lease_state> st, boost::asio::awaitable<T> w) {
-              auto strand = detail::lease_strand(*st);
-              boost::asio::any_io_executor work_ex = boost::asio::get_associated_executor(handler, strand);
-              boost::asio::co_spawn(strand, detail::guard_body<T>(std::move(st), std::move(w), std::move(work_ex)),
-                                    std::move(handler));
-            }),
+        detail::initiation(executor_of(state_),
+                           [](auto handler, state_ptr st, boost::asio::awaitable<T> w) {
+                             auto strand = strand_of(*st);
+                             boost::asio::any_io_executor work_ex = boost::asio::get_associated_executor(handler, strand);
+                             boost::asio::co_spawn(strand, guard_body<T>(std::move(st), std::move(w), std::move(work_ex)),
+                                                   std::move(handler));
+                           }),
         token, state_, std::move(work));
   }
 
-  static const std::string& empty_string() noexcept {
-    static const std::string none;
-    return none;
-  }
-  std::shared_ptr<detail::lease_state> state_;
+  state_ptr state_;
 };
 
 }  // namespace mongolock

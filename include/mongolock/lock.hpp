@@ -21,52 +21,18 @@
 namespace mongolock {
 namespace detail {
 struct provider_impl;
+struct access;
 // try_confirming: a try that may watch a long-silent holder (try_options::confirm_silent_holder).
 enum class acquire_mode { wait, try_once, try_confirming };
-using acquire_handler = boost::asio::any_completion_handler<void(boost::system::error_code, lease)>;
-// `timing`: the lock's own options (provider::create_lock with lock_timing); null: the provider's.
-// `d`: the caller's diagnostics or null.
-void start_acquire(std::shared_ptr<provider_impl>, std::string name, std::shared_ptr<const lock_options> timing,
-                   acquire_mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d, acquire_handler);
-template <class Token>
-inline constexpr bool is_token_v =
-    !std::is_same_v<std::decay_t<Token>, diagnostics> && !std::is_same_v<std::decay_t<Token>, try_options>;
-boost::asio::any_io_executor provider_executor(const provider_impl&) noexcept;
-
-// lock::async_run's body: acquire, run the work guarded by the lease, then release and wait for
-// the release whatever happened. A cancellation cancels the acquire or the work, never the release.
-template <class T, class Acquire>
-boost::asio::awaitable<T> run_body(Acquire acquire, boost::asio::awaitable<T> work) {
-  namespace asio = boost::asio;
-  co_await asio::this_coro::throw_if_cancelled(false);  // the release below must still run
-  auto [ec, held] = co_await std::move(acquire)(asio::as_tuple(asio::use_awaitable));
-  if (ec) throw boost::system::system_error(ec);
-  std::exception_ptr failure;
-  std::optional<std::conditional_t<std::is_void_v<T>, int, T>> result;
-  try {
-    // A named local, not a temporary inside co_await: GCC 12 may destroy those twice.
-    auto guarded = held.async_guard(std::move(work), asio::use_awaitable);
-    if constexpr (std::is_void_v<T>) {
-      co_await std::move(guarded);
-      result.emplace(0);
-    } else {
-      result.emplace(co_await std::move(guarded));
-    }
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  // The work finished (or failed) inside its lease; a release that fails afterwards does not
-  // change that outcome (the lock then expires on its own, or is retried in the background).
-  co_await held.async_release(asio::as_tuple(asio::use_awaitable));
-  if (failure) std::rethrow_exception(failure);
-  if constexpr (!std::is_void_v<T>) co_return std::move(*result);
-}
 }  // namespace detail
+
+// Thread safety: a lock object is a name plus its provider and may be copied freely; distinct
+// objects may be used from any thread. Handlers run on the executor associated with the
+// completion handler, defaulting to the provider's executor (the client's).
 
 class lock {
  public:
-  lock(std::shared_ptr<detail::provider_impl> p, std::string name, std::shared_ptr<const lock_options> timing = nullptr)
-      : provider_(std::move(p)), name_(std::move(name)), timing_(std::move(timing)) {}
+  // Made by provider::create_lock.
   const std::string& name() const noexcept { return name_; }
 
   // Waits until acquired, with jittered backoff; gives up with errc::timeout after the
@@ -100,15 +66,25 @@ class lock {
   // Scoped use, as `await using` elsewhere: acquires (waiting as async_acquire does), runs `work`
   // under async_guard on the handler's executor, then always releases and waits for the release
   // before completing with the work's result. Completion: void(exception_ptr[, T]), as co_spawn;
-  // the exception is system_error(errc::timeout, errc::lease_lost, ...) or the work's own.
+  // the exception is system_error(errc::timeout, errc::lease_lost, ...) or the work's own. A
+  // release that fails after the work finished does not change the result (the lock expires).
   // Cancellation: terminal; cancels the acquire or the work; the release still runs.
   // With asio::deferred: the awaitable, as lease::async_guard does (an Asio 1.81 limit, initiation.hpp).
   template <class T, class Token = boost::asio::use_awaitable_t<>>
+    requires detail::is_token_v<Token>
   auto async_run(boost::asio::awaitable<T> work, Token&& token = {}) {
     if constexpr (detail::awaitable_instead_v<Token>)
       return async_run(std::move(work), boost::asio::use_awaitable);
     else
-      return initiate_run(std::move(work), std::forward<Token>(token));
+      return initiate_run(std::move(work), nullptr, std::forward<Token>(token));
+  }
+  // The same, with the reason for an acquire failure in `d`.
+  template <class T, class Token = boost::asio::use_awaitable_t<>>
+  auto async_run(boost::asio::awaitable<T> work, diagnostics& d, Token&& token = {}) {
+    if constexpr (detail::awaitable_instead_v<Token>)
+      return async_run(std::move(work), d, boost::asio::use_awaitable);
+    else
+      return initiate_run(std::move(work), &d, std::forward<Token>(token));
   }
 
   // One look: completes with errc::busy at once if another owner holds the lock, however long it
@@ -136,18 +112,61 @@ class lock {
   }
 
  private:
+  friend class provider;
+  friend struct detail::access;
+  using impl_ptr = std::shared_ptr<detail::provider_impl>;
+  using acquire_handler = boost::asio::any_completion_handler<void(boost::system::error_code, lease)>;
+  lock(impl_ptr p, std::string name, std::shared_ptr<const lock_options> timing = nullptr)
+      : provider_(std::move(p)), name_(std::move(name)), timing_(std::move(timing)) {}
+
+  // `timing`: the lock's own options (provider::create_lock with lock_timing); null: the provider's.
+  // `d`: the caller's diagnostics or null.
+  static void start_acquire(impl_ptr, std::string name, std::shared_ptr<const lock_options> timing,
+                            detail::acquire_mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                            acquire_handler);
+  static boost::asio::any_io_executor executor_of(const detail::provider_impl&) noexcept;
+
+  // lock::async_run's body: acquire, run the work guarded by the lease, then release and wait for
+  // the release whatever happened. A cancellation cancels the acquire or the work, never the release.
+  template <class T, class Acquire>
+  static boost::asio::awaitable<T> run_body(Acquire acquire, boost::asio::awaitable<T> work) {
+    namespace asio = boost::asio;
+    co_await asio::this_coro::throw_if_cancelled(false);  // the release below must still run
+    auto [ec, held] = co_await std::move(acquire)(asio::as_tuple(asio::use_awaitable));
+    if (ec) throw boost::system::system_error(ec);
+    std::exception_ptr failure;
+    std::optional<std::conditional_t<std::is_void_v<T>, int, T>> result;
+    try {
+      // A named local, not a temporary inside co_await: GCC 12 may destroy those twice.
+      auto guarded = held.async_guard(std::move(work), asio::use_awaitable);
+      if constexpr (std::is_void_v<T>) {
+        co_await std::move(guarded);
+        result.emplace(0);
+      } else {
+        result.emplace(co_await std::move(guarded));
+      }
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    // The work finished (or failed) inside its lease; a release that fails afterwards does not
+    // change that outcome (the lock then expires on its own, or is retried in the background).
+    co_await held.async_release(asio::as_tuple(asio::use_awaitable));
+    if (failure) std::rethrow_exception(failure);
+    if constexpr (!std::is_void_v<T>) co_return std::move(*result);
+  }
+
   template <class T, class Token>
-  auto initiate_run(boost::asio::awaitable<T> work, Token&& token) {
+  auto initiate_run(boost::asio::awaitable<T> work, diagnostics* d, Token&& token) {
     return boost::asio::async_initiate<Token, detail::guard_signature<T>>(
-        detail::make_initiation(detail::provider_executor(*provider_),
-                                [](auto handler, lock l, boost::asio::awaitable<T> w) {
-                                  auto ex = boost::asio::get_associated_executor(
-                                      handler, detail::provider_executor(*l.provider_));
-                                  auto acquire = [l](auto tok) mutable { return l.async_acquire(std::move(tok)); };
-                                  boost::asio::co_spawn(ex, detail::run_body<T>(std::move(acquire), std::move(w)),
-                                                        std::move(handler));
-                                }),
-        token, *this, std::move(work));
+        detail::initiation(executor_of(*provider_),
+                           [](auto handler, lock l, boost::asio::awaitable<T> w, diagnostics* diag) {
+                             auto ex = boost::asio::get_associated_executor(handler, executor_of(*l.provider_));
+                             auto acquire = [l, diag](auto tok) mutable {
+                               return diag ? l.async_acquire(*diag, std::move(tok)) : l.async_acquire(std::move(tok));
+                             };
+                             boost::asio::co_spawn(ex, run_body<T>(std::move(acquire), std::move(w)), std::move(handler));
+                           }),
+        token, *this, std::move(work), d);
   }
 
   template <class Token>
@@ -164,17 +183,15 @@ class lock {
   auto initiate(detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
                 Token&& token) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, lease)>(
-        detail::make_initiation(detail::provider_executor(*provider_),
-                                [](auto h, std::shared_ptr<detail::provider_impl> p, std::string n,
-                                   std::shared_ptr<const lock_options> o, detail::acquire_mode m,
-                                   std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
-                                  detail::start_acquire(std::move(p), std::move(n), std::move(o), m, t, diag,
-                                                        std::move(h));
-                                }),
+        detail::initiation(executor_of(*provider_),
+                           [](auto h, impl_ptr p, std::string n, std::shared_ptr<const lock_options> o,
+                              detail::acquire_mode m, std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
+                             start_acquire(std::move(p), std::move(n), std::move(o), m, t, diag, std::move(h));
+                           }),
         token, provider_, name_, timing_, mode, timeout, d);
   }
 
-  std::shared_ptr<detail::provider_impl> provider_;
+  impl_ptr provider_;
   std::string name_;
   std::shared_ptr<const lock_options> timing_;  // null: the provider's lock_options
 };

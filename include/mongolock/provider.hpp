@@ -51,18 +51,9 @@ enum class force_mode {
   immediate,
 };
 
-namespace detail {
-using count_handler = boost::asio::any_completion_handler<void(boost::system::error_code, std::size_t)>;
-using info_handler = boost::asio::any_completion_handler<void(boost::system::error_code, lock_info)>;
-using list_handler = boost::asio::any_completion_handler<void(boost::system::error_code, std::vector<lock_info>)>;
-using force_handler = boost::asio::any_completion_handler<void(boost::system::error_code, std::string)>;
-using shutdown_handler = boost::asio::any_completion_handler<void(boost::system::error_code)>;
-void start_release_all(std::shared_ptr<provider_impl>, count_handler);
-void start_shutdown(std::shared_ptr<provider_impl>, shutdown_handler);
-void start_inspect(std::shared_ptr<provider_impl>, std::string name, info_handler);
-void start_list(std::shared_ptr<provider_impl>, list_handler);
-void start_force_release(std::shared_ptr<provider_impl>, std::string name, force_mode, force_handler);
-}  // namespace detail
+// Thread safety: a provider may be used from any thread (its state is behind strands and
+// atomics); create_lock, options and snapshot are plain calls. Handlers run on the executor
+// associated with the completion handler, defaulting to the client's executor.
 
 class provider {
  public:
@@ -78,14 +69,17 @@ class provider {
   stats snapshot() const noexcept;
 
   // Releases every lease this provider currently holds with one update; their guarded work is
-  // cancelled and they complete async_wait_lost with errc::released. Completes with the number of
-  // lock documents freed. Cancellation: not supported.
+  // cancelled and they complete async_wait_lost with errc::released. Completion:
+  // void(error_code, std::size_t): the number of lock documents freed, or a server error.
+  // Cancellation: not supported.
   template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
   auto async_release_all(Token&& token = {}) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::size_t)>(
-        with_executor(
-            [](auto h, std::shared_ptr<detail::provider_impl> p) { detail::start_release_all(std::move(p), std::move(h)); }),
-        token, impl_);
+    return release_all_op(nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_release_all(diagnostics& d, Token&& token = {}) {
+    return release_all_op(&d, std::forward<Token>(token));
   }
 
   // For a clean exit; call it before destroying the client. From the call on, acquisitions of
@@ -93,63 +87,122 @@ class provider {
   // is released (guarded work is cancelled; async_wait_lost completes with errc::released), and
   // the operation waits for the work still under way in the background: a take whose reply came
   // after its acquire was cancelled or timed out (given back), releases being retried, a lost
-  // lease's delayed release. Completes with {} once all of it is done; with the error of a
-  // release that gave up (that lock then expires on its own); or with errc::timeout if work is
+  // lease's delayed release. Completion: void(error_code): {} once all of it is done; the error
+  // of a release that gave up (that lock then expires on its own); or errc::timeout if work is
   // still under way after lock_options::expiry. Idempotent. Cancellation: not supported.
   template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
   auto async_shutdown(Token&& token = {}) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-        with_executor(
-            [](auto h, std::shared_ptr<detail::provider_impl> p) { detail::start_shutdown(std::move(p), std::move(h)); }),
-        token, impl_);
+    return shutdown_op(nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_shutdown(diagnostics& d, Token&& token = {}) {
+    return shutdown_op(&d, std::forward<Token>(token));
   }
 
-  // Reads one lock document (errc::invalid_name for a bad name). Cancellation: any type.
+  // Reads one lock document from the primary. Completion: void(error_code, lock_info);
+  // errc::invalid_name for a bad name, else server errors. Cancellation: any type (the read has
+  // no side effect).
   template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
   auto async_inspect(std::string name, Token&& token = {}) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, lock_info)>(
-        with_executor([](auto h, std::shared_ptr<detail::provider_impl> p, std::string n) {
-          detail::start_inspect(std::move(p), std::move(n), std::move(h));
-        }),
-        token, impl_, std::move(name));
+    return inspect_op(std::move(name), nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_inspect(std::string name, diagnostics& d, Token&& token = {}) {
+    return inspect_op(std::move(name), &d, std::forward<Token>(token));
   }
 
-  // Reads every lock document of the collection. Cancellation: any type.
+  // Reads every lock document of the collection. Completion: void(error_code,
+  // std::vector<lock_info>). Cancellation: any type.
   template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
   auto async_list(Token&& token = {}) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::vector<lock_info>)>(
-        with_executor(
-            [](auto h, std::shared_ptr<detail::provider_impl> p) { detail::start_list(std::move(p), std::move(h)); }),
-        token, impl_);
+    return list_op(nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_list(diagnostics& d, Token&& token = {}) {
+    return list_op(&d, std::forward<Token>(token));
   }
 
   // Operator override: takes the lock from whoever holds it (force_mode: by default new holders
-  // wait out the old holder's lease). Completes with the removed owner id; empty if there was
-  // nothing to take (free, or already broken and not `immediate`). The holder notices at its next
-  // renewal and loses the lease. Errors: errc::invalid_name, server errors. Cancellation: not
-  // supported.
+  // wait out the old holder's lease). Completion: void(error_code, std::string): the removed
+  // owner id; empty if there was nothing to take (free, or already broken and not `immediate`).
+  // The holder notices at its next renewal and loses the lease. Errors: errc::invalid_name,
+  // server errors. Cancellation: not supported.
   template <class Token = boost::asio::deferred_t>
-    requires(!std::is_same_v<std::decay_t<Token>, force_mode>)
+    requires detail::is_token_v<Token>
   auto async_force_release(std::string name, Token&& token = {}) {
     return async_force_release(std::move(name), force_mode::wait_out_holder, std::forward<Token>(token));
   }
-
   template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
   auto async_force_release(std::string name, force_mode mode, Token&& token = {}) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::string)>(
-        with_executor([](auto h, std::shared_ptr<detail::provider_impl> p, std::string n, force_mode m) {
-          detail::start_force_release(std::move(p), std::move(n), m, std::move(h));
-        }),
-        token, impl_, std::move(name), mode);
+    return force_release_op(std::move(name), mode, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_force_release(std::string name, force_mode mode, diagnostics& d, Token&& token = {}) {
+    return force_release_op(std::move(name), mode, &d, std::forward<Token>(token));
   }
 
  private:
+  friend struct detail::access;
+  using impl_ptr = std::shared_ptr<detail::provider_impl>;
+  explicit provider(impl_ptr p) noexcept : impl_(std::move(p)) {}
+  template <class... T>
+  using handler = boost::asio::any_completion_handler<void(boost::system::error_code, T...)>;
+  // `d`: the caller's diagnostics, or null.
+  static void start_release_all(impl_ptr, diagnostics* d, handler<std::size_t>);
+  static void start_shutdown(impl_ptr, diagnostics* d, handler<>);
+  static void start_inspect(impl_ptr, std::string name, diagnostics* d, handler<lock_info>);
+  static void start_list(impl_ptr, diagnostics* d, handler<std::vector<lock_info>>);
+  static void start_force_release(impl_ptr, std::string name, force_mode, diagnostics* d, handler<std::string>);
+
+  template <class Token>
+  auto release_all_op(diagnostics* d, Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::size_t)>(
+        with_executor([](auto h, impl_ptr p, diagnostics* diag) { start_release_all(std::move(p), diag, std::move(h)); }),
+        token, impl_, d);
+  }
+
+  template <class Token>
+  auto shutdown_op(diagnostics* d, Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        with_executor([](auto h, impl_ptr p, diagnostics* diag) { start_shutdown(std::move(p), diag, std::move(h)); }),
+        token, impl_, d);
+  }
+
+  template <class Token>
+  auto inspect_op(std::string name, diagnostics* d, Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, lock_info)>(
+        with_executor([](auto h, impl_ptr p, std::string n, diagnostics* diag) {
+          start_inspect(std::move(p), std::move(n), diag, std::move(h));
+        }),
+        token, impl_, std::move(name), d);
+  }
+
+  template <class Token>
+  auto list_op(diagnostics* d, Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::vector<lock_info>)>(
+        with_executor([](auto h, impl_ptr p, diagnostics* diag) { start_list(std::move(p), diag, std::move(h)); }),
+        token, impl_, d);
+  }
+
+  template <class Token>
+  auto force_release_op(std::string name, force_mode mode, diagnostics* d, Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::string)>(
+        with_executor([](auto h, impl_ptr p, std::string n, force_mode m, diagnostics* diag) {
+          start_force_release(std::move(p), std::move(n), m, diag, std::move(h));
+        }),
+        token, impl_, std::move(name), mode, d);
+  }
+
   // The initiation object: `start` plus this provider's executor (initiation.hpp).
   template <class Start>
   auto with_executor(Start start) const {
-    return detail::make_initiation(detail::provider_executor(*impl_), std::move(start));
+    return detail::initiation(lock::executor_of(*impl_), std::move(start));
   }
-  std::shared_ptr<detail::provider_impl> impl_;
+  impl_ptr impl_;
 };
 
 }  // namespace mongolock

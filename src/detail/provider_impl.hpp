@@ -103,8 +103,12 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   std::uint64_t on_close(std::function<void()> cancel);
   void forget_on_close(std::uint64_t id);
   // A background release that gave up (the lock then expires on its own): shutdown reports it.
-  void note_failure(boost::system::error_code ec);
-  boost::system::error_code failure() const {
+  struct noted_failure {
+    boost::system::error_code ec;
+    std::string why;
+  };
+  void note_failure(boost::system::error_code ec, std::string why);
+  noted_failure failure() const {
     std::lock_guard g(mu);
     return failure_;
   }
@@ -154,7 +158,7 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   std::vector<std::function<void()>> idle_waiters_;
   std::uint64_t next_canceller_ = 0;
   std::unordered_map<std::uint64_t, std::function<void()>> cancellers_;
-  boost::system::error_code failure_;
+  noted_failure failure_;
   std::mt19937_64 seed;
   std::unordered_map<std::string, std::weak_ptr<lease_state>> live;
   std::unordered_map<std::string, lock_doc> free_docs;

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "detail/access.hpp"
 #include "detail/client_impl.hpp"
 #include "fixture.hpp"
 
@@ -292,7 +293,7 @@ BOOST_FIXTURE_TEST_CASE(try_acquire_takes_over_a_long_silent_holder_after_verify
     ml::provider gone(dead, "mongolock_test", "locks", fast_options(500ms));
     auto f = asio::co_spawn(io, gone.create_lock(name).async_acquire(asio::use_awaitable), asio::use_future);
     auto l = f.get();
-    dead.impl()->shutdown();
+    ml::detail::access::impl(dead)->shutdown();
   }
   auto b = make_provider();
   run([&]() -> asio::awaitable<void> {
@@ -360,7 +361,7 @@ BOOST_FIXTURE_TEST_CASE(fencing_tokens_increase_across_release_expiry_and_remova
     auto f = asio::co_spawn(io, gone.create_lock(name).async_acquire(asio::use_awaitable), asio::use_future);
     auto l3 = f.get();
     tokens.push_back(l3.fencing_token());
-    dead.impl()->shutdown();
+    ml::detail::access::impl(dead)->shutdown();
   }
   run([&]() -> asio::awaitable<void> {
     auto l4 = co_await b.create_lock(name).async_acquire();  // taken over after expiry

@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 #include <future>
 
+#include "detail/access.hpp"
 #include "detail/lease_state.hpp"
 #include "detail/provider_impl.hpp"
 #include "memory_store.hpp"
@@ -34,7 +35,7 @@ struct engine {
   explicit engine(ml::lock_options o = fast())
       : p(std::make_shared<ml::detail::provider_impl>(io.get_executor(), store, o, nullptr)) {}
 
-  ml::lock lock(std::string name) { return ml::lock(p, std::move(name)); }
+  ml::lock lock(std::string name) { return ml::detail::access::make_lock(p, std::move(name)); }
 
   // Runs the io_context until `f` is ready or `limit` passes (leases keep timers alive forever).
   template <class T>

@@ -171,7 +171,7 @@ BOOST_AUTO_TEST_CASE(guarded_work_stays_on_the_callers_strand) {
   for (int i = 0; i < 4; ++i) threads.emplace_back([&] { io.run(); });
   auto caller = asio::make_strand(io);
   auto body = [&]() -> asio::awaitable<int> {
-    auto held = co_await ml::lock(p, "guard").async_acquire_for(1s, asio::use_awaitable);
+    auto held = co_await ml::detail::access::make_lock(p, "guard").async_acquire_for(1s, asio::use_awaitable);
     auto work = [&]() -> asio::awaitable<int> {
       int on_caller = 0;
       asio::steady_timer t(co_await asio::this_coro::executor);
@@ -204,7 +204,7 @@ BOOST_AUTO_TEST_CASE(guard_of_void_work_completes) {
   auto p = std::make_shared<ml::detail::provider_impl>(io.get_executor(), store, fast(), nullptr);
   bool ran = false, completed = false;
   auto body = [&]() -> asio::awaitable<void> {
-    auto held = co_await ml::lock(p, "void-guard").async_acquire_for(1s, asio::use_awaitable);
+    auto held = co_await ml::detail::access::make_lock(p, "void-guard").async_acquire_for(1s, asio::use_awaitable);
     auto work = [&]() -> asio::awaitable<void> {
       ran = true;
       co_return;

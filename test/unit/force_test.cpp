@@ -13,8 +13,8 @@ namespace {
 
 std::future<std::tuple<error_code, std::string>> force(engine& e, const std::string& name, ml::force_mode mode) {
   auto done = std::make_shared<std::promise<std::tuple<error_code, std::string>>>();
-  ml::detail::start_force_release(e.p, name, mode,
-                                  [done](error_code ec, std::string owner) { done->set_value({ec, owner}); });
+  ml::detail::access::make_provider(e.p).async_force_release(name, mode,
+                                                             [done](error_code ec, std::string owner) { done->set_value({ec, owner}); });
   return done->get_future();
 }
 

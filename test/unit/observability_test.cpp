@@ -75,7 +75,7 @@ BOOST_AUTO_TEST_CASE(returned_failures_are_logged_at_debug_only) {
       io.get_executor(), store, fast(), [&](ml::log_level l, std::string_view) { levels.push_back(l); },
       ml::log_level::debug);
   error_code got;
-  ml::lock(p, "").async_try_acquire([&](error_code ec, ml::lease) { got = ec; });
+  ml::detail::access::make_lock(p, "").async_try_acquire([&](error_code ec, ml::lease) { got = ec; });
   io.run_for(1s);
   BOOST_TEST((got == ml::errc::invalid_name));
   BOOST_TEST(std::count(levels.begin(), levels.end(), ml::log_level::error) == 0);

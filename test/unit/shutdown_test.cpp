@@ -14,7 +14,7 @@ using namespace test;  // the harness: asio, ml, error_code, steady, engine, fas
 namespace {
 
 std::future<error_code> shutdown(engine& e) {
-  return engine::ec_future([&](auto h) { ml::detail::start_shutdown(e.p, std::move(h)); });
+  return engine::ec_future([&](auto h) { ml::detail::access::make_provider(e.p).async_shutdown(std::move(h)); });
 }
 
 // An acquire started with a callback, as a future of its error code (the lease is dropped).
@@ -127,7 +127,7 @@ BOOST_AUTO_TEST_CASE(shutdown_on_a_multi_threaded_context_completes_when_idle) {
   std::vector<ml::lease> leases;
   for (int i = 0; i < 20; ++i) {
     std::promise<ml::lease> got;
-    ml::lock(p, "mt" + std::to_string(i)).async_acquire_for(1s, [&](error_code ec, ml::lease l) {
+    ml::detail::access::make_lock(p, "mt" + std::to_string(i)).async_acquire_for(1s, [&](error_code ec, ml::lease l) {
       BOOST_CHECK(!ec);
       got.set_value(std::move(l));
     });
@@ -135,7 +135,7 @@ BOOST_AUTO_TEST_CASE(shutdown_on_a_multi_threaded_context_completes_when_idle) {
   }
   const auto started = steady::now();
   std::promise<error_code> done;
-  ml::detail::start_shutdown(p, [&](error_code ec) { done.set_value(ec); });
+  ml::detail::access::make_provider(p).async_shutdown([&](error_code ec) { done.set_value(ec); });
   auto f = done.get_future();
   const bool ready = f.wait_for(5s) == std::future_status::ready;
   const auto took = steady::now() - started;

@@ -1,0 +1,26 @@
+#pragma once
+// The library's (and its tests') way to the private parts of the public classes: a lease made from
+// its state, a lock from a provider's state without a provider object, a client's state. Users
+// get these objects only from the operations that make them.
+#include <memory>
+#include <string>
+
+#include "mongolock/client.hpp"
+#include "mongolock/lease.hpp"
+#include "mongolock/lock.hpp"
+#include "mongolock/provider.hpp"
+
+namespace mongolock::detail {
+
+struct access {
+  static lease make_lease(std::shared_ptr<lease_state> st) noexcept { return lease(std::move(st)); }
+  static lock make_lock(std::shared_ptr<provider_impl> p, std::string name,
+                        std::shared_ptr<const lock_options> timing = nullptr) {
+    return lock(std::move(p), std::move(name), std::move(timing));
+  }
+  static const std::shared_ptr<client_impl>& impl(const client& c) noexcept { return c.impl_; }
+  // A provider over state built without a client (the engine tests' in-memory store).
+  static provider make_provider(std::shared_ptr<provider_impl> p) noexcept { return provider(std::move(p)); }
+};
+
+}  // namespace mongolock::detail
