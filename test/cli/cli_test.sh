@@ -160,6 +160,11 @@ t0=$(date +%s%N)
 "$bin" --uri 'mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=12000' --wait 1s run x true 2>"$work/unreach"; rc=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "--wait 1s against no server: 69 within 4 s, whatever the URI's timeout (rc=$rc, ${ms} ms)" '[ $rc = 69 ] && [ $ms -lt 4000 ]'
+for sub in "status x" "list" "release --force x"; do
+  "$bin" --uri 'mongodb://alice:s3cr3t@127.0.0.1:1/?serverSelectionTimeoutMS=300' $sub 2>"$work/unreach-sub"; rc=$?
+  check "$sub against no server: 69 with the driver's reason, no password ($(head -c 120 "$work/unreach-sub"))" \
+    '[ $rc = 69 ] && grep -q "^mongolock: MongoDB server unavailable (..*)" "$work/unreach-sub" && ! grep -q s3cr3t "$work/unreach-sub"'
+done
 MONGOLOCK_TTL=bogus "$bin" --help >/dev/null 2>&1; rc=$?
 check "a bad MONGOLOCK_* variable does not block --help" '[ $rc = 0 ]'
 check "no password in the error output" '! grep -q s3cr3t "$work/unreach-pw"'

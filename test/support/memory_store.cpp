@@ -129,6 +129,10 @@ void memory_store::read(const std::string& name, read_mode, reply<outcome<lock_d
 
 void memory_store::list(reply<outcome<std::vector<named_doc>>> r) {
   log({op::list});
+  auto f = next_fault(op::list);
+  if (f && f->what == fault::kind::unavailable)
+    return answer(std::move(r), error<std::vector<named_doc>>(ml::errc::server_unavailable, false, "no server selected"),
+                  f->delay);
   std::vector<named_doc> out;
   {
     std::lock_guard g(mu_);

@@ -13,8 +13,12 @@ using namespace test;  // the harness: asio, ml, error_code, steady, engine, fas
 
 namespace {
 
-std::future<error_code> shutdown(engine& e) {
-  return engine::ec_future([&](auto h) { ml::detail::access::make_provider(e.p).async_shutdown(std::move(h)); });
+std::future<error_code> shutdown(engine& e, ml::diagnostics* d = nullptr) {
+  return engine::ec_future([&](auto h) {
+    auto p = ml::detail::access::make_provider(e.p);
+    if (d) p.async_shutdown(*d, std::move(h));
+    else p.async_shutdown(std::move(h));
+  });
 }
 
 // An acquire started with a callback, as a future of its error code (the lease is dropped).
@@ -107,9 +111,11 @@ BOOST_AUTO_TEST_CASE(shutdown_reports_a_release_that_gave_up) {
   auto [ec, held] = e.acquire("a", 1s);
   BOOST_REQUIRE(!ec);
   for (int i = 0; i < 4; ++i) e.store->inject(op::release, fault(fault::kind::unavailable));
-  auto done = shutdown(e);
+  ml::diagnostics d;
+  auto done = shutdown(e, &d);
   BOOST_REQUIRE(e.wait(done, 8s));
   BOOST_TEST((done.get() == ml::errc::server_unavailable));
+  BOOST_TEST(d.reason == "background release of 'a' failed: no server selected (the lock expires on its own)");
   BOOST_TEST(e.store->count(op::release) == 4u);
   BOOST_TEST(e.store->get("a").held.owner == held.owner_id(), "left to expire on its own");
 }

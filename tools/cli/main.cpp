@@ -20,8 +20,9 @@ using boost::system::error_code;
 
 namespace {
 
-int server_failure(error_code ec) {
-  std::cerr << "mongolock: " << ec.message() << "\n";
+// The error and, when the library gave one, its reason (the driver's or the server's words).
+int server_failure(error_code ec, const mongolock::diagnostics& d) {
+  std::cerr << "mongolock: " << ec.message() << (d.reason.empty() ? "" : " (" + d.reason + ")") << "\n";
   return cli::exit_code_for(ec);
 }
 
@@ -33,25 +34,26 @@ std::int64_t wall_now_ms() {
 
 asio::awaitable<int> dispatch(mongolock::provider& locks, const cli::options& o) {
   auto token = asio::as_tuple(asio::use_awaitable);
+  mongolock::diagnostics why;
   switch (o.cmd) {
     case cli::command::run: co_return co_await cli::run_command(locks, o);
     case cli::command::status: {
-      auto [ec, info] = co_await locks.async_inspect(o.name, token);
-      if (ec) co_return server_failure(ec);
+      auto [ec, info] = co_await locks.async_inspect(o.name, why, token);
+      if (ec) co_return server_failure(ec, why);
       std::cout << cli::to_json(info, wall_now_ms()) << std::endl;
       co_return 0;
     }
     case cli::command::list: {
-      auto [ec, all] = co_await locks.async_list(token);
-      if (ec) co_return server_failure(ec);
+      auto [ec, all] = co_await locks.async_list(why, token);
+      if (ec) co_return server_failure(ec, why);
       for (auto& i : all) std::cout << cli::to_json(i, wall_now_ms()) << "\n";
       std::cout.flush();
       co_return 0;
     }
     case cli::command::release: {
       const auto mode = o.now ? mongolock::force_mode::immediate : mongolock::force_mode::wait_out_holder;
-      auto [ec, owner] = co_await locks.async_force_release(o.name, mode, token);
-      if (ec) co_return server_failure(ec);
+      auto [ec, owner] = co_await locks.async_force_release(o.name, mode, why, token);
+      if (ec) co_return server_failure(ec, why);
       if (owner.empty()) {
         if (!o.quiet) std::cerr << "mongolock: '" << o.name << "' was not held (free, or already force-released)\n";
         co_return 1;
@@ -70,8 +72,9 @@ asio::awaitable<int> dispatch(mongolock::provider& locks, const cli::options& o)
 // of leaving the lock held until --ttl. Its own failure does not change the exit code.
 asio::awaitable<int> dispatch_then_shut_down(mongolock::provider& locks, const cli::options& o) {
   const int rc = co_await dispatch(locks, o);
-  auto [ec] = co_await locks.async_shutdown(asio::as_tuple(asio::use_awaitable));
-  if (ec && o.verbose) std::cerr << "mongolock: shutdown: " << ec.message() << "\n";
+  mongolock::diagnostics why;
+  auto [ec] = co_await locks.async_shutdown(why, asio::as_tuple(asio::use_awaitable));
+  if (ec && o.verbose) std::cerr << "mongolock: shutdown: " << ec.message() << " (" << why.reason << ")\n";
   co_return rc;
 }
 

@@ -182,12 +182,13 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
   kill_timer.cancel();
   stop_watching.emit(asio::cancellation_type::terminal);
   if (!finished_inside) co_return exit_lost;
-  auto [rel] = co_await held.async_release(asio::as_tuple(asio::use_awaitable));
+  diagnostics release_why;
+  auto [rel] = co_await held.async_release(release_why, asio::as_tuple(asio::use_awaitable));
   if (rel == errc::lease_lost)
     std::cerr << "mongolock: '" << o.name << "' was no longer ours at release (force-released or taken "
               << "over; by this process's clock COMMAND finished inside the lease); exiting with COMMAND's status\n";
   else if (rel && !o.quiet)
-    std::cerr << "mongolock: release failed (" << rel.message() << "); the lease will expire\n";
+    std::cerr << "mongolock: release failed: " << rel.message() << " (" << release_why.reason << ")\n";
   if (o.verbose && !rel) std::cerr << "mongolock: released '" << o.name << "'\n";
   co_return exit_code_of(status);
 }
