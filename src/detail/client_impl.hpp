@@ -43,7 +43,11 @@ struct client_impl {
   template <class R, class Fn>
   void run(lane l, std::function<void(R)> reply, Fn fn) {
     auto shared = std::make_shared<std::function<void(R)>>(std::move(reply));
-    if (workers.post([shared, fn = std::move(fn)](mongoc_client_t* c) { (*shared)(fn(c)); }, l)) return;
+    if (workers.post([shared, fn = std::move(fn)](mongoc_client_t* c) {
+          auto result = fn(c);
+          worker_pool::done_blocking();
+          (*shared)(std::move(result));
+        }, l)) return;
     R down{};
     down.ec = make_error_code(errc::server_unavailable);
     down.message = "the mongolock client was shut down";

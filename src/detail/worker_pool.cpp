@@ -2,6 +2,18 @@
 
 namespace mongolock::detail {
 
+namespace {
+// The pool this thread works for, and whether its current job has called done_blocking().
+thread_local std::atomic<std::size_t>* finishing_count = nullptr;
+thread_local bool finishing = false;
+}  // namespace
+
+void worker_pool::done_blocking() noexcept {
+  if (!finishing_count || finishing) return;
+  finishing = true;
+  finishing_count->fetch_add(1);
+}
+
 worker_pool::worker_pool(connector connect, std::size_t threads) : connect_(std::move(connect)) {
   threads_.reserve(threads);
   for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this, i] { run(i); });
@@ -11,7 +23,9 @@ bool worker_pool::post(job j, lane l) {
   std::unique_lock lock(mu_);
   if (stopping_) return false;
   (l == lane::maintenance ? urgent_ : queue_).push_back(std::move(j));
-  if (!idle_.empty()) {
+  // Jobs up to the number of finishing workers are theirs: each re-checks the queue under this
+  // lock before it goes idle.
+  if (!idle_.empty() && urgent_.size() + queue_.size() > finishing_.load()) {
     idle_slot* hot = idle_.back();  // the most recently idle worker: warm thread, warm connection
     idle_.pop_back();
     hot->signalled = true;
@@ -46,6 +60,7 @@ void worker_pool::run(std::size_t) {
   // One connection per worker for its whole life (the pool's maxPoolSize equals the worker count,
   // so this never blocks).
   connect_([this](mongoc_client_t* client) {
+    finishing_count = &finishing_;
     idle_slot slot;
     std::unique_lock lock(mu_);
     for (;;) {
@@ -55,6 +70,10 @@ void worker_pool::run(std::size_t) {
         j(client);
         j = nullptr;  // destroy captures outside the lock
         lock.lock();
+        if (finishing) {
+          finishing = false;
+          finishing_.fetch_sub(1);
+        }
         continue;
       }
       if (stopping_) return;
