@@ -42,17 +42,26 @@ struct client_impl {
   // server_unavailable at once if the client was shut down (the job would never run).
   template <class R, class Fn>
   void run(lane l, std::function<void(R)> reply, Fn fn) {
-    auto shared = std::make_shared<std::function<void(R)>>(std::move(reply));
-    if (workers.post([shared, fn = std::move(fn)](mongoc_client_t* c) {
-          auto result = fn(c);
-          worker_pool::done_blocking();
-          (*shared)(std::move(result));
-        }, l)) return;
-    R down{};
+    worker_pool::job j = offloaded<R, Fn>{std::move(reply), std::move(fn)};
+    if (workers.post(std::move(j), l)) return;
+    R down{};  // not taken: the job, and with it the reply, is still ours
     down.ec = make_error_code(errc::server_unavailable);
     down.message = "the mongolock client was shut down";
-    (*shared)(std::move(down));
+    j.target<offloaded<R, Fn>>()->reply(std::move(down));
   }
+
+ private:
+  // A named type, not a lambda, so that run() can reach the reply of a job the pool refused.
+  template <class R, class Fn>
+  struct offloaded {
+    std::function<void(R)> reply;
+    Fn fn;
+    void operator()(mongoc_client_t* c) {
+      auto result = fn(c);
+      worker_pool::done_blocking();
+      reply(std::move(result));
+    }
+  };
 };
 
 }  // namespace mongolock::detail

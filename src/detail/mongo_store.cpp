@@ -10,48 +10,48 @@ void mongo_store::run(lane l, reply<R> r, Fn fn) {
 }
 
 void mongo_store::prepare(reply<outcome<server_info>> r) {
-  run(lane::acquisition, std::move(r), [cfg = cfg_](mongoc_client_t* c) { return detail::prepare(c, cfg); });
+  run(lane::acquisition, std::move(r), [cfg = cfg_](mongoc_client_t* c) { return detail::prepare(c, *cfg); });
 }
 
 void mongo_store::read(const std::string& name, read_mode mode, reply<outcome<lock_doc>> r) {
   run(lane::acquisition, std::move(r),
-      [cfg = cfg_, name, mode](mongoc_client_t* c) { return read_lock(c, cfg, name, mode); });
+      [cfg = cfg_, name, mode](mongoc_client_t* c) { return read_lock(c, *cfg, name, mode); });
 }
 
 void mongo_store::list(reply<outcome<std::vector<named_doc>>> r) {
-  run(lane::acquisition, std::move(r), [cfg = cfg_](mongoc_client_t* c) { return read_all(c, cfg); });
+  run(lane::acquisition, std::move(r), [cfg = cfg_](mongoc_client_t* c) { return read_all(c, *cfg); });
 }
 
 void mongo_store::next_epoch(reply<outcome<std::optional<std::int64_t>>> r) {
-  run(lane::acquisition, std::move(r), [cfg = cfg_](mongoc_client_t* c) { return detail::next_epoch(c, cfg); });
+  run(lane::acquisition, std::move(r), [cfg = cfg_](mongoc_client_t* c) { return detail::next_epoch(c, *cfg); });
 }
 
 void mongo_store::take(const take_request& t, reply<outcome<bool>> r) {
-  run(lane::acquisition, std::move(r), [cfg = cfg_, t](mongoc_client_t* c) { return detail::take(c, cfg, t); });
+  run(lane::acquisition, std::move(r), [cfg = cfg_, t](mongoc_client_t* c) { return detail::take(c, *cfg, t); });
 }
 
 void mongo_store::renew(const std::string& name, const std::string& owner, std::int64_t token,
                         std::chrono::milliseconds expiry, reply<outcome<bool>> r) {
   run(lane::maintenance, std::move(r), [cfg = cfg_, name, owner, token, expiry](mongoc_client_t* c) {
-    return detail::renew(c, cfg, name, owner, token, expiry);
+    return detail::renew(c, *cfg, name, owner, token, expiry);
   });
 }
 
 void mongo_store::release(const std::string& name, const std::string& owner, std::int64_t token,
                           reply<outcome<bool>> r) {
   run(lane::maintenance, std::move(r), [cfg = cfg_, name, owner, token](mongoc_client_t* c) {
-    return detail::release(c, cfg, name, owner, token);
+    return detail::release(c, *cfg, name, owner, token);
   });
 }
 
 void mongo_store::release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>> r) {
   run(lane::maintenance, std::move(r),
-      [cfg = cfg_, owners](mongoc_client_t* c) { return detail::release_owners(c, cfg, owners); });
+      [cfg = cfg_, owners](mongoc_client_t* c) { return detail::release_owners(c, *cfg, owners); });
 }
 
 void mongo_store::force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) {
   run(lane::maintenance, std::move(r),
-      [cfg = cfg_, name, immediate](mongoc_client_t* c) { return detail::force_release(c, cfg, name, immediate); });
+      [cfg = cfg_, name, immediate](mongoc_client_t* c) { return detail::force_release(c, *cfg, name, immediate); });
 }
 
 }  // namespace mongolock::detail

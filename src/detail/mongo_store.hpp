@@ -12,7 +12,7 @@ namespace mongolock::detail {
 class mongo_store final : public lock_store {
  public:
   mongo_store(std::shared_ptr<client_impl> client, store_config cfg)
-      : client_(std::move(client)), cfg_(std::move(cfg)) {}
+      : client_(std::move(client)), cfg_(std::make_shared<const store_config>(std::move(cfg))) {}
 
   void prepare(reply<outcome<server_info>> r) override;
   void read(const std::string& name, read_mode mode, reply<outcome<lock_doc>> r) override;
@@ -33,7 +33,8 @@ class mongo_store final : public lock_store {
   void run(lane l, reply<R> r, Fn fn);
 
   std::shared_ptr<client_impl> client_;
-  store_config cfg_;
+  // Shared, not copied, into each queued job: 10,000 waiters' reads queue 16 bytes each, not 88.
+  std::shared_ptr<const store_config> cfg_;
 };
 
 }  // namespace mongolock::detail

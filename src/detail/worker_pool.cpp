@@ -19,7 +19,7 @@ worker_pool::worker_pool(connector connect, std::size_t threads) : connect_(std:
   for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this, i] { run(i); });
 }
 
-bool worker_pool::post(job j, lane l) {
+bool worker_pool::post(job&& j, lane l) {
   std::unique_lock lock(mu_);
   if (stopping_) return false;
   (l == lane::maintenance ? urgent_ : queue_).push_back(std::move(j));

@@ -34,8 +34,9 @@ class worker_pool {
   worker_pool(const worker_pool&) = delete;
   worker_pool& operator=(const worker_pool&) = delete;
 
-  // False once join() has begun: the job will never run and the caller must complete itself.
-  bool post(job j, lane l = lane::acquisition);
+  // False once join() has begun: the job will never run; it is left in `j` (not moved from), so
+  // the caller can complete it.
+  bool post(job&& j, lane l = lane::acquisition);
   // Called by a job on its worker once its blocking call is over (before it hands the result on):
   // a job posted from then on is left to this worker, which takes it within microseconds,
   // instead of waking an idle one (a wake-up costs a context switch on a busy machine).

@@ -285,6 +285,20 @@ BOOST_FIXTURE_TEST_CASE(destroyed_lease_is_released_in_background, io_fixture) {
   }());
 }
 
+// A call made after the client's workers stopped is refused by the pool and answered at once
+// (the reply is taken back out of the refused job), never left hanging.
+BOOST_FIXTURE_TEST_CASE(a_call_after_the_client_shut_down_is_answered_unavailable, io_fixture) {
+  ml::client dead(io.get_executor(), server_uri());
+  ml::provider gone(dead, "mongolock_test", "locks", fast_options(500ms));
+  ml::detail::access::impl(dead)->shutdown();
+  run([&]() -> asio::awaitable<void> {
+    ml::diagnostics d;
+    auto [ec, none] = co_await gone.create_lock(unique("after")).async_try_acquire({}, d, asio::as_tuple(asio::deferred));
+    BOOST_TEST((ec == ml::errc::server_unavailable));
+    BOOST_TEST(d.reason == "the mongolock client was shut down");
+  }());
+}
+
 BOOST_FIXTURE_TEST_CASE(try_acquire_takes_over_a_long_silent_holder_after_verifying, io_fixture) {
   const auto name = unique("silent");
   {
