@@ -59,7 +59,7 @@ lock_options with_timing(lock_options base, const lock_timing& t) {
 }
 
 boost::system::error_code validate(const lock_options& o, std::string* why) {
-  if (o.expiry < milliseconds{100} || o.expiry > limits::max_expiry)
+  if (o.expiry < limits::min_expiry || o.expiry > limits::max_expiry)
     return fail(errc::invalid_options, why, "expiry must be in 100 ms..24 h");
   if (o.renew_every.count() < 0 || o.effective_renew_every() >= o.expiry)
     return fail(errc::invalid_options, why, "renew_every must be positive and below expiry");

@@ -16,6 +16,7 @@ using std::chrono::milliseconds;
 // Upper bounds that validate() enforces, so that deadline arithmetic can never overflow and
 // every timeout fits the driver's 32-bit millisecond fields.
 namespace limits {
+inline constexpr milliseconds min_expiry{100};
 inline constexpr milliseconds max_expiry = std::chrono::hours(24);
 inline constexpr milliseconds max_timeout = std::chrono::hours(24);  // selection, socket, write
 inline constexpr milliseconds max_acquire_timeout = std::chrono::hours(24 * 366);

@@ -67,6 +67,7 @@ acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
     observer_.forget();
   } else {
     changed = observer_.observe(seen.held, received, p_.margin);
+    if (changed && expiry_observer::out_of_bounds(seen.held.expiry)) ++out_of_bounds_;
   }
   if (free || observer_.expired(received)) return take_or_epoch(seen);
   ++busy_;
@@ -82,7 +83,7 @@ acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const 
     // A force-released lock's placeholder never renews: watching it is how a try gets it.
     const auto silent_ms = p_.wall_now_ms - seen.renewed_at_ms;
     const bool looks_dead = seen.held.owner == broken_owner ||
-                            (seen.renewed_at_ms != 0 && silent_ms >= 3 * seen.held.expiry.count());
+                            (seen.renewed_at_ms != 0 && silent_ms >= 3 * expiry_observer::bounded(seen.held.expiry).count());
     if (!p_.confirm_silent || !looks_dead) return fail(make_error_code(errc::busy));
     verifying_ = true;
   } else if (verifying_ && changed) {

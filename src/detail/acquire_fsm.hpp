@@ -84,6 +84,9 @@ class acquire_fsm {
   const std::vector<std::int64_t>& unconfirmed() const { return unconfirmed_; }
   std::uint64_t lost_races() const { return lost_races_; }
   std::uint64_t busy_observations() const { return busy_; }
+  // Observations of a document whose expiry_ms no mongolock holder could have written (it was
+  // clamped to limits::min_expiry..max_expiry): the driver reports them.
+  std::uint64_t out_of_bounds_observations() const { return out_of_bounds_; }
 
  private:
   acquire_action read() const { return {acquire_action::kind::read}; }
@@ -109,7 +112,7 @@ class acquire_fsm {
   int epoch_races_ = 0;
   std::optional<time_point> first_unconfirmed_sent_;  // earliest send time of an unconfirmed take
   std::vector<std::int64_t> unconfirmed_;
-  std::uint64_t lost_races_ = 0, busy_ = 0;
+  std::uint64_t lost_races_ = 0, busy_ = 0, out_of_bounds_ = 0;
 };
 
 }  // namespace mongolock::detail

@@ -8,12 +8,14 @@
 // (send time of its last successful renewal) + expiry - margin. Since that renewal was applied
 // before the waiter's read, the holder stops at least 2 * margin before the takeover, whatever
 // the clocks' offsets; only their rates must agree within margin / expiry (10% by default).
+#include <algorithm>
 #include <chrono>
-
-#include "detail/boot_clock.hpp"
 #include <cstdint>
 #include <optional>
 #include <string>
+
+#include "detail/boot_clock.hpp"
+#include "mongolock/options.hpp"
 
 namespace mongolock::detail {
 
@@ -35,9 +37,17 @@ class expiry_observer {
   bool observe(const held_state& seen, clock::time_point received, std::chrono::milliseconds margin) {
     if (seen_ && *seen_ == seen) return false;
     seen_ = seen;
-    expires_at_ = received + seen.expiry + margin;
+    expires_at_ = received + bounded(seen.expiry) + margin;
     return true;
   }
+
+  // The expiry a document may claim: what validate() lets a mongolock holder write. A document
+  // written by something else ("expiry_ms: 0", "-1", a string, 10^12) must not make a waiter
+  // take over sooner than any real holder would allow, nor overflow the deadline arithmetic.
+  static std::chrono::milliseconds bounded(std::chrono::milliseconds claimed) {
+    return std::clamp(claimed, limits::min_expiry, limits::max_expiry);
+  }
+  static bool out_of_bounds(std::chrono::milliseconds claimed) { return bounded(claimed) != claimed; }
 
   void forget() { seen_.reset(); }
   bool expired(clock::time_point now) const { return seen_ && now >= expires_at_; }

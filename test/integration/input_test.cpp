@@ -1,11 +1,76 @@
 // Bad input and unreachable servers: specific error codes, readable messages, no hang, no leak.
+#include <mongoc/mongoc.h>
+
 #include "fixture.hpp"
 
 using namespace test;
 using boost::system::error_code;
 namespace ml = mongolock;
 
+namespace {
+
+// Writes a lock document as something other than mongolock might: `fields` is extended JSON
+// without the _id.
+void write_raw(const std::string& name, const std::string& fields) {
+  const std::string json = "{\"_id\": \"" + name + "\", " + fields + "}";
+  bson_error_t err;
+  bson_t* doc = bson_new_from_json(reinterpret_cast<const std::uint8_t*>(json.data()), -1, &err);
+  BOOST_REQUIRE_MESSAGE(doc, err.message);
+  mongoc_client_t* c = mongoc_client_new(server_uri().c_str());
+  mongoc_collection_t* coll = mongoc_client_get_collection(c, "mongolock_test", "locks");
+  const bool ok = mongoc_collection_insert_one(coll, doc, nullptr, nullptr, &err);
+  mongoc_collection_destroy(coll);
+  mongoc_client_destroy(c);
+  bson_destroy(doc);
+  BOOST_REQUIRE_MESSAGE(ok, err.message);
+}
+
+}  // namespace
+
 BOOST_AUTO_TEST_SUITE(input)
+
+// Issue 11, item 4: a lock document written by something else. Nothing crashes, every call
+// completes, and a claimed expiry outside 100 ms..24 h is clamped: the waiter (expiry 1 s, so
+// margin 100 ms) observes it for at least 100 ms + margin before it takes over, never at once.
+BOOST_FIXTURE_TEST_CASE(a_hostile_lock_document_is_clamped_and_never_crashes, io_fixture) {
+  auto p = make_provider(fast_options(1000ms));
+  const std::string held = "\"owner\": \"stranger\", \"token\": {\"$numberLong\": \"5\"}, \"beat\": {\"$numberLong\": \"0\"}, ";
+  for (const std::string expiry : {"\"expiry_ms\": -1", "\"expiry_ms\": 0", "\"expiry_ms\": \"soon\"",
+                                   "\"expiry_ms\": {\"$numberLong\": \"-9223372036854775808\"}"}) {
+    const auto name = unique("hostile");
+    write_raw(name, held + expiry);
+    const auto started = clock::now();
+    auto [ec, l] = run([&]() -> asio::awaitable<std::tuple<error_code, ml::lease>> {
+      co_return co_await p.create_lock(name).async_acquire_for(5s, asio::as_tuple(asio::deferred));
+    }());
+    const auto waited = ms_since(started);
+    BOOST_TEST(!ec, expiry << ": " << ec.message());
+    BOOST_TEST(waited >= 200, expiry << ": took over after " << waited << " ms");
+    BOOST_TEST(l.fencing_token() > 5);
+    run(l.async_release(asio::use_awaitable));
+  }
+  // Fields of the wrong type or missing: inspect, list and an acquire complete, with an answer
+  // or an error, never a crash or a hang past the acquire's own bound.
+  for (const std::string odd : {"\"owner\": 7, \"token\": \"x\"", "\"owner\": \"stranger\"", "\"token\": [1, 2]",
+                                "\"owner\": {\"a\": 1}, \"expiry_ms\": 1e300, \"beat\": null"}) {
+    const auto name = unique("odd");
+    write_raw(name, odd);
+    auto [ec, info] = run([&]() -> asio::awaitable<std::tuple<error_code, ml::lock_info>> {
+      co_return co_await p.async_inspect(name, asio::as_tuple(asio::deferred));
+    }());
+    BOOST_TEST(!ec, odd << ": " << ec.message());
+    const auto started = clock::now();
+    auto [acquire_ec, l] = run([&]() -> asio::awaitable<std::tuple<error_code, ml::lease>> {
+      co_return co_await p.create_lock(name).async_acquire_for(1s, asio::as_tuple(asio::deferred));
+    }());
+    BOOST_TEST(ms_since(started) < 3000, odd << ": " << acquire_ec.message());
+    if (l) run(l.async_release(asio::use_awaitable));
+  }
+  auto [list_ec, all] = run([&]() -> asio::awaitable<std::tuple<error_code, std::vector<ml::lock_info>>> {
+    co_return co_await p.async_list(asio::as_tuple(asio::deferred));
+  }());
+  BOOST_TEST(!list_ec);
+}
 
 BOOST_FIXTURE_TEST_CASE(invalid_lock_names, io_fixture) {
   auto p = make_provider();

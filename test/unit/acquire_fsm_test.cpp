@@ -266,4 +266,47 @@ BOOST_AUTO_TEST_CASE(a_confirming_try_watches_a_force_release_placeholder) {
   BOOST_TEST((plain.on_read(success(placeholder), t0).ec == ml::errc::busy));
 }
 
+// Issue 11, item 4: a document written by something else claims an expiry no mongolock holder
+// could have written. The waiter clamps it to limits::min_expiry..max_expiry (and counts it for
+// the driver to report) instead of taking over at once or overflowing its deadline.
+BOOST_AUTO_TEST_CASE(an_expiry_below_the_minimum_is_waited_out_as_the_minimum) {
+  for (const auto claimed : {0ms, -1ms, -3600000ms}) {
+    acquire_fsm f("x", params());
+    f.start(t0);
+    auto hostile = held_by("stranger", 5);
+    hostile.held.expiry = claimed;
+    BOOST_TEST((f.on_read(success(hostile), t0).what == kind::wait_until));
+    BOOST_TEST(f.out_of_bounds_observations() == 1u);
+    // Unclamped, 150 ms after the first look is past claimed + margin (100 ms).
+    BOOST_TEST((f.on_read(success(hostile), t0 + 150ms).what == kind::wait_until), "claimed " << claimed.count());
+    BOOST_TEST((f.on_read(success(hostile), t0 + 200ms).what == kind::take), "100 ms + margin, not sooner");
+    BOOST_TEST(f.out_of_bounds_observations() == 1u, "counted once per observation, not per read");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_expiry_above_the_maximum_is_waited_out_as_the_maximum) {
+  auto p = params();
+  p.deadline = t0 + 48h;
+  acquire_fsm f("x", p);
+  f.start(t0);
+  auto hostile = held_by("stranger", 5);
+  hostile.held.expiry = std::chrono::milliseconds{1'000'000'000'000};  // 31 years
+  BOOST_TEST((f.on_read(success(hostile), t0).what == kind::wait_until));
+  BOOST_TEST((f.on_read(success(hostile), t0 + 24h).what == kind::wait_until));
+  BOOST_TEST((f.on_read(success(hostile), t0 + 24h + 100ms).what == kind::take));
+  BOOST_TEST(f.out_of_bounds_observations() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(expiries_a_holder_may_write_are_not_reported) {
+  acquire_fsm f("x", params());
+  f.start(t0);
+  auto a = held_by("stranger", 5);
+  a.held.expiry = ml::limits::min_expiry;
+  f.on_read(success(a), t0);
+  auto b = held_by("stranger", 5, 1);
+  b.held.expiry = ml::limits::max_expiry;
+  f.on_read(success(b), t0 + 1ms);
+  BOOST_TEST(f.out_of_bounds_observations() == 0u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
