@@ -42,8 +42,8 @@ class client {
   const std::string& redacted_uri() const;
 
   // Pings the server and reads its version. Completes with errc::server_unavailable when no
-  // server answers within server_selection_timeout. Cancellation: any type; the ping may still
-  // reach the server (it has no side effect).
+  // server answers within server_selection_timeout. Cancellation: terminal (partial and total are
+  // ignored); the ping may still reach the server (it has no side effect).
   template <class Token = boost::asio::deferred_t>
   auto async_server_version(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, server_version)>(

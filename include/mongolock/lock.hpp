@@ -37,9 +37,12 @@ class lock {
 
   // Waits until acquired, with jittered backoff; gives up with errc::timeout after the
   // acquire_timeout (the lock's lock_timing, else the provider's; 0 = never). Other failures: errc::invalid_name,
-  // errc::server_unavailable, errc::unsupported_server, errc::server_error.
-  // Cancellation: terminal, partial and total, at any point; completes promptly with
-  // operation_aborted. A lock the server granted while the call was in flight is released again.
+  // errc::server_unavailable, errc::unsupported_server, errc::server_error, errc::not_authorized,
+  // errc::ambiguous_result (a take whose outcome could not be confirmed: given back), and
+  // operation_aborted after provider::async_shutdown. Any failure ends the wait (no retry).
+  // Cancellation: terminal, partial and total, until the grant is decided (after that the lease
+  // is delivered); completes promptly with operation_aborted. A lock the server granted while
+  // the call was in flight is released again.
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_acquire(Token&& token = {}) {
@@ -51,8 +54,8 @@ class lock {
     return initiate(detail::acquire_mode::wait, std::nullopt, &d, std::forward<Token>(token));
   }
 
-  // As async_acquire, with an explicit timeout for this call (0 = try once). A negative timeout
-  // completes with errc::invalid_options.
+  // As async_acquire, with an explicit timeout for this call (0 = try once). A negative timeout,
+  // or one above limits::max_acquire_timeout, completes with errc::invalid_options.
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_acquire_for(std::chrono::milliseconds timeout, Token&& token = {}) {
@@ -99,8 +102,8 @@ class lock {
 
   // A try with a bound and, opted in, the confirmation of a silent holder (try_options). Completes
   // with errc::busy if the lock is held (also when confirming did not finish within the bound),
-  // errc::timeout if the server did not answer within `within`, errc::invalid_options if
-  // `within` is negative.
+  // errc::timeout if the server did not answer within `within` (or its grant came too late to
+  // use: given back), errc::invalid_options if `within` is negative.
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_try_acquire(try_options o, Token&& token = {}) {

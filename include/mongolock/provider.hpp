@@ -83,7 +83,8 @@ class provider {
   }
 
   // For a clean exit; call it before destroying the client. From the call on, acquisitions of
-  // this provider fail with operation_aborted (waiting ones are woken). Then every lease it holds
+  // this provider fail with operation_aborted (waiting ones are woken; one inside a server call
+  // when that call returns). Then every lease it holds
   // is released (guarded work is cancelled; async_wait_lost completes with errc::released), and
   // the operation waits for the work still under way in the background: a take whose reply came
   // after its acquire was cancelled or timed out (given back), releases being retried, a lost
@@ -101,8 +102,8 @@ class provider {
   }
 
   // Reads one lock document from the primary. Completion: void(error_code, lock_info);
-  // errc::invalid_name for a bad name, else server errors. Cancellation: any type (the read has
-  // no side effect).
+  // errc::invalid_name for a bad name, else server errors. Cancellation: terminal (partial and
+  // total are ignored; the read has no side effect).
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_inspect(std::string name, Token&& token = {}) {
@@ -114,7 +115,7 @@ class provider {
   }
 
   // Reads every lock document of the collection. Completion: void(error_code,
-  // std::vector<lock_info>). Cancellation: any type.
+  // std::vector<lock_info>). Cancellation: terminal (partial and total are ignored).
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_list(Token&& token = {}) {
