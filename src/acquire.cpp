@@ -119,9 +119,9 @@ asio::awaitable<void> read_step(std::shared_ptr<provider_impl> p, acquire_fsm& f
   };
   auto r = co_await p->call<outcome<lock_doc>>(std::move(start), nullptr, deadline, asio::use_awaitable);
   const auto received = boot_clock::now();
-  const auto odd_before = fsm.out_of_bounds_observations();
+  const auto out_of_bounds_before = fsm.out_of_bounds_observations();
   a = a.what == kind::read ? fsm.on_read(r, received) : fsm.on_recheck(r, received);
-  if (fsm.out_of_bounds_observations() != odd_before) {
+  if (fsm.out_of_bounds_observations() != out_of_bounds_before) {
     p->log(log_level::warning, [&] {
       return "lock '" + fsm.name() + "': its document claims expiry_ms " + std::to_string(r.value.held.expiry.count()) +
              ", outside what a mongolock holder writes (" + std::to_string(limits::min_expiry.count()) + ".." +

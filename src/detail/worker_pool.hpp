@@ -58,8 +58,8 @@ class worker_pool {
   std::mutex mu_;
   std::deque<job> urgent_;  // maintenance lane
   std::deque<job> queue_;   // acquisition lane
-  std::vector<idle_slot*> idle_;
-  std::atomic<std::size_t> finishing_{0};  // workers past done_blocking(), not yet back for work  // a stack: back() went idle last
+  std::vector<idle_slot*> idle_;  // a stack: back() went idle last
+  std::atomic<std::size_t> finishing_{0};  // workers past done_blocking(), not yet back for work
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };
