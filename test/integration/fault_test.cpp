@@ -19,6 +19,19 @@ namespace ml = mongolock;
 
 namespace {
 
+#if defined(__SANITIZE_THREAD__)
+// ThreadSanitizer now and then stops every thread of the process, even one that only sleeps, for
+// most of a second (measured here: 800-900 ms, when it resets its shadow state). A 1 s lease does
+// not survive that, for real. So under TSan the lease timing of this suite runs three times
+// slower, and every upper bound on elapsed time allows one such pause on top.
+constexpr int slower = 3;
+constexpr std::chrono::milliseconds stop_the_world{1000};
+#else
+constexpr int slower = 1;
+constexpr std::chrono::milliseconds stop_the_world{0};
+#endif
+constexpr std::chrono::milliseconds scaled(std::chrono::milliseconds d) { return d * slower; }
+
 struct host_port {
   std::string host;
   std::uint16_t port = 0;
@@ -41,10 +54,12 @@ std::string configured_uri() {
   return read_file(server_dir() + "/uri");
 }
 
-// The suite's precondition: a server the proxy can stand in front of.
+// The suite's precondition: a server the proxy can stand in front of. (No server at all is left
+// to the fixture, which fails saying so, as every integration suite does.)
 struct proxyable {
   boost::test_tools::assertion_result operator()(boost::unit_test::test_unit_id) const {
-    boost::test_tools::assertion_result ok(single_host(configured_uri()).has_value());
+    const auto uri = configured_uri();
+    boost::test_tools::assertion_result ok(uri.empty() || single_host(uri).has_value());
     if (!ok) ok.message() << "skipped: the fault proxy needs a single-host URI without credentials";
     return ok;
   }
@@ -159,9 +174,11 @@ BOOST_AUTO_TEST_SUITE(faults, *boost::unit_test::precondition(proxyable()))
 // Defect 16 of core v2: a take applied by the server whose reply arrives after sent + expiry -
 // margin must not become a lease, since a waiter may already count that take as expired.
 BOOST_FIXTURE_TEST_CASE(a_take_whose_reply_comes_after_expiry_is_never_handed_out, proxied) {
-  connect(2000ms, 5000ms);  // the driver waits for the held reply; only the library gives up
-  auto a = through_proxy(fast_options(1000ms));  // take bound: sent + 900 ms
-  auto b = make_provider(fast_options(1000ms));
+  // The driver waits for the held reply (and a new connection's handshake for the end of the
+  // hold): only the library gives up.
+  connect(scaled(2000ms), scaled(5000ms));
+  auto a = through_proxy(fast_options(scaled(1000ms)));  // take bound: sent + 900 ms
+  auto b = make_provider(fast_options(scaled(1000ms)));
   const auto name = unique("late-take");
   tenure ta, tb;
   std::int64_t late_token = 0;
@@ -177,12 +194,12 @@ BOOST_FIXTURE_TEST_CASE(a_take_whose_reply_comes_after_expiry_is_never_handed_ou
       auto rel = first.async_release(asio::use_awaitable);
       co_await std::move(rel);
     }
-    proxy->hold_replies(1500ms);  // > expiry: the take's reply comes after a's bound and b's window
+    proxy->hold_replies(scaled(1500ms));  // > expiry: the take's reply comes after a's bound and b's window
     t0 = clock::now();
     auto hold_for_a_while = [](tenure& t, ml::lease& l) -> asio::awaitable<void> {
       t.from = clock::now();
       t.token = l.fencing_token();
-      auto wait = pause(300ms);
+      auto wait = pause(scaled(300ms));
       co_await std::move(wait);
       // A lease handed out past its deadline would be lost by now (its watchdog fires at once).
       BOOST_TEST(l.held(), "a granted lease lasts");
@@ -192,7 +209,7 @@ BOOST_FIXTURE_TEST_CASE(a_take_whose_reply_comes_after_expiry_is_never_handed_ou
     };
     auto a_side = [&]() -> asio::awaitable<void> {
       auto lk = a.create_lock(name);
-      auto op = lk.async_acquire_for(4000ms, asio::as_tuple(asio::use_awaitable));
+      auto op = lk.async_acquire_for(scaled(4000ms), asio::as_tuple(asio::use_awaitable));
       auto [ec, l] = co_await std::move(op);
       ta.ec = ec;
       if (ec) co_return;
@@ -201,10 +218,11 @@ BOOST_FIXTURE_TEST_CASE(a_take_whose_reply_comes_after_expiry_is_never_handed_ou
     };
     auto b_side = [&]() -> asio::awaitable<void> {
       // Waits only once the late take is on the server, so that b sees it as a silent holder.
-      auto applied = until(b, name, [&](const ml::lock_info& i) { return i.held && i.fencing_token == late_token; }, 1000ms);
+      auto applied = until(b, name, [&](const ml::lock_info& i) { return i.held && i.fencing_token == late_token; },
+                           scaled(1000ms));
       landed = co_await std::move(applied);
       auto lk = b.create_lock(name);
-      auto op = lk.async_acquire_for(4000ms, asio::as_tuple(asio::use_awaitable));
+      auto op = lk.async_acquire_for(scaled(4000ms), asio::as_tuple(asio::use_awaitable));
       auto [ec, l] = co_await std::move(op);
       tb.ec = ec;
       if (ec) co_return;
@@ -213,20 +231,20 @@ BOOST_FIXTURE_TEST_CASE(a_take_whose_reply_comes_after_expiry_is_never_handed_ou
     };
     auto both = a_side() && b_side();
     co_await std::move(both);
-    BOOST_TEST(ms_since(t0) < 5000);
+    BOOST_TEST(ms_since(t0) < (scaled(5000ms) + stop_the_world).count());
     auto stop = a.async_shutdown(asio::as_tuple(asio::use_awaitable));  // waits for the give-back
     auto [down] = co_await std::move(stop);
     BOOST_TEST(!down, down.message());
     auto after = look(b, name);
     const auto info = co_await std::move(after);
     BOOST_TEST(!info.held, "left held by " << info.owner);
-  }(), 10000ms);
+  }(), scaled(10000ms));
   BOOST_TEST_MESSAGE("late token " << late_token << "; " << describe("a", ta, t0) << "; " << describe("b", tb, t0));
   BOOST_TEST(landed, "the take was applied while its reply was held");
   BOOST_TEST(!tb.ec, tb.ec.message());
   BOOST_TEST(tb.token > late_token);  // b took over from (or after the give-back of) the late take
-  // a may get the lock later with a fresh take, never with the late one.
-  BOOST_TEST((!ta.ec || ta.ec == ml::errc::timeout), ta.ec.message());
+  // a may get the lock later with a fresh take (or fail clearly), never with the late one.
+  BOOST_TEST((!ta.ec || ta.ec == ml::errc::timeout || ta.ec == ml::errc::server_unavailable), ta.ec.message());
   if (!ta.ec) BOOST_TEST(ta.token != late_token, "the late take was handed out");
   BOOST_TEST(ordered(ta, tb), "a: token " << ta.token << ", b: token " << tb.token);
 }
@@ -252,7 +270,7 @@ BOOST_FIXTURE_TEST_CASE(a_release_whose_reply_is_lost_is_not_a_loss, proxied) {
       released = ec;
     };
     auto reset_side = [&]() -> asio::awaitable<void> {
-      auto freed = until(b, name, [](const ml::lock_info& i) { return !i.held; }, 2000ms);
+      auto freed = until(b, name, [](const ml::lock_info& i) { return !i.held; }, 2000ms + stop_the_world);
       applied = co_await std::move(freed);
       proxy->reset();  // the reply is lost with the connection
       proxy->pass();
@@ -316,7 +334,7 @@ BOOST_FIXTURE_TEST_CASE(a_release_whose_request_is_lost_is_retried_until_the_loc
     auto both = release_side() && reset_side();
     co_await std::move(both);
     const auto t0 = clock::now();
-    auto free = until(b, name, [](const ml::lock_info& i) { return !i.held; }, 3000ms);
+    auto free = until(b, name, [](const ml::lock_info& i) { return !i.held; }, 3000ms + stop_the_world);
     freed = co_await std::move(free);
     freed_after = ms_since(t0);
     auto stop = a.async_shutdown(asio::as_tuple(asio::use_awaitable));
@@ -335,8 +353,8 @@ BOOST_FIXTURE_TEST_CASE(a_release_whose_request_is_lost_is_retried_until_the_loc
 // and a waiter elsewhere may enter only after that, 2 x margin later by design.
 BOOST_FIXTURE_TEST_CASE(a_renewal_held_past_the_deadline_loses_the_lease_before_a_waiter_enters, proxied) {
   connect(2000ms, 5000ms);
-  auto a = through_proxy(fast_options(1000ms));  // renew every 333 ms, margin 100 ms
-  auto b = make_provider(fast_options(1000ms));
+  auto a = through_proxy(fast_options(scaled(1000ms)));  // renew every 333 ms, margin 100 ms
+  auto b = make_provider(fast_options(scaled(1000ms)));
   const auto name = unique("renew-held");
   std::int64_t token = 0;
   error_code lost = make_error_code(ml::errc::not_held);
@@ -356,9 +374,9 @@ BOOST_FIXTURE_TEST_CASE(a_renewal_held_past_the_deadline_loses_the_lease_before_
       auto all = std::move(i1) && std::move(i2) && std::move(i3);
       co_await std::move(all);
     }
-    auto settle = pause(400ms);  // past the first renewal: the hold starts mid-lease
+    auto settle = pause(scaled(400ms));  // past the first renewal: the hold starts mid-lease
     co_await std::move(settle);
-    proxy->hold_replies(3000ms);
+    proxy->hold_replies(scaled(3000ms));
     held_from = clock::now();  // every renewal that succeeds from here on was sent before it
     auto holder = [&]() -> asio::awaitable<void> {
       auto op = held.async_wait_lost(asio::as_tuple(asio::use_awaitable));
@@ -368,7 +386,7 @@ BOOST_FIXTURE_TEST_CASE(a_renewal_held_past_the_deadline_loses_the_lease_before_
     };
     auto waiter = [&]() -> asio::awaitable<void> {
       auto other = b.create_lock(name);
-      auto op = other.async_acquire_for(4000ms, asio::as_tuple(asio::use_awaitable));
+      auto op = other.async_acquire_for(scaled(4000ms), asio::as_tuple(asio::use_awaitable));
       auto [ec, got] = co_await std::move(op);
       tb.ec = ec;
       if (ec) co_return;
@@ -380,24 +398,25 @@ BOOST_FIXTURE_TEST_CASE(a_renewal_held_past_the_deadline_loses_the_lease_before_
     auto both = holder() && waiter();
     co_await std::move(both);
     BOOST_TEST((held.status() == ml::errc::lease_lost));
-  }(), 10000ms);
+  }(), scaled(10000ms));
   BOOST_TEST((lost == ml::errc::lease_lost), lost.message());
   const auto lost_after = (lost_at - held_from) / 1ms;
   const auto gap = (tb.from - lost_at) / 1ms;
   BOOST_TEST_MESSAGE("lost " << lost_after << " ms into the hold; the waiter entered " << gap << " ms after that");
-  BOOST_TEST(lost_after <= 900 + 250);  // the deadline is at most expiry - margin away; 250 ms of slack
+  // The deadline is at most expiry - margin away; 250 ms of slack.
+  BOOST_TEST(lost_after <= (scaled(900ms + 250ms) + stop_the_world).count());
   BOOST_TEST(!tb.ec, tb.ec.message());
   BOOST_TEST(tb.token > token);
   // The waiter enters after the holder stopped: 2 x margin (200 ms) later by design, half of it
   // kept here as slack for scheduling.
-  BOOST_TEST(gap >= 100);
+  BOOST_TEST(gap >= scaled(100ms).count());
   BOOST_TEST(a.snapshot().losses == 1u);
 }
 
 // A waiter whose network goes dark gives up when its acquire timeout says, whatever the driver
 // would wait: once while waiting (the lock held by a direct client), once with no connection yet.
 BOOST_FIXTURE_TEST_CASE(a_waiter_behind_a_blackhole_gives_up_on_time, proxied) {
-  connect(1000ms, 3000ms);
+  connect(1000ms, 5000ms);  // a hung driver call would take 5 s: only the library can stop sooner
   auto a = through_proxy(fast_options(1000ms));
   auto b = make_provider(fast_options(5000ms));
   const auto name = unique("blackhole");
@@ -426,7 +445,7 @@ BOOST_FIXTURE_TEST_CASE(a_waiter_behind_a_blackhole_gives_up_on_time, proxied) {
       // A client that never got an answer: its first call (preparing the provider) goes dark too.
       ml::client fresh(io.get_executor(),
                        "mongodb://127.0.0.1:" + std::to_string(proxy->port()) +
-                           "/?directConnection=true&serverSelectionTimeoutMS=1000&socketTimeoutMS=3000");
+                           "/?directConnection=true&serverSelectionTimeoutMS=1000&socketTimeoutMS=5000");
       ml::provider c(fresh, "mongolock_test", "locks", fast_options(1000ms));
       const auto t0 = clock::now();
       auto other = c.create_lock(name);
@@ -448,9 +467,9 @@ BOOST_FIXTURE_TEST_CASE(a_waiter_behind_a_blackhole_gives_up_on_time, proxied) {
   BOOST_TEST_MESSAGE("waiting: " << waited.message() << " after " << waited_ms << " ms; cold: " << cold.message()
                                  << " after " << cold_ms << " ms");
   BOOST_TEST((waited == ml::errc::timeout || waited == ml::errc::server_unavailable), waited.message());
-  BOOST_TEST(waited_ms < 3000);
+  BOOST_TEST(waited_ms < (3000ms + stop_the_world).count());
   BOOST_TEST((cold == ml::errc::timeout || cold == ml::errc::server_unavailable), cold.message());
-  BOOST_TEST(cold_ms < 3000);
+  BOOST_TEST(cold_ms < (3000ms + stop_the_world).count());
 }
 
 // Connections reset while acquires are under way: with the take's request or reply lost, and at
@@ -458,7 +477,7 @@ BOOST_FIXTURE_TEST_CASE(a_waiter_behind_a_blackhole_gives_up_on_time, proxied) {
 // error, and after async_shutdown no lock is left held by any of the (now dead) owner ids.
 BOOST_FIXTURE_TEST_CASE(resets_during_acquire_end_clearly_and_leave_nothing_held, proxied) {
   connect(2000ms, 3000ms);
-  auto a = through_proxy(fast_options(2000ms));
+  auto a = through_proxy(fast_options(scaled(2000ms)));
   auto b = make_provider();
   std::vector<std::string> names;
   std::vector<error_code> outcomes;
