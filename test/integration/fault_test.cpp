@@ -207,27 +207,27 @@ BOOST_FIXTURE_TEST_CASE(a_take_whose_reply_comes_after_expiry_is_never_handed_ou
       auto rel = l.async_release(asio::as_tuple(asio::use_awaitable));
       co_await std::move(rel);
     };
-    auto a_side = [&]() -> asio::awaitable<void> {
-      auto lk = a.create_lock(name);
+    // Acquires through `p` and, if granted, holds for a while, recording into `t`.
+    auto acquire_and_hold = [&](ml::provider& p, auto& t) -> asio::awaitable<void> {
+      auto lk = p.create_lock(name);
       auto op = lk.async_acquire_for(scaled(4000ms), asio::as_tuple(asio::use_awaitable));
       auto [ec, l] = co_await std::move(op);
-      ta.ec = ec;
+      t.ec = ec;
       if (ec) co_return;
-      auto hold = hold_for_a_while(ta, l);
+      auto hold = hold_for_a_while(t, l);
       co_await std::move(hold);
+    };
+    auto a_side = [&]() -> asio::awaitable<void> {
+      auto run_a = acquire_and_hold(a, ta);
+      co_await std::move(run_a);
     };
     auto b_side = [&]() -> asio::awaitable<void> {
       // Waits only once the late take is on the server, so that b sees it as a silent holder.
       auto applied = until(b, name, [&](const ml::lock_info& i) { return i.held && i.fencing_token == late_token; },
                            scaled(1000ms));
       landed = co_await std::move(applied);
-      auto lk = b.create_lock(name);
-      auto op = lk.async_acquire_for(scaled(4000ms), asio::as_tuple(asio::use_awaitable));
-      auto [ec, l] = co_await std::move(op);
-      tb.ec = ec;
-      if (ec) co_return;
-      auto hold = hold_for_a_while(tb, l);
-      co_await std::move(hold);
+      auto run_b = acquire_and_hold(b, tb);
+      co_await std::move(run_b);
     };
     auto both = a_side() && b_side();
     co_await std::move(both);
