@@ -19,6 +19,7 @@ struct access {
     return lock(std::move(p), std::move(name), std::move(timing));
   }
   static const std::shared_ptr<client_impl>& impl(const client& c) noexcept { return c.impl_; }
+  static const std::shared_ptr<lease_state>& state(const lease& l) noexcept { return l.state_; }
   // A provider over state built without a client (the engine tests' in-memory store).
   static provider make_provider(std::shared_ptr<provider_impl> p) noexcept { return provider(std::move(p)); }
 };

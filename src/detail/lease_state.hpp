@@ -43,6 +43,10 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
     return d;
   }
 
+  // On the strand: when the holder stops believing in the lease unless a renewal succeeds first
+  // (the soak's fenced resource checks entries against it).
+  boot_clock::time_point deadline() const { return fsm.deadline(); }
+
   void add_waiter(std::uint64_t id, boost::asio::any_completion_handler<void(boost::system::error_code)> h,
                   boost::asio::cancellation_slot slot, boost::asio::any_completion_executor ex);
   void cancel_waiter(std::uint64_t id);

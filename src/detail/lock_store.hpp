@@ -101,8 +101,8 @@ class lock_store {
   virtual void prepare(reply<outcome<server_info>>) = 0;
   virtual void read(const std::string& name, read_mode, reply<outcome<lock_doc>>) = 0;
   virtual void list(reply<outcome<std::vector<named_doc>>>) = 0;
-  // Raises the collection's epoch counter; nullopt when a concurrent first upsert raced ours
-  // (E11000): the caller retries.
+  // Raises the collection's epoch counter to max(counter, epoch_floor(wall clock)) + 1 and reads
+  // it back; nullopt when a concurrent first upsert raced ours (E11000): the caller retries.
   virtual void next_epoch(reply<outcome<std::optional<std::int64_t>>>) = 0;
   // value: true when applied; false when the lock was not as observed (lost the race).
   virtual void take(const take_request&, reply<outcome<bool>>) = 0;
@@ -131,6 +131,20 @@ inline constexpr const char* broken_owner = "(force-released)";
 // count takes within that epoch.
 inline constexpr std::int64_t token_low_mask = 0xffffffff;
 inline std::int64_t first_token_of(std::int64_t epoch) { return (epoch << 32) | 1; }
+// The coarse clock that seeds epochs (issue 11, item 5): a fresh epoch is at least one above
+// the number of 10-second units since 1970, so a collection that was wiped (dropped, restored,
+// emptied by hand) and drew fewer than one epoch per 10 s in its previous life still hands out
+// tokens above that life's. 10 s units reach 2^31 only in the year 2650; the reading is capped
+// at 2^30 (year 2310) so that a wildly wrong clock can burn at most half of the epoch space.
+inline constexpr std::chrono::seconds epoch_clock_unit{10};
+inline constexpr std::int64_t max_epoch_floor = std::int64_t{1} << 30;
+inline std::int64_t epoch_floor(std::chrono::seconds since_1970) {
+  const std::int64_t units = since_1970 / epoch_clock_unit;
+  return units < 0 ? 0 : units > max_epoch_floor ? max_epoch_floor : units;
+}
+inline std::int64_t epoch_floor(std::chrono::system_clock::time_point now) {
+  return epoch_floor(std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()));
+}
 // A take that would carry into the epoch bits needs a fresh epoch instead.
 inline bool needs_new_epoch(const lock_doc& observed) {
   return !observed.exists || (observed.held.token & token_low_mask) == token_low_mask;

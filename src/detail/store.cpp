@@ -65,25 +65,6 @@ void append_owner(bson_t* b, const char* key, std::string_view owner) {
   else append_str(b, key, owner);
 }
 
-lock_doc parse_lock(const bson_t* doc) {
-  lock_doc d;
-  d.exists = true;
-  d.held.owner = get_str(doc, "owner");
-  d.held.token = get_int(doc, "token");
-  d.held.beat = get_int(doc, "beat");
-  d.held.expiry = std::chrono::milliseconds{get_int(doc, "expiry_ms")};
-  bson_iter_t it;
-  if (bson_iter_init_find(&it, doc, "idle_since") && BSON_ITER_HOLDS_DATE_TIME(&it))
-    d.idle_since_ms = bson_iter_date_time(&it);
-  if (bson_has_field(doc, "host") || bson_has_field(doc, "pid") || bson_has_field(doc, "label"))
-    d.meta = std::make_shared<const holder_meta>(holder_meta{get_str(doc, "host"), get_int(doc, "pid"),
-                                                             get_str(doc, "label")});
-  if (bson_iter_init_find(&it, doc, "acquired_at") && BSON_ITER_HOLDS_DATE_TIME(&it))
-    d.acquired_at_ms = bson_iter_date_time(&it);
-  if (bson_iter_init_find(&it, doc, "renewed_at") && BSON_ITER_HOLDS_DATE_TIME(&it))
-    d.renewed_at_ms = bson_iter_date_time(&it);
-  return d;
-}
 
 // update_one / update_many; value = matchedCount.
 outcome<std::int64_t> update(mongoc_collection_t* coll, const store_config& cfg, const bson_t* filter,
@@ -150,6 +131,26 @@ void set_released(bson_t* change) { set_owner_gone(change, nullptr); }
 void set_broken(bson_t* change) { set_owner_gone(change, broken_owner); }
 
 }  // namespace
+
+lock_doc parse_lock(const bson_t* doc) {
+  lock_doc d;
+  d.exists = true;
+  d.held.owner = get_str(doc, "owner");
+  d.held.token = get_int(doc, "token");
+  d.held.beat = get_int(doc, "beat");
+  d.held.expiry = std::chrono::milliseconds{get_int(doc, "expiry_ms")};
+  bson_iter_t it;
+  if (bson_iter_init_find(&it, doc, "idle_since") && BSON_ITER_HOLDS_DATE_TIME(&it))
+    d.idle_since_ms = bson_iter_date_time(&it);
+  if (bson_has_field(doc, "host") || bson_has_field(doc, "pid") || bson_has_field(doc, "label"))
+    d.meta = std::make_shared<const holder_meta>(holder_meta{get_str(doc, "host"), get_int(doc, "pid"),
+                                                             get_str(doc, "label")});
+  if (bson_iter_init_find(&it, doc, "acquired_at") && BSON_ITER_HOLDS_DATE_TIME(&it))
+    d.acquired_at_ms = bson_iter_date_time(&it);
+  if (bson_iter_init_find(&it, doc, "renewed_at") && BSON_ITER_HOLDS_DATE_TIME(&it))
+    d.renewed_at_ms = bson_iter_date_time(&it);
+  return d;
+}
 
 // For informational fields only (TTL clean-up, status output, the try-once staleness hint).
 // Whether a lock may be taken never depends on it: client clocks may be wrong.
@@ -282,22 +283,38 @@ outcome<std::vector<named_doc>> read_all(mongoc_client_t* client, const store_co
   return out;
 }
 
-// Raises the per-collection epoch counter (never removed: it has no idle_since field) and reads
-// it back with majority read concern: the value is >= what our increment produced, which is all
-// the monotonicity argument needs (docs/design.md).
-outcome<std::optional<std::int64_t>> next_epoch(mongoc_client_t* client, const store_config& cfg) {
+// Raises the per-collection epoch counter (never removed: it has no idle_since field) to
+// max(n, floor) + 1 and reads it back with majority read concern: the value is >= what our
+// increment produced, which is all the monotonicity argument needs (docs/design.md). Three
+// round trips, once per new lock document: the emulator has neither $max nor pipeline updates,
+// so "at least floor" is a conditional $set (upsert: on a fresh collection it creates the
+// counter; an E11000 means the counter exists and is >= floor, or a racer just created it).
+outcome<std::optional<std::int64_t>> next_epoch(mongoc_client_t* client, const store_config& cfg,
+                                                std::int64_t floor) {
   collection_ref coll(client, cfg.database, cfg.collection);
-  bson_doc filter, change, opts, reply;
-  bson_t id, inc;
-  BSON_APPEND_DOCUMENT_BEGIN(filter.get(), "_id", &id);
-  BSON_APPEND_UTF8(&id, "mongolock", "epoch");
-  bson_append_document_end(filter.get(), &id);
+  bson_doc filter, below, raise, change, opts, reply;
+  bson_t lt, set, inc;
+  for (bson_t* f : {filter.get(), below.get()}) {
+    bson_t id;
+    BSON_APPEND_DOCUMENT_BEGIN(f, "_id", &id);
+    BSON_APPEND_UTF8(&id, "mongolock", "epoch");
+    bson_append_document_end(f, &id);
+  }
+  BSON_APPEND_DOCUMENT_BEGIN(below.get(), "n", &lt);
+  BSON_APPEND_INT64(&lt, "$lt", floor);
+  bson_append_document_end(below.get(), &lt);
+  BSON_APPEND_DOCUMENT_BEGIN(raise.get(), "$set", &set);
+  BSON_APPEND_INT64(&set, "n", floor);
+  bson_append_document_end(raise.get(), &set);
   BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$inc", &inc);
   BSON_APPEND_INT64(&inc, "n", 1);
   bson_append_document_end(change.get(), &inc);
   append_write_concern(opts.get(), cfg);
   BSON_APPEND_BOOL(opts.get(), "upsert", true);
   bson_error_t err;
+  if (!mongoc_collection_update_one(coll.get(), below.get(), raise.get(), opts.get(), nullptr, &err) &&
+      !is_duplicate_key(err))
+    return failed<std::optional<std::int64_t>>(err, true);
   if (!mongoc_collection_update_one(coll.get(), filter.get(), change.get(), opts.get(), reply.get(), &err)) {
     // Two first upserts raced; MongoDB 4.0 does not retry that itself (core v2 defect 12).
     if (is_duplicate_key(err)) return success<std::optional<std::int64_t>>(std::nullopt);

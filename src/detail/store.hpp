@@ -47,12 +47,17 @@ void build_read_opts(read_mode, bson_t* opts, mongoc_read_prefs_t** prefs);
 void build_insert(const take_request&, std::int64_t now_ms, bson_t* doc);
 void build_swap(const take_request&, std::int64_t now_ms, bson_t* filter, bson_t* change);
 
+// A lock document as read (any types, any values: what the server returns is not trusted; a
+// field of the wrong type reads as 0 or ""). Pure, so it is fuzzed (fuzz/lock_doc_fuzz.cpp).
+lock_doc parse_lock(const bson_t* doc);
+
 // One blocking command each (worker threads only). Never throw.
 outcome<server_info> query_server(mongoc_client_t*);
 outcome<server_info> prepare(mongoc_client_t*, const store_config&);
 outcome<lock_doc> read_lock(mongoc_client_t*, const store_config&, std::string_view name, read_mode);
 outcome<std::vector<named_doc>> read_all(mongoc_client_t*, const store_config&);
-outcome<std::optional<std::int64_t>> next_epoch(mongoc_client_t*, const store_config&);
+// floor: epoch_floor(wall clock), the least value the counter is raised to before the +1.
+outcome<std::optional<std::int64_t>> next_epoch(mongoc_client_t*, const store_config&, std::int64_t floor);
 outcome<bool> take(mongoc_client_t*, const store_config&, const take_request&);
 outcome<bool> renew(mongoc_client_t*, const store_config&, std::string_view name,
                     std::string_view owner, std::int64_t token, std::chrono::milliseconds expiry);

@@ -148,4 +148,19 @@ BOOST_AUTO_TEST_CASE(authentication_and_privilege_failures_are_not_authorized) {
   }
 }
 
+// Issue 11, item 5: the clock that seeds epochs counts 10 s units since 1970, never negative,
+// and stops at 2^30 so that a clock set centuries ahead leaves half of the epoch space.
+BOOST_AUTO_TEST_CASE(the_epoch_clock_counts_ten_second_units_and_is_bounded) {
+  using ml::detail::epoch_floor;
+  using std::chrono::seconds;
+  BOOST_TEST(epoch_floor(seconds{25}) == 2);
+  BOOST_TEST(epoch_floor(seconds{-3600}) == 0);
+  BOOST_TEST(epoch_floor(seconds{1795305600}) == 179530560);  // 2026-11-22
+  const seconds year_3000{std::int64_t{86400} * 365 * 1030};
+  BOOST_TEST(epoch_floor(year_3000) == ml::detail::max_epoch_floor);
+  BOOST_TEST((ml::detail::max_epoch_floor << 32) > 0, "a capped epoch still fits a positive token");
+  BOOST_TEST(epoch_floor(std::chrono::system_clock::time_point::max()) <= ml::detail::max_epoch_floor);
+  BOOST_TEST(epoch_floor(std::chrono::system_clock::time_point::min()) == 0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
