@@ -2,7 +2,8 @@
 # The README's test command: installs what is missing, builds, starts the servers the tests need
 # (through ctest fixtures) and runs the tests in three builds: -Werror debug (everything),
 # AddressSanitizer + UndefinedBehaviorSanitizer (everything), ThreadSanitizer (the in-process
-# suites, where the io_context threads and the driver's worker threads meet). Idempotent.
+# suites, where the io_context threads and the driver's worker threads meet), plus a few seconds
+# of each libFuzzer target on its committed corpus (scripts/fuzz.sh). Idempotent.
 #   MONGOLOCK_SKIP_ASAN=1 / MONGOLOCK_SKIP_TSAN=1   skip a sanitizer pass (quick local runs)
 #   MONGOLOCK_TEST_URI=...  run the integration tests against your own server instead
 set -euo pipefail
@@ -27,6 +28,8 @@ run_preset() {
 }
 
 run_preset dev
+step "fuzz smoke (scripts/fuzz.sh: clang, libFuzzer, ASan + UBSan)"
+scripts/fuzz.sh "${MONGOLOCK_FUZZ_SECONDS:-5}"
 if [ -z "${MONGOLOCK_SKIP_ASAN:-}" ]; then
   # The consumer checks build plain Release trees: once (above) is enough.
   run_preset asan -E consumer_

@@ -1,5 +1,6 @@
 #include "mongolock/options.hpp"
 
+#include "detail/utf8.hpp"
 #include "mongolock/error.hpp"
 
 namespace mongolock {
@@ -10,30 +11,7 @@ boost::system::error_code fail(errc code, std::string* why, std::string text) {
   return make_error_code(code);
 }
 
-// Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
-bool valid_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t extra;
-    char32_t cp;
-    if (c < 0x80) { ++i; continue; }
-    if ((c & 0xE0) == 0xC0) { extra = 1; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { extra = 2; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { extra = 3; cp = c & 0x07; }
-    else return false;
-    if (i + extra >= s.size()) return false;  // truncated sequence
-    for (std::size_t k = 1; k <= extra; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    static constexpr char32_t min_for[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < min_for[extra] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += extra + 1;
-  }
-  return true;
-}
+using detail::valid_utf8;
 
 }  // namespace
 
@@ -93,6 +71,7 @@ boost::system::error_code validate_namespace(std::string_view db, std::string_vi
                                              std::string* why) {
   if (db.empty() || db.size() > 63)
     return fail(errc::invalid_collection, why, "database name must be 1..63 bytes");
+  if (!valid_utf8(db)) return fail(errc::invalid_collection, why, "database name is not valid UTF-8");
   for (char c : db)
     if (c == '/' || c == '\\' || c == '.' || c == ' ' || c == '"' || c == '$' || c == '\0')
       return fail(errc::invalid_collection, why, "database name contains one of /\\. \"$ or NUL");

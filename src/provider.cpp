@@ -7,6 +7,7 @@
 #include <boost/system/system_error.hpp>
 
 #include "detail/lease_state.hpp"
+#include "detail/lock_info.hpp"
 #include "detail/mongo_store.hpp"
 
 namespace mongolock {
@@ -160,25 +161,6 @@ void provider_impl::note_failure(error_code ec, std::string why) {
 }
 
 namespace {
-
-lock_info to_info(std::string name, const lock_doc& d) {
-  lock_info i;
-  i.name = std::move(name);
-  i.exists = d.exists;
-  i.held = d.exists && !d.held.owner.empty();
-  i.owner = d.held.owner;
-  i.fencing_token = d.held.token;
-  i.heartbeat = d.held.beat;
-  i.expiry = d.held.expiry;
-  i.acquired_at_ms = d.acquired_at_ms;
-  i.renewed_at_ms = d.renewed_at_ms;
-  if (d.meta) {
-    i.host = d.meta->host;
-    i.pid = d.meta->pid;
-    i.label = d.meta->label;
-  }
-  return i;
-}
 
 // The reason of an operation's outcome, for the caller who asked for it (error.hpp): empty on
 // success. Failures a caller receives go to the log at debug level only.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/asio/error.hpp>
 
+#include "detail/saturating.hpp"
 #include "mongolock/error.hpp"
 
 namespace mongolock::detail {
@@ -81,7 +82,7 @@ acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const 
     // caller opted in, spend one observation window (expiry + margin) confirming it. Only the
     // unchanged heartbeat decides; a wrong clock can cost this one bounded wait, never safety.
     // A force-released lock's placeholder never renews: watching it is how a try gets it.
-    const auto silent_ms = p_.wall_now_ms - seen.renewed_at_ms;
+    const auto silent_ms = saturating_sub(p_.wall_now_ms, seen.renewed_at_ms);
     const bool looks_dead = seen.held.owner == broken_owner ||
                             (seen.renewed_at_ms != 0 && silent_ms >= 3 * expiry_observer::bounded(seen.held.expiry).count());
     if (!p_.confirm_silent || !looks_dead) return fail(make_error_code(errc::busy));

@@ -2,6 +2,7 @@
 // Small RAII and lookup helpers over libbson / libmongoc handles.
 #include <mongoc/mongoc.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -40,9 +41,16 @@ inline void append_str(bson_t* b, const char* key, std::string_view v) {
 
 inline std::int64_t get_int(const bson_t* doc, const char* key, std::int64_t fallback = 0) {
   bson_iter_t it;
-  if (bson_iter_init_find(&it, doc, key) && (BSON_ITER_HOLDS_INT32(&it) || BSON_ITER_HOLDS_INT64(&it) ||
-                                             BSON_ITER_HOLDS_DOUBLE(&it)))
-    return bson_iter_as_int64(&it);
+  if (!bson_iter_init_find(&it, doc, key)) return fallback;
+  if (BSON_ITER_HOLDS_INT32(&it) || BSON_ITER_HOLDS_INT64(&it)) return bson_iter_as_int64(&it);
+  if (BSON_ITER_HOLDS_DOUBLE(&it)) {
+    // libbson casts a double to int64 unchecked (undefined for NaN and beyond +-2^63): saturate.
+    const double v = bson_iter_double(&it);
+    if (std::isnan(v)) return fallback;
+    if (v >= 9.2e18) return INT64_MAX;
+    if (v <= -9.2e18) return INT64_MIN;
+    return static_cast<std::int64_t>(v);
+  }
   return fallback;
 }
 

@@ -1,6 +1,7 @@
 // acquire_fsm without I/O and without a clock: every step driven by hand, the time passed in.
 #include <boost/asio/error.hpp>
 #include <boost/test/unit_test.hpp>
+#include <limits>
 
 #include "detail/acquire_fsm.hpp"
 #include "mongolock/error.hpp"
@@ -248,6 +249,19 @@ BOOST_AUTO_TEST_CASE(confirming_answers_busy_if_the_holder_renews_or_the_bound_p
   bounded.start(t0);
   bounded.on_read(success(silent_since(1'000)), t0);
   BOOST_TEST((bounded.on_read(success(silent_since(1'000)), t0 + 400ms).ec == ml::errc::busy));
+}
+
+// Found by fuzz/lock_doc_fuzz.cpp (UBSan): a renewed_at at the int64 limits overflowed "now -
+// renewed_at". It saturates: silent for ever (watched, as any long-silent holder), or not at all.
+BOOST_AUTO_TEST_CASE(a_renewed_at_at_the_int64_limits_neither_overflows_nor_decides) {
+  auto p = confirming();
+  acquire_fsm oldest("x", p);
+  oldest.start(t0);
+  BOOST_TEST((oldest.on_read(success(silent_since(std::numeric_limits<std::int64_t>::min())), t0).what == kind::wait_until));
+  p.wall_now_ms = std::numeric_limits<std::int64_t>::min();
+  acquire_fsm future("x", p);
+  future.start(t0);
+  BOOST_TEST((future.on_read(success(silent_since(std::numeric_limits<std::int64_t>::max())), t0).ec == ml::errc::busy));
 }
 
 // A force-released lock's placeholder renews never: a confirming try watches it at once (its

@@ -1,7 +1,9 @@
 // The mongolock tool's command line: durations, environment, usage errors.
 #include <boost/test/unit_test.hpp>
+#include <limits>
 
 #include "args.hpp"
+#include "json.hpp"
 #include "mongolock/error.hpp"
 #include "mongolock/options.hpp"
 
@@ -180,6 +182,33 @@ BOOST_AUTO_TEST_CASE(failures_map_to_their_documented_exit_codes) {
   BOOST_TEST(cli::exit_code_for(make_error_code(errc::timeout), 9) == 9);  // -E 9
   BOOST_TEST(cli::exit_code_for(make_error_code(errc::invalid_name)) == 64);
   BOOST_TEST(cli::exit_code_for(make_error_code(errc::server_error)) == 70);
+}
+
+// Found by fuzz/lock_doc_fuzz.cpp: a host, label or owner written by something else passed
+// through as invalid UTF-8, so `status --json` printed invalid JSON.
+BOOST_AUTO_TEST_CASE(status_json_replaces_invalid_utf8_from_the_document) {
+  mongolock::lock_info i;
+  i.name = "jobs";
+  i.exists = i.held = true;
+  i.owner = "x\xFFy";
+  i.host = "h\xC3";            // truncated
+  i.label = "caf\xC3\xA9 \"q\"";  // valid: kept, quotes escaped
+  const auto json = mongolock::cli::to_json(i, 0);
+  BOOST_TEST(json.find("\"owner\":\"x\\ufffdy\"") != std::string::npos, json);
+  BOOST_TEST(json.find("\"host\":\"h\\ufffd\"") != std::string::npos, json);
+  BOOST_TEST(json.find("\"label\":\"caf\xC3\xA9 \\\"q\\\"\"") != std::string::npos, json);
+}
+
+// Found by fuzz/lock_doc_fuzz.cpp (UBSan): renewed_at is whatever the document says, so "now -
+// renewed_at" overflowed for a date near the int64 limits. It saturates.
+BOOST_AUTO_TEST_CASE(status_json_survives_dates_at_the_int64_limits) {
+  mongolock::lock_info i;
+  i.name = "jobs";
+  i.exists = i.held = true;
+  i.renewed_at_ms = std::numeric_limits<std::int64_t>::min();
+  i.acquired_at_ms = std::numeric_limits<std::int64_t>::max();
+  const auto json = mongolock::cli::to_json(i, 1795348800000);
+  BOOST_TEST(json.find("\"holder_silent_ms\":9223372036854775807") != std::string::npos, json);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,7 +1,9 @@
 // The libmongoc command documents, built without a server. The emulator has no secondaries, no
 // read concern levels and no write concern, so what we *send* for those is checked here.
 #include <boost/test/unit_test.hpp>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "detail/store.hpp"
@@ -146,6 +148,19 @@ BOOST_AUTO_TEST_CASE(authentication_and_privilege_failures_are_not_authorized) {
     e.code = code;
     BOOST_TEST((ml::detail::classify<bool>(e, true).ec == ml::errc::not_authorized), code);
   }
+}
+
+// Issue 11, items 3-4: a document's numbers may be doubles of any size; libbson's own conversion
+// is undefined beyond int64 (and for NaN), so they saturate, and NaN reads as a missing field.
+BOOST_AUTO_TEST_CASE(a_lock_document_with_huge_or_nan_doubles_parses_to_saturated_values) {
+  bson_t* doc = BCON_NEW("_id", "x", "owner", "someone", "token", BCON_DOUBLE(1e300), "beat", BCON_DOUBLE(-1e300),
+                         "expiry_ms", BCON_DOUBLE(std::nan("")), "pid", BCON_DOUBLE(42.9));
+  const auto d = ml::detail::parse_lock(doc);
+  bson_destroy(doc);
+  BOOST_TEST(d.held.token == std::numeric_limits<std::int64_t>::max());
+  BOOST_TEST(d.held.beat == std::numeric_limits<std::int64_t>::min());
+  BOOST_TEST(d.held.expiry.count() == 0);
+  BOOST_TEST(d.meta->pid == 42);
 }
 
 // Issue 11, item 5: the clock that seeds epochs counts 10 s units since 1970, never negative,

@@ -108,6 +108,10 @@ BOOST_AUTO_TEST_CASE(namespaces) {
   BOOST_TEST((ml::validate_namespace("app", "lo$cks") == ml::errc::invalid_collection));
   BOOST_TEST((ml::validate_namespace("app", "system.users") == ml::errc::invalid_collection));
   BOOST_TEST((ml::validate_namespace("app", std::string(300, 'c')) == ml::errc::invalid_collection));
+  // Found by fuzz/lock_name_fuzz.cpp: a database name was never checked for UTF-8.
+  std::string why;
+  BOOST_TEST((ml::validate_namespace("mongolo\xA3\x94", "locks", &why) == ml::errc::invalid_collection));
+  BOOST_TEST(why == "database name is not valid UTF-8");
 }
 
 BOOST_AUTO_TEST_CASE(error_category_has_readable_messages) {

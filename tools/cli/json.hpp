@@ -4,19 +4,27 @@
 #include <ctime>
 #include <string>
 
+#include "detail/saturating.hpp"
+#include "detail/utf8.hpp"
 #include "mongolock/provider.hpp"
 
 namespace mongolock::cli {
 
+// Names are validated UTF-8, but owner, host and label come from the document as stored, which
+// anything may have written: a byte that does not start a well-formed character becomes U+FFFD,
+// so the output is always valid UTF-8 and valid JSON (fuzz/lock_doc_fuzz.cpp).
 inline std::string json_string(const std::string& s) {
   std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') out += '\\', out += static_cast<char>(c);
+  for (std::size_t i = 0, n; i < s.size(); i += n) {
+    n = detail::utf8_char_length(s, i);
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (n == 0) out += "\\ufffd", n = 1;
+    else if (c == '"' || c == '\\') out += '\\', out += static_cast<char>(c);
     else if (c < 0x20) {
       char buf[8];
       std::snprintf(buf, sizeof buf, "\\u%04x", c);
       out += buf;
-    } else out += static_cast<char>(c);  // names are validated UTF-8: pass through
+    } else out.append(s, i, n);
   }
   return out + "\"";
 }
@@ -41,7 +49,7 @@ inline std::string to_json(const lock_info& i, std::int64_t now_ms) {
       ",\"host\":" + str_or_null(i.host) + ",\"pid\":" + (i.held && i.pid ? std::to_string(i.pid) : "null") +
       ",\"label\":" + str_or_null(i.label) +
       ",\"renewed_at\":" + (i.held && i.renewed_at_ms ? json_string(iso8601(i.renewed_at_ms)) : "null") +
-      ",\"holder_silent_ms\":" + (i.held && i.renewed_at_ms ? std::to_string(now_ms - i.renewed_at_ms) : "null");
+      ",\"holder_silent_ms\":" + (i.held && i.renewed_at_ms ? std::to_string(detail::saturating_sub(now_ms, i.renewed_at_ms)) : "null");
   std::string out = "{\"name\":" + json_string(i.name) + ",\"exists\":" + (i.exists ? "true" : "false") +
                     ",\"held\":" + (i.held ? "true" : "false") +
                     ",\"owner\":" + (i.held ? json_string(i.owner) : "null") +
