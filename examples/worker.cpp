@@ -5,7 +5,7 @@
 //   - writes through a fencing-token-checking "resource" file (rejects tokens below the max seen).
 //
 //   mongolock-worker --uri URI --name NAME [--count N] [--hold-ms H] [--expiry-ms E]
-//                    [--dir DIR] [--forever] [--quiet]
+//                    [--margin-ms M] [--backoff-max-ms B] [--dir DIR] [--forever] [--quiet]
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -26,7 +26,7 @@ namespace {
 
 struct args {
   std::string uri = "mongodb://127.0.0.1:27017", name = "demo", dir = ".", db = "mongolock_demo", coll = "locks";
-  int count = 3, hold_ms = 100, expiry_ms = 5000;
+  int count = 3, hold_ms = 100, expiry_ms = 5000, margin_ms = 0, backoff_max_ms = 0;  // 0: the defaults
   bool forever = false, quiet = false;
 };
 
@@ -84,6 +84,8 @@ asio::awaitable<int> run(const args& a) {
   mongolock::client db(ex, a.uri);
   mongolock::lock_options opts;
   opts.expiry = std::chrono::milliseconds(a.expiry_ms);
+  opts.safety_margin = std::chrono::milliseconds(a.margin_ms);
+  if (a.backoff_max_ms > 0) opts.backoff_max = std::chrono::milliseconds(a.backoff_max_ms);
   mongolock::provider locks(db, a.db, a.coll, opts);
   auto lock = locks.create_lock(a.name);
   for (int i = 0; i < a.count; ++i) {
@@ -127,6 +129,8 @@ int main(int argc, char** argv) {
     else if (k == "--count") a.count = std::stoi(next());
     else if (k == "--hold-ms") a.hold_ms = std::stoi(next());
     else if (k == "--expiry-ms") a.expiry_ms = std::stoi(next());
+    else if (k == "--margin-ms") a.margin_ms = std::stoi(next());
+    else if (k == "--backoff-max-ms") a.backoff_max_ms = std::stoi(next());
     else if (k == "--forever") a.forever = true, a.count = 1;
     else { std::cerr << "unknown option " << k << "\n"; return 64; }
   }

@@ -148,6 +148,11 @@ for args in "--ttl 5x run a true" "--wait -1s run a true" "--ttl 10 run a true" 
 done
 "$bin" --ttl 9999999h run a true 2>"$work/range"; rc=$?
 check "--ttl out of range: 64, names the flag and the limit" '[ $rc = 64 ] && grep -q -- "--ttl must be between 100ms and 24h" "$work/range"'
+"$bin" --ttl 2s --margin 1s run a true 2>"$work/range"; rc=$?
+check "--margin not below half of --ttl: 64, names both" '[ $rc = 64 ] && grep -q -- "--margin 1s must be below half of --ttl 2s" "$work/range"'
+n=$(name margin)
+"$bin" --ttl 2s --margin 500ms run "$n" true; rc=$?
+check "--margin within the rule runs the command" '[ $rc = 0 ]'
 MONGOLOCK_WAIT=9999999h "$bin" run a true 2>"$work/range"; rc=$?
 check "MONGOLOCK_WAIT out of range: 64, names it and the limit" '[ $rc = 64 ] && grep -q "MONGOLOCK_WAIT must be between 0 and 8784h" "$work/range"'
 "$bin" --uri 'mongodb://alice:s3cr3t@127.0.0.1:1/?serverSelectionTimeoutMS=300' run x true 2>"$work/unreach-pw"; rc=$?

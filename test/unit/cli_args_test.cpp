@@ -161,6 +161,17 @@ BOOST_AUTO_TEST_CASE(durations_out_of_range_name_the_flag_and_the_limit) {
   BOOST_TEST((parse({"--wait", "8784h", "list"}).opts.wait == mongolock::limits::max_acquire_timeout));
 }
 
+// Issue 11, item 6: the margin is the clock-rate allowance (README's rule); it must stay below
+// half of the lease, as the library requires, and the message names both flags.
+BOOST_AUTO_TEST_CASE(margin_is_an_option_below_half_of_the_ttl) {
+  BOOST_TEST(parse({"--ttl", "4s", "--margin", "1s", "list"}).opts.margin.count() == 1'000);
+  BOOST_TEST(parse({"list"}, {{"MONGOLOCK_MARGIN", "250ms"}}).opts.margin.count() == 250);
+  BOOST_TEST(parse({"list"}).opts.margin.count() == 0, "0: the library's ttl / 10");
+  BOOST_TEST(parse({"--ttl", "4s", "--margin", "2s", "list"}).error == "--margin 2s must be below half of --ttl 4s");
+  BOOST_TEST(parse({"--margin", "13h", "list"}).error == "--margin must be between 0 and 12h");
+  BOOST_TEST(parse({"--ttl=1s", "--margin=499ms", "list"}).error.empty());
+}
+
 BOOST_AUTO_TEST_CASE(environment_durations_out_of_range) {
   BOOST_TEST(parse({"list"}, {{"MONGOLOCK_TTL", "9999999h"}}).error == "MONGOLOCK_TTL must be between 100ms and 24h");
   BOOST_TEST(parse({"list"}, {{"MONGOLOCK_WAIT", "9000h"}}).error ==

@@ -22,6 +22,8 @@ struct range {
 constexpr range ttl_range{milliseconds{100}, limits::max_expiry};
 constexpr range wait_range{milliseconds{0}, limits::max_acquire_timeout};
 constexpr range kill_after_range{milliseconds{0}, std::chrono::hours(1)};
+// --margin: 0 (= ttl / 10) or at least 1 ms; below half of --ttl is checked once both are known.
+constexpr range margin_range{milliseconds{0}, limits::max_expiry / 2};
 
 // In the syntax the user types, with the largest exact unit: "100ms", "24h", "8784h (366 days)".
 std::string describe(milliseconds d) {
@@ -99,6 +101,9 @@ global options (environment variable in brackets):
   --collection NAME       lock collection [MONGOLOCK_COLLECTION] (locks)
   --label TEXT            shown by status/list next to the holder's host and pid [MONGOLOCK_LABEL]
   -t, --ttl DURATION      lease expiry, 100ms..24h [MONGOLOCK_TTL] (30s)
+  --margin DURATION       clock-rate margin, below half of --ttl [MONGOLOCK_MARGIN] (ttl/10):
+                          safe while the waiter's clock runs at most (ttl+margin)/(ttl-margin)
+                          times as fast as the holder's (10%: 1.22; 25%: 1.67)
   -w, --wait DURATION     how long `run` waits for the lock, up to 8784h (366 days) [MONGOLOCK_WAIT]
                           (forever; 0 = try once)
   --kill-after DURATION   grace between SIGTERM and SIGKILL when the lease is lost, up to 1h
@@ -196,6 +201,7 @@ struct parser {
     if (name == "--label") return value(o.label);
     if (name == "--ttl") return value(v) && set_duration(flag, v, ttl_range, o.ttl);
     if (name == "--kill-after") return value(v) && set_duration(flag, v, kill_after_range, o.kill_after);
+    if (name == "--margin") return value(v) && set_duration(flag, v, margin_range, o.margin);
     if (name == "--wait") {
       std::chrono::milliseconds w{};
       if (!(value(v) && set_duration(flag, v, wait_range, w))) return false;
@@ -222,6 +228,7 @@ parse_result parse_args(const std::vector<std::string>& args,
     else if (k == "MONGOLOCK_LABEL") o.label = v;
     else if (k == "MONGOLOCK_TTL") p.set_duration(k, v, ttl_range, o.ttl);
     else if (k == "MONGOLOCK_KILL_AFTER") p.set_duration(k, v, kill_after_range, o.kill_after);
+    else if (k == "MONGOLOCK_MARGIN") p.set_duration(k, v, margin_range, o.margin);
     else if (k == "MONGOLOCK_WAIT") {
       std::chrono::milliseconds w{};
       if (p.set_duration(k, v, wait_range, w)) o.wait = w;
@@ -295,6 +302,8 @@ parse_result parse_args(const std::vector<std::string>& args,
       break;
     default: break;
   }
+  if (o.margin.count() > 0 && o.margin * 2 >= o.ttl && p.r.error.empty())
+    p.fail("--margin " + describe(o.margin) + " must be below half of --ttl " + describe(o.ttl));
   if (o.kill_after.count() == 0 && p.r.error.empty()) o.kill_after = std::chrono::milliseconds{1};
   return p.r;
 }

@@ -105,6 +105,7 @@ int main(int argc, char** argv) {
     co.log = [](mongolock::log_level, std::string_view line) { std::cerr << "mongolock: " << line << "\n"; };
   mongolock::lock_options lo;
   lo.expiry = o.ttl;
+  lo.safety_margin = o.margin;
   try {
     mongolock::client db(io.get_executor(), o.uri, co);
     mongolock::provider locks(db, o.database, o.collection, lo);

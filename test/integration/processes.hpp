@@ -1,0 +1,91 @@
+#pragma once
+// Child processes for the multi-process suites (process, clock_rates): a worker started with its
+// output in a file, optionally under libfaketime, killed and reaped when the test ends.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "fixture.hpp"
+
+namespace test {
+
+namespace fs = std::filesystem;
+
+inline constexpr const char* libfaketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+inline std::string worker_path() {
+  const char* w = std::getenv("MONGOLOCK_WORKER");
+  BOOST_REQUIRE_MESSAGE(w, "MONGOLOCK_WORKER is not set (run through ctest)");
+  return w;
+}
+
+struct child {
+  pid_t pid = -1;
+  fs::path out;
+
+  // Starts `argv` with stdout+stderr in a file; with `faketime`, its clocks are shifted by that
+  // offset through libfaketime (preloaded directly: the faketime(1) wrapper forks, and a signal
+  // to it would not reach the worker).
+  child(std::vector<std::string> argv, fs::path output, const std::string& faketime = "") : out(std::move(output)) {
+    pid = ::fork();
+    if (pid == 0) {
+      if (!faketime.empty()) {
+        ::setenv("LD_PRELOAD", libfaketime, 1);
+        ::setenv("FAKETIME", faketime.c_str(), 1);
+        // Under AddressSanitizer the preloaded library would otherwise come before ASan's runtime.
+        ::setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
+      }
+      const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      std::vector<char*> args;
+      for (auto& a : argv) args.push_back(a.data());
+      args.push_back(nullptr);
+      ::execvp(args[0], args.data());
+      ::_exit(127);
+    }
+  }
+  ~child() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+  bool wait_for_text(const std::string& text, std::chrono::milliseconds limit) const {
+    const auto t0 = clock::now();
+    while (clock::now() - t0 < limit) {
+      if (slurp(out).find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
+  int wait_exit() {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+};
+
+inline fs::path scratch(const std::string& name) {
+  auto d = fs::temp_directory_path() / ("mongolock-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+inline std::vector<std::string> worker_args(const std::string& name, const fs::path& dir, std::vector<std::string> extra) {
+  std::vector<std::string> a{worker_path(), "--uri", server_uri(), "--db", "mongolock_test", "--name", name,
+                             "--dir", dir.string()};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+inline bool have_faketime() { return ::access(libfaketime, R_OK) == 0; }
+
+}  // namespace test
