@@ -70,6 +70,17 @@ struct child {
     pid = -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
+  // The exit status, or -1 if it is still running after `limit` (the destructor then kills it).
+  int wait_exit_for(std::chrono::milliseconds limit) {
+    const auto t0 = clock::now();
+    int status = 0;
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+      if (clock::now() - t0 >= limit) return -1;
+      std::this_thread::sleep_for(10ms);
+    }
+    pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
 };
 
 inline fs::path scratch(const std::string& name) {
