@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "fixture.hpp"
+#include "processes.hpp"
 
 using namespace test;
 namespace beast = boost::beast;
@@ -40,44 +41,8 @@ fs::path fresh_dir(const std::string& name) {
   return d;
 }
 
-// One process, stdout+stderr in `log`; killed (SIGKILL) if the test leaves it running.
-struct process {
-  pid_t pid = -1;
-  fs::path log;
-
-  process(std::vector<std::string> argv, fs::path output) : log(std::move(output)) {
-    pid = ::fork();
-    if (pid == 0) {
-      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      std::vector<char*> args;
-      for (auto& a : argv) args.push_back(a.data());
-      args.push_back(nullptr);
-      ::execv(args[0], args.data());
-      ::_exit(127);
-    }
-  }
-  process(const process&) = delete;
-  ~process() {
-    if (pid > 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  }
-  bool running() const { return pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == 0; }
-  // The exit status (128+N for signal N), or -1 if it is still running after `limit`.
-  int wait_exit(std::chrono::milliseconds limit) {
-    const auto t0 = clock::now();
-    int status = 0;
-    while (::waitpid(pid, &status, WNOHANG) == 0) {
-      if (clock::now() - t0 > limit) return -1;
-      std::this_thread::sleep_for(10ms);
-    }
-    pid = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-};
+// One process, stdout+stderr in `out`; killed (SIGKILL) if the test leaves it running.
+using process = child;
 
 // An instance of the example, started with port 0; `port` is what it printed.
 struct backend : process {
@@ -90,15 +55,15 @@ struct backend : process {
                 store.parent_path() / (store.filename().string() + "-" + name + ".log")) {
     const auto t0 = clock::now();
     while (clock::now() - t0 < 10s) {
-      const auto out = slurp(log);
-      const auto at = out.find("listening on ");
-      if (at != std::string::npos && out.find('\n', at) != std::string::npos) {
-        port = static_cast<unsigned short>(std::atoi(out.c_str() + at + 13));
+      const auto text = slurp(out);
+      const auto at = text.find("listening on ");
+      if (at != std::string::npos && text.find('\n', at) != std::string::npos) {
+        port = static_cast<unsigned short>(std::atoi(text.c_str() + at + 13));
         return;
       }
       std::this_thread::sleep_for(20ms);
     }
-    BOOST_FAIL(name << " did not start listening:\n" << slurp(log));
+    BOOST_FAIL(name << " did not start listening:\n" << slurp(out));
   }
 };
 
@@ -161,11 +126,11 @@ BOOST_AUTO_TEST_SUITE(http_backend)
 BOOST_AUTO_TEST_CASE(bad_arguments_exit_64) {
   const auto dir = fresh_dir("args");
   process none({backend_binary()}, dir / "none");
-  BOOST_TEST(none.wait_exit(5s) == 64);
+  BOOST_TEST(none.wait_exit_for(5s) == 64);
   process port({backend_binary(), "--uri", "mongodb://127.0.0.1:1", "--database", "d", "--collection", "c", "--port",
                 "70000", "--store", dir.string()},
                dir / "port");
-  BOOST_TEST(port.wait_exit(5s) == 64);
+  BOOST_TEST(port.wait_exit_for(5s) == 64);
   BOOST_TEST(slurp(dir / "port").find("--port") != std::string::npos, slurp(dir / "port"));
 }
 
@@ -256,7 +221,7 @@ BOOST_FIXTURE_TEST_CASE(client_disconnect_frees_the_lock_at_once, io_fixture) {
   BOOST_TEST(freed_after_ms < 1000);
   const auto journal = read_journal(store);
   BOOST_TEST(journal.size() == 1u, "only the quick instance finished a work");
-  BOOST_TEST(slow.running(), "the slow instance survives a hang-up:\n" << slurp(slow.log));
+  BOOST_TEST(slow.running(), "the slow instance survives a hang-up:\n" << slurp(slow.out));
 }
 
 // SIGTERM to an instance that holds a lease: the in-flight request gets 503, the process exits 0
@@ -272,7 +237,7 @@ BOOST_FIXTURE_TEST_CASE(sigterm_releases_the_lease_and_exits_zero, io_fixture) {
 
   ::kill(holder.pid, SIGTERM);
   const auto t0 = clock::now();
-  BOOST_TEST(holder.wait_exit(5s) == 0, slurp(holder.log));
+  BOOST_TEST(holder.wait_exit_for(5s) == 0, slurp(holder.out));
   const auto exited_ms = ms_since(t0);
   BOOST_TEST_MESSAGE("exited " << exited_ms << " ms after SIGTERM");
   BOOST_TEST(exited_ms < 2000);

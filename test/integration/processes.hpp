@@ -70,6 +70,8 @@ struct child {
     pid = -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
+  child(const child&) = delete;
+  bool running() const { return pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == 0; }
   // The exit status, or -1 if it is still running after `limit` (the destructor then kills it).
   int wait_exit_for(std::chrono::milliseconds limit) {
     const auto t0 = clock::now();
