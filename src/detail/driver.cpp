@@ -101,6 +101,13 @@ std::unique_ptr<driver> driver::create(std::string_view uri_text, const client_o
                                        boost::system::error_code& ec, std::string& why) {
   init_driver_once();
   const std::string text(uri_text);
+  if (text.find('\0') != std::string::npos) {
+    // libmongoc would parse only the text before the NUL: a different server, or a password cut
+    // short that the redaction of the whole text could not find (found by fuzz/redact_fuzz.cpp).
+    ec = make_error_code(errc::invalid_uri);
+    why = "connection string contains a NUL byte (" + redact_uri(text.substr(0, text.find('\0'))) + ")";
+    return nullptr;
+  }
   bson_error_t err;
   mongoc_uri_t* uri = mongoc_uri_new_with_error(text.c_str(), &err);
   if (!uri) {

@@ -333,6 +333,9 @@ outcome<std::optional<std::int64_t>> next_epoch(mongoc_client_t* client, const s
   else if (mongoc_cursor_error(cur, &err)) out = failed<std::optional<std::int64_t>>(err, false);
   else out.ec = make_error_code(errc::server_error), out.message = "epoch counter vanished";
   mongoc_cursor_destroy(cur);
+  // Not above the floor: the counter was recreated between our raise and our increment (a wipe,
+  // or a racer's or an older client's bare $inc upsert won the E11000). Draw again, as for a race.
+  if (!out.ec && out.value && *out.value <= floor) out.value = std::nullopt;
   return out;
 }
 

@@ -103,22 +103,21 @@ BOOST_FIXTURE_TEST_CASE(a_lost_lease_stops_the_job_before_a_waiter_runs_its_own,
   BOOST_TEST(!held_now());
 }
 
-// Every reply 1.2 s late (a round trip of 2.4 s) against a lease of 2 s, from the moment the
-// lock falls free: each take's reply comes after sent + expiry - margin, so it is never a grant.
-// The late client's COMMAND never runs, it exits 75 (not acquired within --wait), and the takes
-// that landed were given back. (Slow from the start, its setup alone would outlast --wait: 69.)
+// Every reply 1.2 s late, each way (a round trip of 2.4 s), against a lease of 2 s: each take's
+// reply comes after sent + expiry - margin, so it is never a grant. The late client's COMMAND
+// never runs, it exits 75 (not acquired within --wait), and the takes that landed were given
+// back. Its setup through the slow proxy takes a few round trips, hence the long --wait.
 BOOST_FIXTURE_TEST_CASE(late_grants_never_run_the_command_and_are_given_back, cli_through_proxy) {
   auto first = run_job("first", server_uri(), {"--ttl", "2s"}, "2");
   BOOST_REQUIRE_MESSAGE(wait_for_file(dir / "store", 10s), output("first"));
-  auto late = run_job("late", proxied_uri(8000) + "&socketTimeoutMS=10000", {"--ttl", "2s", "--wait", "9s"}, "0");
-  std::this_thread::sleep_for(700ms);  // the late client is set up and polling the held lock
   proxy->latency(1200ms);
+  auto late = run_job("late", proxied_uri(15000) + "&socketTimeoutMS=10000", {"--ttl", "2s", "--wait", "20s"}, "0");
   {
     const int rc = first->wait_exit_for(10s);
     BOOST_TEST(rc == 0, "exit " << rc << ": " << output("first"));
   }
   {
-    const int rc = late->wait_exit_for(30s);
+    const int rc = late->wait_exit_for(45s);
     BOOST_TEST(rc == 75, "exit " << rc << ": " << output("late"));
   }
   const auto v = verdict();

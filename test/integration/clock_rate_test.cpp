@@ -5,8 +5,9 @@
 // deadline, E - m of its clock after its last renewal. The waiter takes over E + m of its clock
 // after it last saw the heartbeat move, and reports OVERLAP if the holder's marker is still there.
 // The rule (README, docs/design.md): safe while rw / rh < (E + m) / (E - m). Here rw / rh is
-// 1.5625: the default margin (10 %: 1.22) overlaps, a 25 % margin (1.67) does not. The exact edge
-// is tested on the state machines (unit/clock_rate_test.cpp).
+// 1.5625: the default margin (10 %: 1.22) overlaps, a 30 % margin (1.86) does not. 25 % (1.67)
+// would too, by the rule, but leaves a loaded machine only 250 ms for the holder to stop (30 %:
+// 660 ms); the exact edge is tested on the state machines (unit/clock_rate_test.cpp).
 #include "fault_proxy.hpp"
 #include "processes.hpp"
 #include "proxy_target.hpp"
@@ -53,7 +54,7 @@ BOOST_AUTO_TEST_CASE(a_margin_chosen_by_the_rule_keeps_holder_and_waiter_apart) 
     BOOST_TEST_MESSAGE("skipped: faketime is not installed (scripts/install-deps.sh)");
     return;
   }
-  for (int trial = 0; trial < 2; ++trial) BOOST_TEST(!waiter_overlapped(expiry / 4), "trial " << trial);
+  for (int trial = 0; trial < 2; ++trial) BOOST_TEST(!waiter_overlapped(expiry * 3 / 10), "trial " << trial);
 }
 
 // The rule is tight, not decorative: with the default margin the same two clocks overlap (the

@@ -71,18 +71,30 @@ struct child {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   child(const child&) = delete;
-  bool running() const { return pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == 0; }
-  // The exit status, or -1 if it is still running after `limit` (the destructor then kills it).
+  // False once it has exited (its status is then kept for wait_exit_for).
+  bool running() {
+    if (pid <= 0) return false;
+    const pid_t r = ::waitpid(pid, &status_, WNOHANG);
+    if (r == 0) return true;
+    if (r < 0) unknown_ = true;  // not our child (any more): no status to report
+    pid = -1;
+    return false;
+  }
+  // The exit status, -1 if it is still running after `limit` (the destructor then kills it), -2
+  // if it was reaped elsewhere.
   int wait_exit_for(std::chrono::milliseconds limit) {
     const auto t0 = clock::now();
-    int status = 0;
-    while (::waitpid(pid, &status, WNOHANG) == 0) {
+    while (running()) {
       if (clock::now() - t0 >= limit) return -1;
       std::this_thread::sleep_for(10ms);
     }
-    pid = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (unknown_) return -2;
+    return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
   }
+
+ private:
+  int status_ = 0;
+  bool unknown_ = false;
 };
 
 inline fs::path scratch(const std::string& name) {

@@ -72,6 +72,23 @@ BOOST_FIXTURE_TEST_CASE(tokens_stay_above_a_wiped_collections_previous_life, io_
   BOOST_TEST(second > first, "after the wipe: " << second << " vs " << first << " before");
 }
 
+// A counter an older mongolock left small (it only ever incremented from 1) is raised to the
+// clock by the next new document, so every document created from now on is covered.
+BOOST_FIXTURE_TEST_CASE(an_old_small_counter_is_raised_to_the_clock, io_fixture) {
+  const auto coll = unique("wiped");
+  const auto name = unique("fence");
+  auto p = make_provider(fast_options(), coll);
+  on_collection(coll, R"({"_id": {"mongolock": "epoch"}})", R"({"$set": {"n": {"$numberLong": "5"}}})");
+  const auto before = clock_floor();
+  std::int64_t token = 0;
+  run([&]() -> asio::awaitable<void> {
+    auto l = co_await p.create_lock(name).async_acquire();
+    token = l.fencing_token();
+    co_await l.async_release();
+  }());
+  BOOST_TEST(epoch_of(token) > before, "epoch " << epoch_of(token) << " vs clock floor " << before);
+}
+
 // A previous life that drew epochs faster than the clock (its counter ran ahead) is the case the
 // seed cannot cover; README's recovery step raises the counter by hand to the highest epoch the
 // protected resources have seen. This runs exactly that command (README's `updateOne`).

@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <ctime>
 #include <stdexcept>
@@ -19,7 +20,14 @@ std::int64_t boot_ns() {
 template <class Fn>
 void fenced_resource::update(Fn&& fn) {
   const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT, 0644);
-  if (fd < 0 || ::flock(fd, LOCK_EX) != 0) throw std::runtime_error("cannot open or lock " + path_);
+  if (fd < 0) throw std::runtime_error("cannot open " + path_);
+  int locked;
+  while ((locked = ::flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
+  }  // SIGTERM (the end of the run) interrupts a wait behind a stopped worker
+  if (locked != 0) {
+    ::close(fd);
+    throw std::runtime_error("cannot lock " + path_);
+  }
   char buf[128] = {};
   state s;
   if (::pread(fd, buf, sizeof buf - 1, 0) > 0)

@@ -103,7 +103,7 @@ stats sum_stats(const std::string& dir) {
 // From the journals: overlaps, and token regressions (a token granted twice for a name, or a
 // process's grants of one name not strictly increasing).
 struct verdict {
-  long grants = 0, overlaps = 0, regressions = 0, refused = 0;
+  long grants = 0, overlaps = 0, regressions = 0, refused = 0, stale = 0;
   std::vector<std::string> examples;
 };
 verdict read_journals(const std::string& dir) {
@@ -130,6 +130,9 @@ verdict read_journals(const std::string& dir) {
       } else if (kind == "R") {
         ++v.refused;
         continue;
+      } else if (kind == "S") {
+        ++v.stale;
+        continue;
       }
       if (v.examples.size() < 5) v.examples.push_back(f.path().filename().string() + ": " + line);
     }
@@ -139,6 +142,7 @@ verdict read_journals(const std::string& dir) {
 
 int supervise(options o) {
   if (o.dir.empty()) o.dir = (fs::temp_directory_path() / ("mongolock-soak-" + std::to_string(::getpid()))).string();
+  fs::remove_all(o.dir);  // journals and resource files of an earlier run would judge this one
   fs::create_directories(o.dir);
   const auto up = parse_endpoint(o.uri);
   test::fault_proxy proxy(up.host, up.port);
@@ -229,6 +233,10 @@ int supervise(options o) {
 #else
   const bool leak = rss_first > 0 && rss_last > 2 * rss_first + 4096;
 #endif
+  // Entries with a deadline already past are rare (a pause between grant and entry); many mean
+  // the deadline reading is broken, and with it the overlap check.
+  const bool blind = v.stale > v.grants / 100 + 10;
+  if (blind) std::cout << "  " << v.stale << " of " << v.grants << " entries had a past deadline: overlap check blind\n";
   for (const auto& e : v.examples) std::cout << "  " << e << "\n";
   std::cout << "soak: " << v.grants << " acquisitions, " << v.overlaps << " overlaps, " << v.regressions
             << " token regressions, rss first/last " << rss_first << "/" << rss_last << " KiB (" << o.processes
@@ -237,7 +245,7 @@ int supervise(options o) {
             << " faults, " << kills << " kills, " << pauses << " pauses, " << v.refused << " late holders fenced off, "
             << s.lost << " leases lost, " << s.errors << " failed acquires, " << failed << " workers failed)"
             << std::endl;
-  return v.overlaps == 0 && v.regressions == 0 && !leak && failed == 0 ? 0 : 1;
+  return v.overlaps == 0 && v.regressions == 0 && !leak && !blind && failed == 0 ? 0 : 1;
 }
 
 }  // namespace

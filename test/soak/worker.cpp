@@ -82,6 +82,9 @@ asio::awaitable<void> run(const worker_args& a, counters& c, bool& stopping) {
       const auto token = lease.fencing_token();
       append(journal, "G " + name + " " + std::to_string(token) + "\n");
       const auto deadline = co_await deadline_of(lease);
+      // A fresh lease whose deadline has passed: this process stalled since the grant (a
+      // pause), or deadline_of is broken and the overlap check blind; the verdict counts them.
+      if (deadline <= soak::boot_ns()) append(journal, "S " + name + " " + std::to_string(token) + "\n");
       fenced_resource res(a.dir + "/" + name);
       const auto e = res.enter(token, deadline);
       if (e.what == entry::kind::refused) {

@@ -174,6 +174,18 @@ BOOST_AUTO_TEST_CASE(malformed_uri_errors_never_quote_the_password) {
     }
 }
 
+// Found by fuzz/redact_fuzz.cpp: libmongoc reads a connection string only up to a NUL byte, so
+// "mongodb://u:pw@h1\0,h2" silently meant h1 alone, and a password cut there escaped redaction.
+BOOST_AUTO_TEST_CASE(a_uri_with_a_nul_byte_is_refused) {
+  const std::string uri("mongodb://u:QXZ@\x01\0/u:QXZ@other/", 31);
+  boost::system::error_code ec;
+  std::string why;
+  BOOST_TEST(!ml::detail::driver::create(uri, {}, ec, why));
+  BOOST_TEST((ec == ml::errc::invalid_uri));
+  BOOST_TEST(why.find("NUL") != std::string::npos, why);
+  BOOST_TEST(why.find("QXZ") == std::string::npos, why);
+}
+
 BOOST_AUTO_TEST_CASE(server_versions_below_4_0_are_refused) {
   std::string why;
   BOOST_TEST((ml::detail::check_server({"3.6.23", 6}, &why) == ml::errc::unsupported_server));
