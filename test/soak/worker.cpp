@@ -56,7 +56,7 @@ asio::awaitable<void> run(const worker_args& a, counters& c, bool& stopping) {
   const int journal = ::open((a.dir + "/journal-" + std::to_string(::getpid())).c_str(),
                              O_WRONLY | O_APPEND | O_CREAT, 0644);
   std::mt19937 rng(std::random_device{}());
-  asio::steady_timer pause(ex), stats_timer(ex);
+  asio::steady_timer pause(ex);
   auto next_stats = std::chrono::steady_clock::now();
   while (!stopping && a.no_lock) {  // what the checker must catch: holders that never locked
     const std::string name = "soak-" + std::to_string(rng() % a.names);
