@@ -112,7 +112,13 @@ verdict read_journals(const std::string& dir) {
   for (const auto& f : fs::directory_iterator(dir)) {
     if (f.path().filename().string().rfind("journal-", 0) != 0) continue;
     std::map<std::string, long> last;
-    std::ifstream in(f.path());
+    // A worker SIGKILLed inside write(2) may leave its last line torn (a write crossing a page
+    // boundary stops there): only lines that end in a newline count.
+    std::stringstream whole;
+    whole << std::ifstream(f.path()).rdbuf();
+    std::string text = whole.str();
+    text.erase(text.find_last_of('\n') == std::string::npos ? 0 : text.find_last_of('\n') + 1);
+    std::istringstream in(text);
     for (std::string line; std::getline(in, line);) {
       std::istringstream ls(line);
       std::string kind, name;
