@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzing (issue 11, item 3): builds the libFuzzer targets (fuzz/) with Debian's clang 14 under
-# ASan + UBSan and runs each for SECONDS on its committed seed corpus (fuzz/corpus/TARGET).
+# ASan + UBSan and runs each for SECONDS on its seed corpus (written by fuzz/make_corpus.py into
+# build/fuzz/seeds/TARGET).
 #   scripts/fuzz.sh [SECONDS] [TARGET...]    default: 60 s each, every target
 # Targets: redact (URI redaction), cli_args (durations, argv), lock_name (names, namespaces),
 # lock_doc (lock documents as the server returns them, through parse, status and an acquire).
@@ -16,6 +17,7 @@ targets=("$@")
 scripts/install-deps.sh >/dev/null
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j"$(nproc)" --target "${targets[@]/%/_fuzz}"
+python3 fuzz/make_corpus.py build/fuzz/seeds
 status=0
 for t in "${targets[@]}"; do
   work=build/fuzz/corpus/$t findings=build/fuzz/findings/$t
@@ -23,7 +25,7 @@ for t in "${targets[@]}"; do
   echo "[fuzz] $t: ${seconds}s"
   if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
        "build/fuzz/fuzz/${t}_fuzz" -max_total_time="$seconds" -print_final_stats=1 \
-       -artifact_prefix="$findings/" "$work" "fuzz/corpus/$t" > "build/fuzz/$t.log" 2>&1; then
+       -artifact_prefix="$findings/" "$work" "build/fuzz/seeds/$t" > "build/fuzz/$t.log" 2>&1; then
     echo "[fuzz] $t: FINDING (build/fuzz/$t.log):"
     grep -E "fuzz check failed|runtime error|ERROR: |Test unit written" "build/fuzz/$t.log" | head -n 5 || true
     status=1

@@ -3,7 +3,7 @@
 # (through ctest fixtures) and runs the tests in three builds: -Werror debug (everything),
 # AddressSanitizer + UndefinedBehaviorSanitizer (everything), ThreadSanitizer (the in-process
 # suites, where the io_context threads and the driver's worker threads meet), plus a few seconds
-# of each libFuzzer target on its committed corpus (scripts/fuzz.sh). Idempotent.
+# of each libFuzzer target on its seed corpus (scripts/fuzz.sh, fuzz/make_corpus.py). Idempotent.
 #   MONGOLOCK_SKIP_ASAN=1 / MONGOLOCK_SKIP_TSAN=1   skip a sanitizer pass (quick local runs)
 #   MONGOLOCK_TEST_URI=...  run the integration tests against your own server instead
 set -euo pipefail
