@@ -376,7 +376,7 @@ void scenario_many_leases(const config& c) {
     for (auto& p : providers) co_await p->async_release_all();
     print(row{"5 many held leases"}.num("leases", leases).num("expiry_ms", 30000)
               .num("renewal_commands_per_s", rate).num("per_lease_per_s", rate / leases)
-              .num("expected_per_s", leases / 10.0).num("lost", static_cast<double>(lost)));
+              .num("one_per_lease_per_s", leases / 10.0).num("lost", static_cast<double>(lost)));
     co_return 0;
   });
 }

@@ -52,22 +52,23 @@ asio::awaitable<void> lease_state::renew_loop() {
   auto a = fsm.start(boot_clock::now());
   while (phase == lease_phase::held) {
     switch (a.what) {
-      case kind::wait_until: {
-        renew_timer.expires_at(a.at);
-        auto [waited] = co_await renew_timer.async_wait(asio::as_tuple(asio::use_awaitable));
-        if (waited || phase != lease_phase::held) co_return;
-        a = fsm.on_timer(boot_clock::now());
-        break;
-      }
+      case kind::wait_until:
       case kind::renew: {
-        const auto sent = boot_clock::now();
-        store_call<outcome<bool>> call = [p = prov, n = name, o = owner, t = token, e = fsm.expiry()](auto reply) {
-          p->store->renew(n, o, t, e, std::move(reply));
-        };
+        // Handed to the provider's batch, due at `at` (now, for `renew`); it may go up to half a
+        // period early to share a command with the provider's other leases.
+        const auto now = boot_clock::now();
+        renewal_batch::request req;
+        req.lease = {name, owner, token};
+        req.expiry = fsm.expiry();
+        req.due = a.what == kind::renew ? now : a.at;
+        req.earliest = std::max(now, req.due - fsm.renew_every() / 2);
+        req.deadline = fsm.deadline();
+        store_call<renewal_outcome> call = [b = prov->renewals, req](auto reply) { b->submit(req, std::move(reply)); };
         // Useless after the local deadline: the watchdog has declared the lease lost by then.
-        auto r = co_await prov->call<outcome<bool>>(call, nullptr, to_steady(fsm.deadline()), asio::use_awaitable);
+        auto r = co_await async_call<renewal_outcome>(prov->ex, call, nullptr, to_steady(fsm.deadline()),
+                                                      asio::use_awaitable);
         if (phase != lease_phase::held || r.ec == asio::error::operation_aborted) co_return;
-        a = fsm.on_renewed(r, sent, boot_clock::now());
+        a = fsm.on_renewed(r, r.sent, boot_clock::now());
         if (a.what == kind::wait_until && !r.ec) prov->count.renewals.fetch_add(1, std::memory_order_relaxed);
         if (a.what == kind::wait_until && r.ec) {
           prov->count.renewal_errors.fetch_add(1, std::memory_order_relaxed);
@@ -93,8 +94,8 @@ asio::awaitable<void> lease_state::renew_loop() {
 void lease_state::end(lease_phase to, error_code why) {
   lease_phase expected = lease_phase::held;
   if (!phase.compare_exchange_strong(expected, to)) return;
-  renew_timer.cancel();
   watchdog.cancel();
+  prov->renewals->forget(owner);
   stop_loop.emit(asio::cancellation_type::terminal);
   prov->remove_live(owner);
   if (to == lease_phase::lost) prov->count.losses.fetch_add(1, std::memory_order_relaxed);

@@ -95,7 +95,7 @@ stats provider_impl::snapshot() const {
   s.renewal_errors = get(c.renewal_errors);
   s.losses = get(c.losses);
   s.releases = get(c.releases);
-  s.server_calls = get(c.server_calls);
+  s.server_calls = get(c.server_calls) + renewals->commands();  // a renewal batch is one call
   s.acquires_in_progress = get(c.acquiring);
   for (std::size_t i = 0; i < s.wait_histogram.size(); ++i) s.wait_histogram[i] = get(c.wait_buckets[i]);
   std::lock_guard g(mu);

@@ -16,6 +16,9 @@ lease_action lease_fsm::on_timer(time_point now) const {
 
 lease_action lease_fsm::on_renewed(const outcome<bool>& r, time_point sent, time_point now) {
   const bool renewed = !r.ec && r.value;
+  // A renewal that left at or after the deadline extends nothing: the holder was told to stop
+  // then (renewals go out with the provider's batch, not on this lease's own timer).
+  if (renewed && clock_.lost_by(sent)) return {kind::lost};
   if (renewed) {
     clock_.renewed(sent);
     ++beats_;

@@ -7,7 +7,8 @@
 // Rules (docs/design.md, sections 1 and 6):
 // - the local deadline is the send time of the last successful acquire/renew + expiry - margin;
 // - past it the lease is lost: no renewal is sent, and a success that comes back after it (a
-//   reply delayed past the deadline, a suspend while the call was in flight) revives nothing;
+//   reply delayed past the deadline, a suspend while the call was in flight) or that was sent
+//   after it revives nothing;
 // - a renewal that matches nothing means another owner has the lock: lost at once;
 // - a failed renewal is retried sooner (every/8 .. every/4, jittered); the deadline stays.
 #include <chrono>
@@ -47,6 +48,7 @@ class lease_fsm {
   time_point deadline() const { return clock_.deadline(); }
   std::chrono::milliseconds expiry() const { return clock_.expiry(); }
   std::chrono::milliseconds margin() const { return clock_.margin(); }
+  std::chrono::milliseconds renew_every() const { return every_; }
   // Successful renewals so far: the document's heartbeat.
   std::int64_t beats() const { return beats_; }
 

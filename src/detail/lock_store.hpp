@@ -85,6 +85,12 @@ struct take_request {
   holder_meta meta;
 };
 
+// A lease as the store knows it: the document `name` names `owner` with `token`.
+struct held_lease {
+  std::string name, owner;
+  std::int64_t token = 0;
+};
+
 enum class read_mode {
   primary,   // the primary's latest state: waiting reads
   majority,  // the primary, majority read concern: re-checks after ambiguous writes, the epoch
@@ -106,10 +112,11 @@ class lock_store {
   virtual void next_epoch(reply<outcome<std::optional<std::int64_t>>>) = 0;
   // value: true when applied; false when the lock was not as observed (lost the race).
   virtual void take(const take_request&, reply<outcome<bool>>) = 0;
-  // Lease maintenance: never queued behind acquisition traffic. value: whether the document
-  // still named (owner, token) and was updated.
-  virtual void renew(const std::string& name, const std::string& owner, std::int64_t token,
-                     std::chrono::milliseconds expiry, reply<outcome<bool>>) = 0;
+  // Lease maintenance: never queued behind acquisition traffic. Renews every lease in `held`
+  // (all with this `expiry`) in one command. value[i]: whether held[i]'s document still named
+  // its (owner, token) and was updated; on an error, nothing is known about any of them.
+  virtual void renew(const std::vector<held_lease>& held, std::chrono::milliseconds expiry,
+                     reply<outcome<std::vector<bool>>>) = 0;
   virtual void release(const std::string& name, const std::string& owner, std::int64_t token,
                        reply<outcome<bool>>) = 0;
   virtual void release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>>) = 0;

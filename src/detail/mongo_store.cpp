@@ -32,11 +32,10 @@ void mongo_store::take(const take_request& t, reply<outcome<bool>> r) {
   run(lane::acquisition, std::move(r), [cfg = cfg_, t](mongoc_client_t* c) { return detail::take(c, *cfg, t); });
 }
 
-void mongo_store::renew(const std::string& name, const std::string& owner, std::int64_t token,
-                        std::chrono::milliseconds expiry, reply<outcome<bool>> r) {
-  run(lane::maintenance, std::move(r), [cfg = cfg_, name, owner, token, expiry](mongoc_client_t* c) {
-    return detail::renew(c, *cfg, name, owner, token, expiry);
-  });
+void mongo_store::renew(const std::vector<held_lease>& held, std::chrono::milliseconds expiry,
+                        reply<outcome<std::vector<bool>>> r) {
+  run(lane::maintenance, std::move(r),
+      [cfg = cfg_, held, expiry](mongoc_client_t* c) { return detail::renew(c, *cfg, held, expiry); });
 }
 
 void mongo_store::release(const std::string& name, const std::string& owner, std::int64_t token,

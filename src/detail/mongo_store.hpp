@@ -19,8 +19,8 @@ class mongo_store final : public lock_store {
   void list(reply<outcome<std::vector<named_doc>>> r) override;
   void next_epoch(reply<outcome<std::optional<std::int64_t>>> r) override;
   void take(const take_request& t, reply<outcome<bool>> r) override;
-  void renew(const std::string& name, const std::string& owner, std::int64_t token,
-             std::chrono::milliseconds expiry, reply<outcome<bool>> r) override;
+  void renew(const std::vector<held_lease>& held, std::chrono::milliseconds expiry,
+             reply<outcome<std::vector<bool>>> r) override;
   void release(const std::string& name, const std::string& owner, std::int64_t token,
                reply<outcome<bool>> r) override;
   void release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>> r) override;

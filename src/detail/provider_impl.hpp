@@ -14,6 +14,7 @@
 
 #include "detail/async_call.hpp"
 #include "detail/lock_store.hpp"
+#include "detail/renewal_batch.hpp"
 #include "mongolock/options.hpp"
 #include "mongolock/stats.hpp"
 
@@ -35,6 +36,7 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
         opts(o),
         log_fn(std::move(l)),
         log_threshold(threshold),
+        renewals(std::make_shared<renewal_batch>(ex, store)),
         seed(std::random_device{}()) {}
 
   // One store operation, bounded by `deadline` and the handler's cancellation (async_call.hpp).
@@ -148,6 +150,8 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   const log_level log_threshold;
   std::atomic<bool> prepared{false};
   counters count;
+  // Every lease of this provider renews through it: one command per tick (renewal_batch.hpp).
+  const std::shared_ptr<renewal_batch> renewals;
 
  private:
   void end_work();

@@ -358,25 +358,80 @@ outcome<bool> take(mongoc_client_t* client, const store_config& cfg, const take_
   return out;
 }
 
-outcome<bool> renew(mongoc_client_t* client, const store_config& cfg, std::string_view name,
-                    std::string_view owner, std::int64_t token, std::chrono::milliseconds expiry) {
+void build_renewal(const std::vector<held_lease>& held, std::chrono::milliseconds expiry, std::int64_t now_ms,
+                   bson_t* filter, bson_t* change) {
+  auto append_one = [](bson_t* b, const held_lease& h) {
+    append_str(b, "_id", h.name);
+    append_str(b, "owner", h.owner);
+    BSON_APPEND_INT64(b, "token", h.token);
+  };
+  if (held.size() == 1) {
+    append_one(filter, held.front());
+  } else {
+    bson_t any;
+    BSON_APPEND_ARRAY_BEGIN(filter, "$or", &any);
+    for (std::size_t i = 0; i < held.size(); ++i) {
+      bson_t one;
+      BSON_APPEND_DOCUMENT_BEGIN(&any, std::to_string(i).c_str(), &one);
+      append_one(&one, held[i]);
+      bson_append_document_end(&any, &one);
+    }
+    bson_append_array_end(filter, &any);
+  }
+  bson_t inc, set;
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
+  BSON_APPEND_INT64(&inc, "beat", 1);
+  bson_append_document_end(change, &inc);
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
+  BSON_APPEND_INT64(&set, "expiry_ms", expiry.count());
+  BSON_APPEND_DATE_TIME(&set, "renewed_at", now_ms);
+  bson_append_document_end(change, &set);
+}
+
+namespace {
+// After a renewal that matched fewer documents than it named: which of them are still ours. A
+// document not matched by the update cannot have become ours since (nobody else writes our owner
+// id and token), so "ours now" is exactly "renewed".
+outcome<std::vector<bool>> which_are_ours(mongoc_collection_t* coll, const std::vector<held_lease>& held) {
+  bson_doc filter, opts;
+  bson_t id, in;
+  BSON_APPEND_DOCUMENT_BEGIN(filter.get(), "_id", &id);
+  BSON_APPEND_ARRAY_BEGIN(&id, "$in", &in);
+  for (std::size_t i = 0; i < held.size(); ++i) append_str(&in, std::to_string(i).c_str(), held[i].name);
+  bson_append_array_end(&id, &in);
+  bson_append_document_end(filter.get(), &id);
+  mongoc_read_prefs_t* prefs = nullptr;
+  build_read_opts(read_mode::primary, opts.get(), &prefs);
+  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll, filter.get(), opts.get(), prefs);
+  mongoc_read_prefs_destroy(prefs);
+  outcome<std::vector<bool>> out;
+  out.value.assign(held.size(), false);
+  const bson_t* doc = nullptr;
+  while (mongoc_cursor_next(cur, &doc)) {
+    const auto name = get_str(doc, "_id");
+    const auto seen = parse_lock(doc);
+    for (std::size_t i = 0; i < held.size(); ++i)
+      if (held[i].name == name && held[i].owner == seen.held.owner && held[i].token == seen.held.token)
+        out.value[i] = true;
+  }
+  bson_error_t err;
+  if (mongoc_cursor_error(cur, &err)) out = failed<std::vector<bool>>(err, false);
+  mongoc_cursor_destroy(cur);
+  return out;
+}
+}  // namespace
+
+outcome<std::vector<bool>> renew(mongoc_client_t* client, const store_config& cfg, const std::vector<held_lease>& held,
+                                 std::chrono::milliseconds expiry) {
+  if (held.empty()) return {};
   collection_ref coll(client, cfg.database, cfg.collection);
   bson_doc filter, change;
-  append_str(filter.get(), "_id", name);
-  append_str(filter.get(), "owner", owner);
-  BSON_APPEND_INT64(filter.get(), "token", token);
-  bson_t inc, set;
-  BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$inc", &inc);
-  BSON_APPEND_INT64(&inc, "beat", 1);
-  bson_append_document_end(change.get(), &inc);
-  BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$set", &set);
-  BSON_APPEND_INT64(&set, "expiry_ms", expiry.count());
-  BSON_APPEND_DATE_TIME(&set, "renewed_at", wall_ms());
-  bson_append_document_end(change.get(), &set);
-  auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
-  auto out = failure_from<bool>(r);
-  out.value = !r.ec && r.value == 1;
-  return out;
+  build_renewal(held, expiry, wall_ms(), filter.get(), change.get());
+  auto r = update(coll.get(), cfg, filter.get(), change.get(), held.size() > 1);
+  if (r.ec) return failure_from<std::vector<bool>>(r);
+  if (r.value == static_cast<std::int64_t>(held.size())) return success(std::vector<bool>(held.size(), true));
+  if (held.size() == 1) return success(std::vector<bool>{false});
+  return which_are_ours(coll.get(), held);
 }
 
 outcome<bool> release(mongoc_client_t* client, const store_config& cfg, std::string_view name,

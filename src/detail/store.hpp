@@ -46,6 +46,9 @@ bool is_duplicate_key(const bson_error_t& e);
 void build_read_opts(read_mode, bson_t* opts, mongoc_read_prefs_t** prefs);
 void build_insert(const take_request&, std::int64_t now_ms, bson_t* doc);
 void build_swap(const take_request&, std::int64_t now_ms, bson_t* filter, bson_t* change);
+// The renewal of every lease in `held` (one filter clause each, $or'ed): heartbeat + 1.
+void build_renewal(const std::vector<held_lease>& held, std::chrono::milliseconds expiry, std::int64_t now_ms,
+                   bson_t* filter, bson_t* change);
 
 // A lock document as read (any types, any values: what the server returns is not trusted; a
 // field of the wrong type reads as 0 or ""). Pure, so it is fuzzed (fuzz/lock_doc_fuzz.cpp).
@@ -59,8 +62,9 @@ outcome<std::vector<named_doc>> read_all(mongoc_client_t*, const store_config&);
 // floor: epoch_floor(wall clock), the least value the counter is raised to before the +1.
 outcome<std::optional<std::int64_t>> next_epoch(mongoc_client_t*, const store_config&, std::int64_t floor);
 outcome<bool> take(mongoc_client_t*, const store_config&, const take_request&);
-outcome<bool> renew(mongoc_client_t*, const store_config&, std::string_view name,
-                    std::string_view owner, std::int64_t token, std::chrono::milliseconds expiry);
+// One update for every lease in `held`; when it matches fewer, a read tells which (store.cpp).
+outcome<std::vector<bool>> renew(mongoc_client_t*, const store_config&, const std::vector<held_lease>& held,
+                                 std::chrono::milliseconds expiry);
 outcome<bool> release(mongoc_client_t*, const store_config&, std::string_view name,
                       std::string_view owner, std::int64_t token);
 outcome<std::string> force_release(mongoc_client_t*, const store_config&, std::string_view name, bool immediate);

@@ -37,6 +37,26 @@ void delete_document(const std::string& uri, const std::string& name) {
   mongoc_client_destroy(c);
 }
 
+// Hands a lock document to another owner directly, as an operator's edit (or a takeover this
+// holder did not see) would.
+void give_document_away(const std::string& uri, const std::string& name) {
+  mongoc_client_t* c = mongoc_client_new(uri.c_str());
+  mongoc_collection_t* coll = mongoc_client_get_collection(c, "mongolock_test", "locks");
+  bson_t filter, change, set;
+  bson_init(&filter);
+  bson_init(&change);
+  BSON_APPEND_UTF8(&filter, "_id", name.c_str());
+  BSON_APPEND_DOCUMENT_BEGIN(&change, "$set", &set);
+  BSON_APPEND_UTF8(&set, "owner", "0123456789abcdef0123456789abcdef");
+  bson_append_document_end(&change, &set);
+  bson_error_t err;
+  BOOST_TEST(mongoc_collection_update_one(coll, &filter, &change, nullptr, nullptr, &err), err.message);
+  bson_destroy(&change);
+  bson_destroy(&filter);
+  mongoc_collection_destroy(coll);
+  mongoc_client_destroy(c);
+}
+
 // A standalone server of the test's own (started by the project's script), to be frozen with
 // SIGSTOP without disturbing the other suites. Not available against MONGOLOCK_TEST_URI.
 class private_server {
@@ -483,6 +503,43 @@ BOOST_FIXTURE_TEST_CASE(a_force_release_placeholder_is_never_idle, io_fixture) {
   bson_destroy(&filter);
   mongoc_collection_destroy(coll);
   mongoc_client_destroy(c);
+}
+
+// Issue 10, item 4, through libmongoc on the project's server: the leases of one provider renew
+// in one updateMany per tick ($or of their filters), and a document that moved on under one of
+// them loses exactly that lease (the read after the short matched count tells which).
+BOOST_AUTO_TEST_CASE(leases_renew_together_and_a_moved_document_loses_only_its_own) {
+  io_fixture f;
+  auto p = f.make_provider(fast_options(1500ms));  // renewed every 500 ms
+  const auto base = unique("together");
+  std::vector<ml::lease> held;
+  for (int i = 0; i < 4; ++i)
+    held.push_back(f.run(p.create_lock(base + std::to_string(i)).async_acquire(asio::use_awaitable)));
+  auto pause = [&](std::chrono::milliseconds d) {
+    f.run([d]() -> asio::awaitable<void> {
+      asio::steady_timer t(co_await asio::this_coro::executor, d);
+      co_await t.async_wait(asio::use_awaitable);
+    }());
+  };
+  const auto calls0 = p.snapshot().server_calls;
+  const auto renewals0 = p.snapshot().renewals;
+  pause(1600ms);  // three ticks
+  const auto calls = p.snapshot().server_calls - calls0;
+  BOOST_TEST(p.snapshot().renewals - renewals0 >= 8u, "every lease renewed at each tick");
+  BOOST_TEST(calls <= 5u, calls << " commands renewed 4 leases over 3 ticks (one per lease: 12)");
+
+  give_document_away(server_uri(), base + "2");
+  auto lost = f.run([&]() -> asio::awaitable<error_code> {
+    auto [ec] = co_await held[2].async_wait_lost(asio::as_tuple(asio::use_awaitable));
+    co_return ec;
+  }(), 3000ms);
+  BOOST_TEST((lost == ml::errc::lease_lost));
+  pause(1100ms);
+  for (int i : {0, 1, 3}) {
+    BOOST_TEST(held[i].held(), "lease " << i << " is still held");
+    auto [released] = f.run(held[i].async_release(asio::as_tuple(asio::use_awaitable)));
+    BOOST_TEST(!released, released.message());
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -175,15 +175,24 @@ void memory_store::take(const take_request& t, reply<outcome<bool>> r) {
   });
 }
 
-void memory_store::renew(const std::string& name, const std::string& owner, std::int64_t token,
-                         std::chrono::milliseconds expiry, reply<outcome<bool>> r) {
-  write<bool>(op::renew, {op::renew, name, owner, token}, std::move(r), [this, name, owner, token, expiry] {
-    auto it = docs_.find(name);
-    if (it == docs_.end() || it->second.held.owner != owner || it->second.held.token != token) return success(false);
-    ++it->second.held.beat;
-    it->second.held.expiry = expiry;
-    it->second.renewed_at_ms = wall_ms();
-    return success(true);
+void memory_store::renew(const std::vector<held_lease>& held, std::chrono::milliseconds expiry,
+                         reply<outcome<std::vector<bool>>> r) {
+  // One record per command: its names joined by ',', its token the number of leases.
+  std::string names;
+  for (auto& h : held) names += (names.empty() ? "" : ",") + h.name;
+  call_record rec{op::renew, names, {}, static_cast<std::int64_t>(held.size())};
+  write<std::vector<bool>>(op::renew, std::move(rec), std::move(r), [this, held, expiry] {
+    std::vector<bool> renewed;
+    for (auto& h : held) {
+      auto it = docs_.find(h.name);
+      const bool ours = it != docs_.end() && it->second.held.owner == h.owner && it->second.held.token == h.token;
+      renewed.push_back(ours);
+      if (!ours) continue;
+      ++it->second.held.beat;
+      it->second.held.expiry = expiry;
+      it->second.renewed_at_ms = wall_ms();
+    }
+    return success(std::move(renewed));
   });
 }
 

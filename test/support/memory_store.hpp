@@ -68,8 +68,8 @@ class memory_store final : public mongolock::detail::lock_store {
   void list(reply<outcome<std::vector<mongolock::detail::named_doc>>> r) override;
   void next_epoch(reply<outcome<std::optional<std::int64_t>>> r) override;
   void take(const mongolock::detail::take_request& t, reply<outcome<bool>> r) override;
-  void renew(const std::string& name, const std::string& owner, std::int64_t token, std::chrono::milliseconds expiry,
-             reply<outcome<bool>> r) override;
+  void renew(const std::vector<mongolock::detail::held_lease>& held, std::chrono::milliseconds expiry,
+             reply<outcome<std::vector<bool>>> r) override;
   void release(const std::string& name, const std::string& owner, std::int64_t token, reply<outcome<bool>> r) override;
   void release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>> r) override;
   void force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) override;

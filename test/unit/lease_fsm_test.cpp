@@ -61,6 +61,16 @@ BOOST_AUTO_TEST_CASE(success_arriving_after_the_deadline_revives_nothing) {
   BOOST_TEST((g.on_renewed(ok(), t0 + 2600ms, t0 + 2800ms).what == kind::wait_until));
 }
 
+// Batched renewal (issue 10, item 4) sends a lease's renewal when the provider's batch goes out,
+// not on the lease's own timer: a renewal that left at or after the deadline must not move it,
+// whatever the server answers (the holder has already been told to stop).
+BOOST_AUTO_TEST_CASE(a_renewal_sent_after_the_deadline_revives_nothing) {
+  auto f = fresh();
+  BOOST_TEST((f.on_renewed(ok(), t0 + 2700ms, t0 + 2750ms).what == kind::lost));
+  BOOST_TEST((f.deadline() == t0 + 2700ms));
+  BOOST_TEST(f.beats() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(renewal_matching_nothing_means_taken) {
   auto f = fresh();
   BOOST_TEST((f.on_renewed(matched_nothing(), t0 + 1s, t0 + 1100ms).what == kind::taken));

@@ -83,6 +83,27 @@ BOOST_AUTO_TEST_CASE(takeover_filter_is_the_observed_holder_at_its_heartbeat) {
   bson_destroy(&change);
 }
 
+// Issue 10, item 4: one renewal command for several leases, each matched by its own
+// (name, owner, token), never by name alone; one lease needs no $or.
+BOOST_AUTO_TEST_CASE(a_batched_renewal_matches_each_lease_by_owner_and_token) {
+  bson_t filter = BSON_INITIALIZER, change = BSON_INITIALIZER;
+  ml::detail::build_renewal({{"a", "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", 7}, {"b", "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0", 9}},
+                            std::chrono::milliseconds{30000}, 0, &filter, &change);
+  BOOST_TEST(json(&filter) == R"({ "$or" : [ { "_id" : "a", "owner" : "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", "token" : 7 }, )"
+                              R"({ "_id" : "b", "owner" : "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0", "token" : 9 } ] })");
+  const std::string c = json(&change);
+  BOOST_TEST(c.find(R"("$inc" : { "beat" : 1 })") != std::string::npos);
+  BOOST_TEST(c.find(R"("expiry_ms" : 30000)") != std::string::npos);
+  bson_destroy(&filter);
+  bson_destroy(&change);
+  bson_t one = BSON_INITIALIZER, change1 = BSON_INITIALIZER;
+  ml::detail::build_renewal({{"a", "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", 7}}, std::chrono::milliseconds{30000}, 0, &one,
+                            &change1);
+  BOOST_TEST(json(&one) == R"({ "_id" : "a", "owner" : "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", "token" : 7 })");
+  bson_destroy(&one);
+  bson_destroy(&change1);
+}
+
 // Taking a free lock matches owner: null (not a missing field), so a document some other tool
 // wrote without an owner field is never mistaken for free.
 BOOST_AUTO_TEST_CASE(taking_a_free_lock_matches_owner_null) {
