@@ -1,6 +1,7 @@
 // The acquire operation's driver: performs what acquire_fsm decides against the store and feeds
 // the results back with the time they arrived. Every decision lives in detail/acquire_fsm.cpp.
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -58,6 +59,26 @@ class in_progress {
 
  private:
   std::atomic<std::uint64_t>& n_;
+};
+
+// The turn of a lock name (name_turns.hpp) held by an acquire: passed on when the acquire ends,
+// unless a lease took it over.
+class turn_guard {
+ public:
+  turn_guard(std::shared_ptr<provider_impl> p, std::string name, bool held)
+      : p_(std::move(p)), name_(std::move(name)), held_(held) {}
+  ~turn_guard() {
+    if (held_) pass_turn(p_, name_);
+  }
+  turn_guard(const turn_guard&) = delete;
+  turn_guard& operator=(const turn_guard&) = delete;
+  bool held() const { return held_; }
+  void handed_to_lease() { held_ = false; }
+
+ private:
+  std::shared_ptr<provider_impl> p_;
+  std::string name_;
+  bool held_;
 };
 
 deadline_t earlier(deadline_t a, boot_clock::time_point b) {
@@ -170,9 +191,10 @@ asio::awaitable<void> give_back_step(std::shared_ptr<provider_impl> p, acquire_f
 
 // The end of an acquire, outside the coroutine so that its locals take no room in the frame.
 result grant(const std::shared_ptr<provider_impl>& p, diagnostics* d, const lock_options& o, const strand_type& strand,
-             const acquire_fsm& fsm, const acquire_action& a, steady::time_point started) {
+             const acquire_fsm& fsm, const acquire_action& a, steady::time_point started, bool with_turn) {
   const lease_fsm renewals(a.at, o.expiry, o.effective_margin(), o.effective_renew_every(), p->next_seed());
   auto st = std::make_shared<lease_state>(p, strand, fsm.name(), fsm.owner(), a.token, renewals);
+  st->turn_held = with_turn;  // the lease passes the name's turn on when it ends
   if (!p->add_live(fsm.owner(), st)) {  // shutdown began while the take was in flight
     p->release_in_background(fsm.name(), fsm.owner(), a.token);
     return fail(*p, d, asio::error::operation_aborted, fsm.name(), "the provider is shutting down");
@@ -195,10 +217,11 @@ result give_up(provider_impl& p, diagnostics* d, const acquire_fsm& fsm, const a
 
 asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_type strand, std::string name,
                                      std::shared_ptr<const lock_options> timing, acquire_mode mode,
-                                     std::optional<std::chrono::milliseconds> timeout, diagnostics* d) {
+                                     std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                                     steady::time_point started, bool holds_turn) {
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
-  const auto started = steady::now();
+  turn_guard turn(p, holds_turn ? name : std::string(), holds_turn);
   std::string why;
   if (auto ec = validate_lock_name(name, &why)) co_return fail(*p, d, ec, "(invalid)", why);
   if (timeout && timeout->count() < 0)
@@ -211,7 +234,8 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   if (p->closing()) co_return fail(*p, d, asio::error::operation_aborted, name, "the provider is shutting down");
   const lock_options& opts = timing ? *timing : p->opts;
   const auto wait_for = timeout.value_or(opts.acquire_timeout);
-  const deadline_t deadline = wait_for.count() > 0 ? deadline_t{started + wait_for} : std::nullopt;
+  // From now: a parked acquire's timeout is what was left of it when its turn came.
+  const deadline_t deadline = wait_for.count() > 0 ? deadline_t{steady::now() + wait_for} : std::nullopt;
 
   error_code prep_ec;
   co_await prepare_once(p, deadline, prep_ec, why);
@@ -262,8 +286,11 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
         a = waited ? fsm.on_cancel() : fsm.on_timer(boot_clock::now());
         break;
       }
-      case kind::grant:
-        co_return grant(p, d, opts, strand, fsm, a, started);
+      case kind::grant: {
+        auto r = grant(p, d, opts, strand, fsm, a, started, turn.held());
+        if (!std::get<0>(r)) turn.handed_to_lease();
+        co_return r;
+      }
       case kind::fail:
         co_return give_up(*p, d, fsm, a);
     }
@@ -272,6 +299,80 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
 
 }  // namespace
 
+void start_body(std::shared_ptr<provider_impl> p, std::string name, std::shared_ptr<const lock_options> timing,
+                acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                steady::time_point since, bool holds_turn,
+                asio::any_completion_handler<void(error_code, lease)> h) {
+  auto strand = asio::make_strand(p->ex);
+  spawn_op<error_code, lease>(strand,
+                              acquire_body(std::move(p), strand, std::move(name), std::move(timing), mode, timeout, d,
+                                           since, holds_turn),
+                              std::move(h));
+}
+
+// Called under name_turns' lock, in the initiating context: the parked acquire answers its
+// caller's cancellation and its own deadline while it waits.
+void park(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<parked_acquire>& w) {
+  p->count.acquiring.fetch_add(1, std::memory_order_relaxed);
+  std::weak_ptr<provider_impl> weak_p = p;
+  std::weak_ptr<parked_acquire> weak_w = w;
+  // Leaves the queue and completes with `ec`, unless its turn came first.
+  auto leave = [weak_p, weak_w](error_code ec, const char* why) {
+    auto p = weak_p.lock();
+    auto w = weak_w.lock();
+    if (!p || !w) return false;
+    if (!p->turns.remove(w)) return false;
+    p->count.acquiring.fetch_sub(1, std::memory_order_relaxed);
+    finish_parked(w, ec, why, p->ex);
+    return true;
+  };
+  w->slot = asio::get_associated_cancellation_slot(w->handler);
+  if (w->slot.is_connected()) {
+    w->slot.assign([leave, weak_w](asio::cancellation_type) {
+      if (leave(asio::error::operation_aborted, "cancelled while waiting for another acquire of this lock in this provider")) return;
+      if (auto w = weak_w.lock()) w->cancelled = true;  // its turn came: the start sees this
+    });
+  }
+  if (w->deadline) {
+    w->timer = std::make_unique<asio::steady_timer>(p->ex, *w->deadline);
+    w->timer->async_wait([leave](error_code ec) {
+      if (!ec) leave(make_error_code(errc::timeout), "timed out waiting for another acquire of this lock in this provider");
+    });
+  }
+}
+
+namespace {
+// On the parked acquire's executor, once its turn came.
+void start_turn(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<parked_acquire>& w) {
+  p->count.acquiring.fetch_sub(1, std::memory_order_relaxed);
+  if (w->timer) w->timer->cancel();
+  const auto now = steady::now();
+  if (w->cancelled || p->closing()) {
+    finish_parked(w, asio::error::operation_aborted, w->cancelled ? "cancelled" : "the provider is shutting down", p->ex);
+    return pass_turn(p, w->name);
+  }
+  if (w->deadline && now >= *w->deadline) {
+    finish_parked(w, make_error_code(errc::timeout), "timed out waiting for another acquire of this lock in this provider", p->ex);
+    return pass_turn(p, w->name);
+  }
+  std::optional<std::chrono::milliseconds> left;
+  if (w->deadline) left = std::max(std::chrono::milliseconds{1}, std::chrono::ceil<std::chrono::milliseconds>(*w->deadline - now));
+  // The slot now belongs to the acquire (spawn_op binds it), so the caller's cancellation reaches it.
+  start_body(p, w->name, std::move(w->timing), acquire_mode::wait, left, w->diag, w->since, true, std::move(w->handler));
+}
+}  // namespace
+
+void pass_turn(const std::shared_ptr<provider_impl>& p, const std::string& name) {
+  auto next = p->turns.pass(name);
+  if (!next) return;
+  // Never inline (this may run inside a lease's end() or a release): posted to the provider's
+  // executor, then on to the handler's own.
+  asio::post(p->ex, [p, next, working = p->begin_work()]() mutable {
+    auto ex = asio::get_associated_executor(next->handler, p->ex);
+    asio::dispatch(ex, [p = std::move(p), next = std::move(next), working = std::move(working)] { start_turn(p, next); });
+  });
+}
+
 }  // namespace mongolock::detail
 
 namespace mongolock {
@@ -279,10 +380,23 @@ namespace mongolock {
 void lock::start_acquire(impl_ptr p, std::string name, std::shared_ptr<const lock_options> timing,
                          detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
                          acquire_handler h) {
-  auto strand = boost::asio::make_strand(p->ex);
-  detail::spawn_op<boost::system::error_code, lease>(
-      strand, detail::acquire_body(std::move(p), strand, std::move(name), std::move(timing), mode, timeout, d),
-      std::move(h));
+  const auto since = std::chrono::steady_clock::now();
+  // A try looks once and never parks; a timeout acquire_body will refuse is refused at once.
+  const bool bad_timeout = timeout && (timeout->count() < 0 || *timeout > limits::max_acquire_timeout);
+  if (mode != detail::acquire_mode::wait || bad_timeout || p->closing())
+    return detail::start_body(std::move(p), std::move(name), std::move(timing), mode, timeout, d, since, false,
+                              std::move(h));
+  auto w = std::make_shared<detail::parked_acquire>(std::move(h));
+  w->name = std::move(name);
+  w->timing = std::move(timing);
+  w->diag = d;
+  w->since = since;
+  const auto wait_for = timeout.value_or((w->timing ? *w->timing : p->opts).acquire_timeout);
+  if (wait_for.count() > 0) w->deadline = since + wait_for;
+  if (!p->turns.enter(w->name, w, [&] { detail::park(p, w); })) return;
+  // The turn is ours: run now, with nothing parked.
+  detail::start_body(std::move(p), std::move(w->name), std::move(w->timing), mode, timeout, d, since, true,
+                     std::move(w->handler));
 }
 
 boost::asio::any_io_executor lock::executor_of(const detail::provider_impl& p) noexcept { return p.ex; }

@@ -91,7 +91,7 @@ asio::awaitable<void> lease_state::renew_loop() {
   }
 }
 
-void lease_state::end(lease_phase to, error_code why) {
+void lease_state::end(lease_phase to, error_code why, bool keep_turn) {
   lease_phase expected = lease_phase::held;
   if (!phase.compare_exchange_strong(expected, to)) return;
   watchdog.cancel();
@@ -102,6 +102,7 @@ void lease_state::end(lease_phase to, error_code why) {
   auto pending = std::move(waiters);
   waiters.clear();
   for (auto& w : pending) complete(std::move(w), why);
+  if (!keep_turn) pass_turn();
 }
 
 void lease_state::release_in_background() {
@@ -148,6 +149,11 @@ error_code settle(const lease_state& st, diagnostics* d, error_code ec, std::str
   return ec;
 }
 
+struct turn_after_release {
+  std::shared_ptr<lease_state> st;
+  ~turn_after_release() { st->pass_turn(); }
+};
+
 asio::awaitable<std::tuple<error_code>> release_body(std::shared_ptr<lease_state> st, diagnostics* d) {
   switch (st->phase.load()) {
     case lease_phase::lost:
@@ -159,8 +165,11 @@ asio::awaitable<std::tuple<error_code>> release_body(std::shared_ptr<lease_state
   // Taken before end(): a shutdown that finds this lease no longer held still waits for its release.
   auto p = st->prov;
   const auto working = p->begin_work();
+  // The next parked acquire of this name starts when the release has answered (on every way out
+  // of this body), so it can swap against the free document the release left: one round trip.
+  const turn_after_release next_turn{st};
   // Guarded work is cancelled before the lock is freed, never after.
-  st->end(lease_phase::released, make_error_code(errc::released));
+  st->end(lease_phase::released, make_error_code(errc::released), true);
   store_call<outcome<bool>> call = [p, n = st->name, o = st->owner, t = st->token](auto reply) {
     p->store->release(n, o, t, std::move(reply));
   };

@@ -141,6 +141,10 @@ std::vector<std::shared_ptr<lease_state>> provider_impl::close() {
     for (auto& [_, c] : cancellers_) cancel.push_back(c);
   }
   for (auto& c : cancel) c();
+  for (auto& w : turns.drain()) {  // parked acquires never started: they end here
+    count.acquiring.fetch_sub(1, std::memory_order_relaxed);
+    finish_parked(w, boost::asio::error::operation_aborted, "the provider is shutting down", ex);
+  }
   return live_leases();  // add_live refuses from here on, so this is every lease there will be
 }
 

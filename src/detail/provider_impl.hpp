@@ -14,6 +14,7 @@
 
 #include "detail/async_call.hpp"
 #include "detail/lock_store.hpp"
+#include "detail/name_turns.hpp"
 #include "detail/renewal_batch.hpp"
 #include "mongolock/options.hpp"
 #include "mongolock/stats.hpp"
@@ -152,6 +153,8 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   counters count;
   // Every lease of this provider renews through it: one command per tick (renewal_batch.hpp).
   const std::shared_ptr<renewal_batch> renewals;
+  // Which waiting acquire of each lock name talks to the server; the others park (name_turns.hpp).
+  name_turns turns;
 
  private:
   void end_work();
