@@ -180,6 +180,24 @@ asio::awaitable<void> take_step(std::shared_ptr<provider_impl> p, acquire_fsm& f
   a = fsm.on_take(r, sent, boot_clock::now());
 }
 
+asio::awaitable<void> join_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
+                                deadline_t deadline) {
+  store_call<outcome<bool>> start = [p, name = fsm.name(), owner = fsm.owner(), ticket = fsm.join_ticket()](auto reply) {
+    p->store->join_line(name, owner, ticket, std::move(reply));
+  };
+  auto r = co_await p->call<outcome<bool>>(std::move(start), nullptr, deadline, asio::use_awaitable);
+  a = fsm.on_joined(r, boot_clock::now());
+}
+
+// An acquire that joined the line and ends without having left it in its take: its entry goes
+// (in the background; if that fails, the entry costs the others one expiry + margin when it
+// reaches the head).
+void leave_line(const std::shared_ptr<provider_impl>& p, const acquire_fsm& fsm) {
+  if (!fsm.joined() || fsm.left_line_with_take()) return;
+  p->count.server_calls.fetch_add(1, std::memory_order_relaxed);
+  p->store->leave_line(fsm.name(), fsm.owner(), [working = p->begin_work()](outcome<bool>) {});
+}
+
 asio::awaitable<void> give_back_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
                                      deadline_t deadline) {
   store_call<outcome<bool>> start = [p, name = fsm.name(), owner = fsm.owner(), token = a.token](auto reply) {
@@ -195,11 +213,13 @@ result grant(const std::shared_ptr<provider_impl>& p, diagnostics* d, const lock
   const lease_fsm renewals(a.at, o.expiry, o.effective_margin(), o.effective_renew_every(), p->next_seed());
   auto st = std::make_shared<lease_state>(p, strand, fsm.name(), fsm.owner(), a.token, renewals);
   st->turn_held = with_turn;  // the lease passes the name's turn on when it ends
+  st->others_in_line = fsm.others_in_line();
   if (!p->add_live(fsm.owner(), st)) {  // shutdown began while the take was in flight
     p->release_in_background(fsm.name(), fsm.owner(), a.token);
     return fail(*p, d, asio::error::operation_aborted, fsm.name(), "the provider is shutting down");
   }
   st->start();
+  leave_line(p, fsm);
   p->count.acquisitions.fetch_add(1, std::memory_order_relaxed);
   p->count.failed_attempts.fetch_add(fsm.lost_races(), std::memory_order_relaxed);
   p->count.busy_observations.fetch_add(fsm.busy_observations(), std::memory_order_relaxed);
@@ -210,6 +230,7 @@ result grant(const std::shared_ptr<provider_impl>& p, diagnostics* d, const lock
 
 result give_up(provider_impl& p, diagnostics* d, const acquire_fsm& fsm, const acquire_action& a) {
   for (auto token : fsm.unconfirmed()) p.release_in_background(fsm.name(), fsm.owner(), token, {}, true);
+  leave_line(p.shared_from_this(), fsm);
   p.count.failed_attempts.fetch_add(fsm.lost_races(), std::memory_order_relaxed);
   p.count.busy_observations.fetch_add(fsm.busy_observations(), std::memory_order_relaxed);
   return fail(p, d, a.ec, fsm.name(), a.why);
@@ -280,6 +301,11 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
         co_await std::move(step);
         break;
       }
+      case kind::join: {
+        auto step = join_step(p, fsm, a, deadline);
+        co_await std::move(step);
+        break;
+      }
       case kind::wait_until: {
         timer->expires_at(a.at);
         auto [waited] = co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
@@ -342,10 +368,22 @@ void park(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<parked_
 }
 
 namespace {
+// Runs `f(p, w)` on the parked acquire's executor: never inline (this may run inside a lease's
+// end() or a release), so posted to the provider's executor, then on to the handler's own.
+template <class F>
+void on_parked_executor(const std::shared_ptr<provider_impl>& p, std::shared_ptr<parked_acquire> w, F f) {
+  asio::post(p->ex, [p, w = std::move(w), f = std::move(f), working = p->begin_work()]() mutable {
+    auto ex = asio::get_associated_executor(w->handler, p->ex);
+    asio::dispatch(ex, [p = std::move(p), w = std::move(w), f = std::move(f), working = std::move(working)]() mutable {
+      p->count.acquiring.fetch_sub(1, std::memory_order_relaxed);  // no longer parked
+      if (w->timer) w->timer->cancel();
+      f(p, w);
+    });
+  });
+}
+
 // On the parked acquire's executor, once its turn came.
 void start_turn(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<parked_acquire>& w) {
-  p->count.acquiring.fetch_sub(1, std::memory_order_relaxed);
-  if (w->timer) w->timer->cancel();
   const auto now = steady::now();
   if (w->cancelled || p->closing()) {
     finish_parked(w, asio::error::operation_aborted, w->cancelled ? "cancelled" : "the provider is shutting down", p->ex);
@@ -363,13 +401,39 @@ void start_turn(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<p
 }  // namespace
 
 void pass_turn(const std::shared_ptr<provider_impl>& p, const std::string& name) {
-  auto next = p->turns.pass(name);
-  if (!next) return;
-  // Never inline (this may run inside a lease's end() or a release): posted to the provider's
-  // executor, then on to the handler's own.
-  asio::post(p->ex, [p, next, working = p->begin_work()]() mutable {
-    auto ex = asio::get_associated_executor(next->handler, p->ex);
-    asio::dispatch(ex, [p = std::move(p), next = std::move(next), working = std::move(working)] { start_turn(p, next); });
+  if (auto next = p->turns.pass(name)) resume_parked(p, std::move(next));
+}
+
+void resume_parked(const std::shared_ptr<provider_impl>& p, std::shared_ptr<parked_acquire> next) {
+  on_parked_executor(p, std::move(next), start_turn);
+}
+
+void grant_handed_over(const std::shared_ptr<provider_impl>& p, std::shared_ptr<parked_acquire> next,
+                       std::string owner, std::int64_t token, boot_clock::time_point sent) {
+  on_parked_executor(p, std::move(next), [owner = std::move(owner), token, sent](const auto& p, const auto& w) {
+    auto give_back = [&](error_code ec, const char* why) {
+      p->release_in_background(w->name, owner, token);
+      finish_parked(w, ec, why, p->ex);
+      pass_turn(p, w->name);
+    };
+    if (w->cancelled) return give_back(asio::error::operation_aborted, "cancelled");
+    if (p->closing()) return give_back(asio::error::operation_aborted, "the provider is shutting down");
+    if (w->deadline && steady::now() >= *w->deadline) return give_back(make_error_code(errc::timeout), "the acquire timeout passed during the hand-off");
+    const lock_options& o = w->timing ? *w->timing : p->opts;
+    const lease_fsm renewals(sent, o.expiry, o.effective_margin(), o.effective_renew_every(), p->next_seed());
+    auto st = std::make_shared<lease_state>(p, asio::make_strand(p->ex), w->name, owner, token, renewals);
+    st->turn_held = true;  // the lease passes the turn on when it ends
+    if (!p->add_live(owner, st)) {
+      st->turn_held = false;
+      return give_back(asio::error::operation_aborted, "the provider is shutting down");
+    }
+    asio::post(st->strand, [st] { st->start(); });  // on its strand, before any release of it
+    p->count.acquisitions.fetch_add(1, std::memory_order_relaxed);
+    p->count_wait(steady::now() - w->since);
+    if (w->slot.is_connected()) w->slot.clear();
+    if (w->diag) w->diag->reason.clear();
+    auto h = std::move(w->handler);
+    std::move(h)(error_code{}, access::make_lease(std::move(st)));
   });
 }
 

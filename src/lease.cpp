@@ -154,6 +154,87 @@ struct turn_after_release {
   ~turn_after_release() { st->pass_turn(); }
 };
 
+// A release that matched nothing. If the document is free at our own token, nobody held it
+// after us: this was our own earlier attempt (the driver retries a write whose reply was lost)
+// or an operator's force release, and the lock is free: released. Otherwise someone else held
+// it: lost.
+asio::awaitable<std::tuple<error_code>> settle_matched_nothing(std::shared_ptr<lease_state> st, diagnostics* d) {
+  auto p = st->prov;
+  store_call<outcome<lock_doc>> look = [p, n = st->name](auto reply) {
+    p->store->read(n, read_mode::majority, std::move(reply));
+  };
+  auto now = co_await p->call<outcome<lock_doc>>(std::move(look), nullptr, std::nullopt, asio::use_awaitable);
+  if (now.ec)
+    co_return settle(*st, d, make_error_code(errc::ambiguous_result),
+                     "the release matched nothing and the re-read failed: " + now.message);
+  const bool free_at_ours = now.value.held.owner.empty() && now.value.held.token == st->token;
+  if (free_at_ours) co_return settle(*st, d, error_code{}, "");
+  co_return settle(*st, d, make_error_code(errc::lease_lost),
+                   "another owner held the lock since (latest fencing token " + std::to_string(now.value.held.token) + ")");
+}
+
+asio::awaitable<std::tuple<error_code>> plain_release(std::shared_ptr<lease_state> st, diagnostics* d);
+
+// The next parked acquire of this lease's name, if this lease holds the name's turn and its token
+// can go up by one within its epoch; the turn is then that acquire's.
+std::shared_ptr<parked_acquire> hand_over_candidate(lease_state& st) {
+  if ((st.token & token_low_mask) == token_low_mask) return nullptr;  // a new epoch: the usual way
+  if (st.others_in_line) return nullptr;  // the line comes first: the hand-off would not match
+  if (!st.turn_held.exchange(false)) return nullptr;
+  auto next = st.prov->turns.pass(st.name, false);
+  if (!next) st.turn_held = true;  // nobody parked: the turn passes after the release
+  return next;
+}
+
+// Local hand-off (issue 10, item 2): release this lease and take the lock for `next` in one
+// update, matched on this lease's (owner, token). The guarded work was cancelled before this is
+// sent; the new holder's clock starts at the send time, as for any take, and a reply after its
+// own bound (sent + expiry - margin) is given back, never handed out. Nothing is granted on an
+// error: a write-concern error may be rolled back, a lost reply may or may not have landed.
+asio::awaitable<std::tuple<error_code>> hand_over(std::shared_ptr<lease_state> st, std::shared_ptr<parked_acquire> next,
+                                                  diagnostics* d) {
+  auto p = st->prov;
+  const lock_options& o = next->timing ? *next->timing : p->opts;
+  take_request t;
+  t.name = st->name;
+  t.owner = new_owner_id();
+  t.token = st->token + 1;
+  t.expiry = o.expiry;
+  t.observed.exists = true;
+  t.observed.held.owner = st->owner;
+  t.observed.held.token = st->token;
+  t.meta = p->meta;
+  t.hand_over = true;
+  t.nobody_waiting = true;  // a process waiting in the lock's line comes first (issue 10, item 3)
+  const auto sent = boot_clock::now();
+  const auto bound = sent + o.expiry - o.effective_margin();
+  store_call<outcome<bool>> call = [p, t](auto reply) { p->store->take(t, std::move(reply)); };
+  auto r = co_await p->call<outcome<bool>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
+  if (!r.ec && r.value) {
+    p->count.releases.fetch_add(1, std::memory_order_relaxed);
+    if (boot_clock::now() < bound) {
+      grant_handed_over(p, std::move(next), t.owner, t.token, sent);
+    } else {  // a late grant: the new holder's deadline has passed already
+      p->release_in_background(t.name, t.owner, t.token);
+      resume_parked(p, std::move(next));
+    }
+    co_return settle(*st, d, error_code{}, "");
+  }
+  resume_parked(p, std::move(next));  // it reads, joins the line and waits like any acquire
+  if (!r.ec) {
+    // Someone is waiting in the lock's line, or this lease no longer holds it: a plain release.
+    st->others_in_line = true;
+    auto plain = plain_release(st, d);
+    co_return co_await std::move(plain);
+  }
+  // Either may hold the lock now: the hand-off if it landed, this lease if it did not. Both are
+  // released in the background (the owner filters make that harmless).
+  if (r.ambiguous) p->release_in_background(t.name, t.owner, t.token, {}, true);
+  p->release_in_background(st->name, st->owner, st->token);
+  co_return settle(*st, d, r.ambiguous ? make_error_code(errc::ambiguous_result) : r.ec,
+                   "the hand-off to the next local waiter failed (" + r.message + "); the release is retried in the background");
+}
+
 asio::awaitable<std::tuple<error_code>> release_body(std::shared_ptr<lease_state> st, diagnostics* d) {
   switch (st->phase.load()) {
     case lease_phase::lost:
@@ -170,6 +251,16 @@ asio::awaitable<std::tuple<error_code>> release_body(std::shared_ptr<lease_state
   const turn_after_release next_turn{st};
   // Guarded work is cancelled before the lock is freed, never after.
   st->end(lease_phase::released, make_error_code(errc::released), true);
+  if (auto next = hand_over_candidate(*st)) {
+    auto handed = hand_over(st, std::move(next), d);
+    co_return co_await std::move(handed);
+  }
+  auto plain = plain_release(st, d);
+  co_return co_await std::move(plain);
+}
+
+asio::awaitable<std::tuple<error_code>> plain_release(std::shared_ptr<lease_state> st, diagnostics* d) {
+  auto p = st->prov;
   store_call<outcome<bool>> call = [p, n = st->name, o = st->owner, t = st->token](auto reply) {
     p->store->release(n, o, t, std::move(reply));
   };
@@ -184,23 +275,13 @@ asio::awaitable<std::tuple<error_code>> release_body(std::shared_ptr<lease_state
   if (r.ec) co_return settle(*st, d, r.ec, r.message + "; the lock expires on its own");
   p->count.releases.fetch_add(1, std::memory_order_relaxed);
   if (r.value) {
-    p->remember_free(st->name, st->released_doc());
+    // The next acquire here swaps against this document without reading first, unless others
+    // wait in line (its swap would not match: it reads and joins instead).
+    if (!st->others_in_line) p->remember_free(st->name, st->released_doc());
     co_return settle(*st, d, error_code{}, "");
   }
-  // Matched nothing. If the document is free at our own token, nobody held it after us: this was
-  // our own earlier attempt (the driver retries a write whose reply was lost) or an operator's
-  // force release, and the lock is free: released. Otherwise someone else held it: lost.
-  store_call<outcome<lock_doc>> look = [p, n = st->name](auto reply) {
-    p->store->read(n, read_mode::majority, std::move(reply));
-  };
-  auto now = co_await p->call<outcome<lock_doc>>(std::move(look), nullptr, std::nullopt, asio::use_awaitable);
-  if (now.ec)
-    co_return settle(*st, d, make_error_code(errc::ambiguous_result),
-                     "the release matched nothing and the re-read failed: " + now.message);
-  const bool free_at_ours = now.value.held.owner.empty() && now.value.held.token == st->token;
-  if (free_at_ours) co_return settle(*st, d, error_code{}, "");
-  co_return settle(*st, d, make_error_code(errc::lease_lost),
-                   "another owner held the lock since (latest fencing token " + std::to_string(now.value.held.token) + ")");
+  auto rest = settle_matched_nothing(st, d);
+  co_return co_await std::move(rest);
 }
 }  // namespace
 

@@ -70,9 +70,66 @@ acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
     changed = observer_.observe(seen.held, received, p_.margin);
     if (changed && expiry_observer::out_of_bounds(seen.held.expiry)) ++out_of_bounds_;
   }
-  if (free || observer_.expired(received)) return take_or_epoch(seen);
+  const bool takeable = free || observer_.expired(received);
+  // Tries look once and do not queue: the line is for waiting acquires.
+  if (p_.try_once) {
+    if (takeable) return take_in_line(seen, {}, false);
+    ++busy_;
+    return wait_or_give_up(received, changed, seen);
+  }
+  if (!takeable) {
+    head_observer_.forget();
+    ++busy_;
+    return wait_in_line(received, changed, seen);
+  }
+  if (seen.line.empty()) {
+    head_observer_.forget();
+    return take_in_line(seen, {}, true);  // only while nobody waits: a joiner meanwhile goes first
+  }
+  const line_entry& head = seen.line.front();
+  if (head.owner == p_.owner) return take_in_line(seen, {head}, false);
+  // Someone else is first in line and the lock is takeable: theirs to take. Watched like a
+  // holder (the same document, the same head, for the head's whole window): gone if untouched.
+  const held_state head_seen{head.owner + "@" + std::to_string(head.ticket), seen.held.token, seen.held.beat,
+                             seen.held.expiry};
+  head_observer_.observe(head_seen, received, p_.margin);
+  if (head_observer_.expired(received)) {
+    std::vector<line_entry> leaving{head};
+    for (auto& e : seen.line)
+      if (e.owner == p_.owner) leaving.push_back(e);
+    return take_in_line(seen, std::move(leaving), false);
+  }
   ++busy_;
-  return wait_or_give_up(received, changed, seen);
+  return wait_in_line(received, false, seen);
+}
+
+bool acquire_fsm::in_line(const lock_doc& seen) const {
+  return std::any_of(seen.line.begin(), seen.line.end(), [&](const line_entry& e) { return e.owner == p_.owner; });
+}
+
+acquire_action acquire_fsm::take_in_line(const lock_doc& seen, std::vector<line_entry> leaving, bool nobody_waiting) {
+  leaving_ = std::move(leaving);
+  nobody_waiting_ = nobody_waiting;
+  return take_or_epoch(seen);
+}
+
+// A waiting acquire not yet in line joins it (one write per acquire, then reads only), unless
+// the line is full or the document is missing (the next read will find it free or created).
+acquire_action acquire_fsm::wait_in_line(time_point now, bool changed, const lock_doc& seen) {
+  auto next = wait_or_give_up(now, changed, seen);
+  if (next.what != kind::wait_until || !seen.exists || in_line(seen) || seen.line.size() >= max_line || joins_ >= 5)
+    return next;
+  after_join_ = next;
+  join_ticket_ = seen.tickets;
+  return {kind::join};
+}
+
+acquire_action acquire_fsm::on_joined(const outcome<bool>& r, time_point) {
+  // Applied, raced (someone joined with that ticket first: the next read shows the new one), or
+  // unknown (the next read shows whether it landed): the wait goes on either way.
+  ++joins_;  // counted first: a join abandoned in flight may still land, and is left on give-up
+  if (r.ec == aerr::operation_aborted) return fail(r.ec, r.message);
+  return after_join_;
 }
 
 acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const lock_doc& seen) {
@@ -91,6 +148,12 @@ acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const 
     return fail(make_error_code(errc::busy));  // it renewed: alive after all
   }
   auto delay = boot_clock::duration(wait_.next(rng_));
+  // First in line: the lock is ours to take as soon as it is free, so look often (one poller per
+  // name per provider, so this is one reader per process at most).
+  if (!seen.line.empty() && seen.line.front().owner == p_.owner) {
+    std::uniform_int_distribution<long long> pick(p_.backoff_min.count(), 2 * p_.backoff_min.count());
+    delay = std::chrono::milliseconds{pick(rng_)};
+  }
   if (auto at = observer_.expires_at()) delay = std::min(delay, std::max(*at - now, delay.zero()));
   if (p_.deadline) {
     // A confirmation cut short by the try's bound: the holder is still there, so busy.
@@ -131,7 +194,15 @@ acquire_action acquire_fsm::take(std::int64_t token) {
 }
 
 take_request acquire_fsm::request() const {
-  return {name_, p_.owner, pending_token_, p_.expiry, pending_observed_, {}};
+  take_request t;
+  t.name = name_;
+  t.owner = p_.owner;
+  t.token = pending_token_;
+  t.expiry = p_.expiry;
+  t.observed = pending_observed_;
+  t.nobody_waiting = nobody_waiting_;
+  t.leaving = leaving_;
+  return t;
 }
 
 acquire_fsm::time_point acquire_fsm::take_bound(time_point sent) const { return sent + p_.expiry - p_.margin; }
@@ -182,6 +253,7 @@ void acquire_fsm::forget_unconfirmed(std::int64_t token) {
 }
 
 acquire_action acquire_fsm::grant(std::int64_t token, time_point clock_start) {
+  left_with_take_ = std::any_of(leaving_.begin(), leaving_.end(), [&](const line_entry& e) { return e.owner == p_.owner; });
   // Any other unconfirmed take compared against a state that no longer exists: it cannot land.
   unconfirmed_.clear();
   acquire_action a{kind::grant};

@@ -42,6 +42,7 @@ struct acquire_action {
     next_epoch,  // raise the epoch counter, then take
     take,        // request(): compare-and-swap against what was observed, granting `token`
     give_back,   // release (owner, token) and wait for the answer: a take we may not keep
+    join,        // join the lock's line with join_ticket(), then on_joined
     wait_until,  // sleep until `at`
     grant,       // done: the lease is ours with `token`; its clock starts at `at` (send time)
     fail,        // done: `ec`, `why`; the driver gives back every unconfirmed take
@@ -69,6 +70,7 @@ class acquire_fsm {
   // `sent`: when the take request left (the driver's clock just before starting it).
   acquire_action on_take(const outcome<bool>& r, time_point sent, time_point now);
   acquire_action on_given_back(const outcome<bool>& r, time_point now);
+  acquire_action on_joined(const outcome<bool>& r, time_point now);
   acquire_action on_timer(time_point now);
   acquire_action on_cancel();
 
@@ -83,12 +85,24 @@ class acquire_fsm {
   // Tokens of takes that may have been applied and were not granted: give them back.
   const std::vector<std::int64_t>& unconfirmed() const { return unconfirmed_; }
   std::uint64_t lost_races() const { return lost_races_; }
+  // The line (issue 10, item 3): the ticket of a `join`; whether a join was sent (its entry may
+  // be in the line even if its reply was lost); whether the take being granted removed it.
+  std::int64_t join_ticket() const { return join_ticket_; }
+  bool joined() const { return joins_ > 0; }
+  bool left_line_with_take() const { return left_with_take_; }
+  // Whether the document the granted take replaced had others in line (besides those the take
+  // removed): the lease then releases plainly instead of trying a local hand-off first.
+  bool others_in_line() const {
+    return pending_observed_.waiting > static_cast<std::int64_t>(leaving_.size()) ||
+           pending_observed_.line.size() > leaving_.size();
+  }
   std::uint64_t busy_observations() const { return busy_; }
   // Observations of a document whose expiry_ms no mongolock holder could have written (it was
   // clamped to limits::min_expiry..max_expiry): the driver reports them.
   std::uint64_t out_of_bounds_observations() const { return out_of_bounds_; }
 
  private:
+  static acquire_action kind_read_placeholder() { return {acquire_action::kind::read}; }
   acquire_action read() const { return {acquire_action::kind::read}; }
   acquire_action fail(boost::system::error_code ec, std::string why = {});
   acquire_action take_or_epoch(const lock_doc& observed);
@@ -96,6 +110,9 @@ class acquire_fsm {
   acquire_action grant(std::int64_t token, time_point clock_start);
   acquire_action decide(const lock_doc& seen, time_point received);
   acquire_action wait_or_give_up(time_point now, bool changed, const lock_doc& seen);
+  acquire_action wait_in_line(time_point now, bool changed, const lock_doc& seen);
+  acquire_action take_in_line(const lock_doc& seen, std::vector<line_entry> leaving, bool nobody_waiting);
+  bool in_line(const lock_doc& seen) const;
   acquire_action give_back(std::int64_t token);
   bool past_deadline(time_point now) const;
   void forget_unconfirmed(std::int64_t token);
@@ -104,6 +121,15 @@ class acquire_fsm {
   acquire_params p_;
   backoff wait_;
   expiry_observer observer_;
+  // The head of the line while the lock is takeable and the head is someone else: a head that
+  // leaves it untaken for its whole expiry + margin is gone, and loses its place.
+  expiry_observer head_observer_;
+  std::vector<line_entry> leaving_;   // what the pending take removes from the line
+  bool nobody_waiting_ = false;       // the pending take requires an empty line
+  bool left_with_take_ = false;
+  std::int64_t join_ticket_ = 0;
+  int joins_ = 0;
+  acquire_action after_join_{kind_read_placeholder()};
   jitter_rng rng_;
   bool verifying_ = false;            // try_once: confirming that a silent holder is gone
   lock_doc pending_observed_;         // what the pending epoch/take compares against

@@ -64,6 +64,9 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   std::atomic<std::uint64_t> next_waiter{0};
   // Won by an acquire that had its name's turn (name_turns.hpp): set once, before start().
   std::atomic<bool> turn_held{false};
+  // Others were in the lock's line when this lease took it (set once, before start()): its
+  // release frees the lock for them rather than trying a local hand-off first.
+  bool others_in_line = false;
 
  private:
   boost::asio::awaitable<void> renew_loop();

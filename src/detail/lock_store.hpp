@@ -50,9 +50,22 @@ struct holder_meta {
   std::string label;
 };
 
+// A waiting acquire in the lock's line (issue 10, item 3): its owner id and its ticket.
+struct line_entry {
+  std::string owner;
+  std::int64_t ticket = 0;
+  bool operator==(const line_entry&) const = default;
+};
+// Longest line a waiter joins; beyond it, waiters wait unregistered (reads only).
+inline constexpr std::size_t max_line = 32;
+
 struct lock_doc {
   bool exists = false;
   held_state held;  // held.owner empty = free
+  // The waiting line, ordered by ticket (the head first); `tickets`: the next ticket to hand
+  // out; `waiting`: how many are in line (kept in step with `line` by every update).
+  std::vector<line_entry> line;
+  std::int64_t tickets = 0, waiting = 0;
   // Null while free. A pointer: the acquire FSM keeps lock_docs in every waiter, which need
   // none of it (72 bytes a copy inline, 16 as a pointer).
   std::shared_ptr<const holder_meta> meta;
@@ -83,6 +96,15 @@ struct take_request {
   std::chrono::milliseconds expiry{0};
   lock_doc observed;
   holder_meta meta;
+  // A local hand-off (issue 10, item 2): `observed` is this provider's own lease, released and
+  // taken in the same update. Matched on (owner, token) alone, as a release is (a renewal of
+  // that lease may still land after it ended), and sent on the maintenance lane.
+  bool hand_over = false;
+  // The line (issue 10, item 3). `nobody_waiting`: match only if the line is empty (`waiting` 0
+  // or missing). `leaving`: entries this take removes, each matched on its ticket (ours as the
+  // head, or a head that never came to take the lock).
+  bool nobody_waiting = false;
+  std::vector<line_entry> leaving;
 };
 
 // A lease as the store knows it: the document `name` names `owner` with `token`.
@@ -120,6 +142,12 @@ class lock_store {
   virtual void release(const std::string& name, const std::string& owner, std::int64_t token,
                        reply<outcome<bool>>) = 0;
   virtual void release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>>) = 0;
+  // Joins the lock's line with `ticket` (what the last read showed as the next one): applied
+  // only if the document still says so (value false: someone joined first, or it is gone).
+  virtual void join_line(const std::string& name, const std::string& owner, std::int64_t ticket,
+                         reply<outcome<bool>>) = 0;
+  // Leaves the line (an acquire that gives up); value false if `owner` was not in it.
+  virtual void leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>>) = 0;
   // Operator override: takes the lock from whoever holds it. value = the owner that was removed
   // (empty: nothing to do). `immediate`: free at once; otherwise hand it to broken_owner, which
   // nobody renews (a lock already broken so is left alone).

@@ -29,7 +29,8 @@ void mongo_store::next_epoch(reply<outcome<std::optional<std::int64_t>>> r) {
 }
 
 void mongo_store::take(const take_request& t, reply<outcome<bool>> r) {
-  run(lane::acquisition, std::move(r), [cfg = cfg_, t](mongoc_client_t* c) { return detail::take(c, *cfg, t); });
+  run(t.hand_over ? lane::maintenance : lane::acquisition, std::move(r),
+      [cfg = cfg_, t](mongoc_client_t* c) { return detail::take(c, *cfg, t); });
 }
 
 void mongo_store::renew(const std::vector<held_lease>& held, std::chrono::milliseconds expiry,
@@ -48,6 +49,18 @@ void mongo_store::release(const std::string& name, const std::string& owner, std
 void mongo_store::release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>> r) {
   run(lane::maintenance, std::move(r),
       [cfg = cfg_, owners](mongoc_client_t* c) { return detail::release_owners(c, *cfg, owners); });
+}
+
+void mongo_store::join_line(const std::string& name, const std::string& owner, std::int64_t ticket,
+                            reply<outcome<bool>> r) {
+  run(lane::acquisition, std::move(r), [cfg = cfg_, name, owner, ticket](mongoc_client_t* c) {
+    return detail::join_line(c, *cfg, name, owner, ticket);
+  });
+}
+
+void mongo_store::leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) {
+  run(lane::acquisition, std::move(r),
+      [cfg = cfg_, name, owner](mongoc_client_t* c) { return detail::leave_line(c, *cfg, name, owner); });
 }
 
 void mongo_store::force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) {

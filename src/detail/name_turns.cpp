@@ -9,13 +9,13 @@ namespace mongolock::detail {
 
 namespace asio = boost::asio;
 
-std::shared_ptr<parked_acquire> name_turns::pass(const std::string& name) {
+std::shared_ptr<parked_acquire> name_turns::pass(const std::string& name, bool free_if_none) {
   std::lock_guard g(mu_);
   auto it = taken_.find(name);
   if (it == taken_.end()) return nullptr;
   auto& q = it->second.queue;
   if (q.empty()) {
-    taken_.erase(it);
+    if (free_if_none) taken_.erase(it);
     return nullptr;
   }
   auto next = std::move(q.front());

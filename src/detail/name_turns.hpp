@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "detail/boot_clock.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/options.hpp"
 
@@ -62,8 +63,9 @@ class name_turns {
     return false;
   }
   // The acquire that had the turn is done with it: returns the next parked acquire (which now has
-  // the turn), or null when none waits (the turn is then free).
-  std::shared_ptr<parked_acquire> pass(const std::string& name);
+  // the turn), or null when none waits (the turn is then free, unless `free_if_none` is false:
+  // the caller keeps it).
+  std::shared_ptr<parked_acquire> pass(const std::string& name, bool free_if_none = true);
   // Takes `w` out of the queue; false if it was not parked (its turn came, or it was removed).
   bool remove(const std::shared_ptr<parked_acquire>& w);
   // Every parked acquire, taken out (a provider closing completes them).
@@ -85,5 +87,12 @@ void finish_parked(const std::shared_ptr<parked_acquire>& w, boost::system::erro
 
 // Hands the turn of `name` to the next parked acquire and starts it (src/acquire.cpp).
 void pass_turn(const std::shared_ptr<provider_impl>& p, const std::string& name);
+// Starts a parked acquire whose turn came (it reads and waits like any acquire).
+void resume_parked(const std::shared_ptr<provider_impl>& p, std::shared_ptr<parked_acquire> next);
+// Completes a parked acquire with the lease a hand-off took for it: (owner, token), its clock
+// started at `sent` (src/acquire.cpp). If it was cancelled or timed out meanwhile, the lock is
+// given back instead and the turn passes on.
+void grant_handed_over(const std::shared_ptr<provider_impl>& p, std::shared_ptr<parked_acquire> next,
+                       std::string owner, std::int64_t token, boot_clock::time_point sent);
 
 }  // namespace mongolock::detail

@@ -1,5 +1,7 @@
 #include "detail/store.hpp"
 
+#include <algorithm>
+
 #include "detail/bson_util.hpp"
 #include "mongolock/error.hpp"
 
@@ -149,6 +151,23 @@ lock_doc parse_lock(const bson_t* doc) {
     d.acquired_at_ms = bson_iter_date_time(&it);
   if (bson_iter_init_find(&it, doc, "renewed_at") && BSON_ITER_HOLDS_DATE_TIME(&it))
     d.renewed_at_ms = bson_iter_date_time(&it);
+  d.tickets = get_int(doc, "tickets");
+  d.waiting = get_int(doc, "waiting");
+  bson_iter_t line;
+  if (bson_iter_init_find(&it, doc, "line") && BSON_ITER_HOLDS_DOCUMENT(&it) && bson_iter_recurse(&it, &line)) {
+    while (bson_iter_next(&line) && d.line.size() < 4 * max_line) {  // a hostile document stays bounded
+      line_entry e{bson_iter_key(&line), 0};
+      // Only what mongolock writes: an owner id (32 hex digits, so the key is safe to put back
+      // into a filter) and an integer ticket.
+      const bool owner_id = e.owner.size() == 32 && e.owner.find_first_not_of("0123456789abcdef") == std::string::npos;
+      if (!owner_id || !(BSON_ITER_HOLDS_INT64(&line) || BSON_ITER_HOLDS_INT32(&line))) continue;
+      e.ticket = bson_iter_as_int64(&line);
+      d.line.push_back(std::move(e));
+    }
+    std::sort(d.line.begin(), d.line.end(), [](const line_entry& a, const line_entry& b) {
+      return a.ticket != b.ticket ? a.ticket < b.ticket : a.owner < b.owner;
+    });
+  }
   return d;
 }
 
@@ -232,6 +251,8 @@ void build_insert(const take_request& t, std::int64_t now_ms, bson_t* doc) {
   BSON_APPEND_DATE_TIME(doc, "acquired_at", now_ms);
   BSON_APPEND_DATE_TIME(doc, "renewed_at", now_ms);
   append_meta(doc, t.meta);
+  BSON_APPEND_INT64(doc, "tickets", 0);
+  BSON_APPEND_INT64(doc, "waiting", 0);
 }
 
 void build_swap(const take_request& t, std::int64_t now_ms, bson_t* filter, bson_t* change) {
@@ -239,7 +260,17 @@ void build_swap(const take_request& t, std::int64_t now_ms, bson_t* filter, bson
   append_str(filter, "_id", t.name);
   append_owner(filter, "owner", t.observed.held.owner);
   BSON_APPEND_INT64(filter, "token", t.observed.held.token);
-  BSON_APPEND_INT64(filter, "beat", t.observed.held.beat);
+  if (!t.hand_over) BSON_APPEND_INT64(filter, "beat", t.observed.held.beat);
+  if (t.nobody_waiting) {  // `waiting` is 0, or missing (a document from before the line)
+    bson_t waiting, any;
+    BSON_APPEND_DOCUMENT_BEGIN(filter, "waiting", &waiting);
+    BSON_APPEND_ARRAY_BEGIN(&waiting, "$in", &any);
+    BSON_APPEND_NULL(&any, "0");
+    BSON_APPEND_INT64(&any, "1", 0);
+    bson_append_array_end(&waiting, &any);
+    bson_append_document_end(filter, &waiting);
+  }
+  for (auto& e : t.leaving) BSON_APPEND_INT64(filter, ("line." + e.owner).c_str(), e.ticket);
   bson_t set, unset;
   BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
   append_str(&set, "owner", t.owner);
@@ -252,7 +283,52 @@ void build_swap(const take_request& t, std::int64_t now_ms, bson_t* filter, bson
   bson_append_document_end(change, &set);
   BSON_APPEND_DOCUMENT_BEGIN(change, "$unset", &unset);
   BSON_APPEND_UTF8(&unset, "idle_since", "");
+  for (auto& e : t.leaving) BSON_APPEND_UTF8(&unset, ("line." + e.owner).c_str(), "");
   bson_append_document_end(change, &unset);
+  if (!t.leaving.empty()) {
+    bson_t inc;
+    BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
+    BSON_APPEND_INT64(&inc, "waiting", -static_cast<std::int64_t>(t.leaving.size()));
+    bson_append_document_end(change, &inc);
+  }
+}
+
+void build_join(std::string_view name, std::string_view owner, std::int64_t ticket, bson_t* filter, bson_t* change) {
+  append_str(filter, "_id", name);
+  if (ticket == 0) {  // a document from before the line has no counter yet
+    bson_t tickets, any;
+    BSON_APPEND_DOCUMENT_BEGIN(filter, "tickets", &tickets);
+    BSON_APPEND_ARRAY_BEGIN(&tickets, "$in", &any);
+    BSON_APPEND_NULL(&any, "0");
+    BSON_APPEND_INT64(&any, "1", 0);
+    bson_append_array_end(&tickets, &any);
+    bson_append_document_end(filter, &tickets);
+  } else {
+    BSON_APPEND_INT64(filter, "tickets", ticket);
+  }
+  bson_t set, inc;
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
+  BSON_APPEND_INT64(&set, ("line." + std::string(owner)).c_str(), ticket);
+  BSON_APPEND_INT64(&set, "tickets", ticket + 1);
+  bson_append_document_end(change, &set);
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
+  BSON_APPEND_INT64(&inc, "waiting", 1);
+  bson_append_document_end(change, &inc);
+}
+
+void build_leave(std::string_view name, std::string_view owner, bson_t* filter, bson_t* change) {
+  const std::string key = "line." + std::string(owner);
+  append_str(filter, "_id", name);
+  bson_t exists, unset, inc;
+  BSON_APPEND_DOCUMENT_BEGIN(filter, key.c_str(), &exists);
+  BSON_APPEND_BOOL(&exists, "$exists", true);
+  bson_append_document_end(filter, &exists);
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$unset", &unset);
+  BSON_APPEND_UTF8(&unset, key.c_str(), "");
+  bson_append_document_end(change, &unset);
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
+  BSON_APPEND_INT64(&inc, "waiting", -1);
+  bson_append_document_end(change, &inc);
 }
 
 outcome<lock_doc> read_lock(mongoc_client_t* client, const store_config& cfg, std::string_view name, read_mode mode) {
@@ -464,6 +540,28 @@ outcome<std::string> force_release(mongoc_client_t* client, const store_config& 
   auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
   if (r.ec) return failure_from<std::string>(r);
   return success(r.value == 1 ? seen.value.held.owner : std::string());
+}
+
+outcome<bool> join_line(mongoc_client_t* client, const store_config& cfg, std::string_view name,
+                        std::string_view owner, std::int64_t ticket) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, change;
+  build_join(name, owner, ticket, filter.get(), change.get());
+  auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
+  auto out = failure_from<bool>(r);
+  out.value = !r.ec && r.value == 1;
+  return out;
+}
+
+outcome<bool> leave_line(mongoc_client_t* client, const store_config& cfg, std::string_view name,
+                         std::string_view owner) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, change;
+  build_leave(name, owner, filter.get(), change.get());
+  auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
+  auto out = failure_from<bool>(r);
+  out.value = !r.ec && r.value == 1;
+  return out;
 }
 
 outcome<std::int64_t> release_owners(mongoc_client_t* client, const store_config& cfg,

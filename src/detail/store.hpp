@@ -46,6 +46,9 @@ bool is_duplicate_key(const bson_error_t& e);
 void build_read_opts(read_mode, bson_t* opts, mongoc_read_prefs_t** prefs);
 void build_insert(const take_request&, std::int64_t now_ms, bson_t* doc);
 void build_swap(const take_request&, std::int64_t now_ms, bson_t* filter, bson_t* change);
+// Joining the line with `ticket` (compare-and-swap on the ticket counter), and leaving it.
+void build_join(std::string_view name, std::string_view owner, std::int64_t ticket, bson_t* filter, bson_t* change);
+void build_leave(std::string_view name, std::string_view owner, bson_t* filter, bson_t* change);
 // The renewal of every lease in `held` (one filter clause each, $or'ed): heartbeat + 1.
 void build_renewal(const std::vector<held_lease>& held, std::chrono::milliseconds expiry, std::int64_t now_ms,
                    bson_t* filter, bson_t* change);
@@ -68,6 +71,9 @@ outcome<std::vector<bool>> renew(mongoc_client_t*, const store_config&, const st
 outcome<bool> release(mongoc_client_t*, const store_config&, std::string_view name,
                       std::string_view owner, std::int64_t token);
 outcome<std::string> force_release(mongoc_client_t*, const store_config&, std::string_view name, bool immediate);
+outcome<bool> join_line(mongoc_client_t*, const store_config&, std::string_view name, std::string_view owner,
+                        std::int64_t ticket);
+outcome<bool> leave_line(mongoc_client_t*, const store_config&, std::string_view name, std::string_view owner);
 outcome<std::int64_t> release_owners(mongoc_client_t*, const store_config&,
                                      const std::vector<std::string>& owners);
 

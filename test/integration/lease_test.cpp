@@ -542,4 +542,34 @@ BOOST_AUTO_TEST_CASE(leases_renew_together_and_a_moved_document_loses_only_its_o
   }
 }
 
+// Issue 10, item 2, through libmongoc on the project's server: a release that a parked acquire
+// of the same provider waits for hands the lock over in one update (token + 1, a new owner id),
+// and the new lease renews and releases like any other.
+BOOST_AUTO_TEST_CASE(a_local_hand_off_is_one_command) {
+  io_fixture f;
+  auto p = f.make_provider(fast_options(1500ms));
+  const auto name = unique("hand-off");
+  auto first = f.run(p.create_lock(name).async_acquire(asio::use_awaitable));
+  std::promise<std::tuple<error_code, ml::lease>> got;
+  auto next = got.get_future();
+  p.create_lock(name).async_acquire([&](error_code ec, ml::lease l) { got.set_value({ec, std::move(l)}); });
+  f.run([]() -> asio::awaitable<void> {  // let it park
+    asio::steady_timer t(co_await asio::this_coro::executor, 50ms);
+    co_await t.async_wait(asio::use_awaitable);
+  }());
+  const auto calls0 = p.snapshot().server_calls;
+  auto [released] = f.run(first.async_release(asio::as_tuple(asio::use_awaitable)));
+  BOOST_TEST(!released, released.message());
+  BOOST_REQUIRE(next.wait_for(5s) == std::future_status::ready);
+  auto [ec, second] = next.get();
+  BOOST_TEST(!ec, ec.message());
+  BOOST_TEST(p.snapshot().server_calls - calls0 == 1u, "one command from the release to the grant");
+  BOOST_TEST(second.fencing_token() == first.fencing_token() + 1);
+  auto seen = f.run(p.async_inspect(name, asio::use_awaitable));
+  BOOST_TEST(seen.owner == second.owner_id());
+  auto [again] = f.run(second.async_release(asio::as_tuple(asio::use_awaitable)));
+  BOOST_TEST(!again, again.message());
+  BOOST_TEST(!f.run(p.async_inspect(name, asio::use_awaitable)).held);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

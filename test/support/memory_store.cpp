@@ -1,5 +1,6 @@
 #include "memory_store.hpp"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <memory>
@@ -157,15 +158,26 @@ void memory_store::next_epoch(reply<outcome<std::optional<std::int64_t>>> r) {
 void memory_store::take(const take_request& t, reply<outcome<bool>> r) {
   write<bool>(op::take, {op::take, t.name, t.owner, t.token}, std::move(r), [this, t] {
     auto it = docs_.find(t.name);
+    lock_doc d;
     if (!t.observed.exists) {
       if (it != docs_.end()) return success(false);  // E11000
     } else {
       if (it == docs_.end()) return success(false);
       const auto& h = it->second.held;
-      if (h.owner != t.observed.held.owner || h.token != t.observed.held.token || h.beat != t.observed.held.beat)
+      if (h.owner != t.observed.held.owner || h.token != t.observed.held.token ||
+          (!t.hand_over && h.beat != t.observed.held.beat))
         return success(false);
+      if (t.nobody_waiting && it->second.waiting != 0) return success(false);
+      auto line = it->second.line;
+      for (auto& e : t.leaving) {
+        auto at = std::find(line.begin(), line.end(), e);
+        if (at == line.end()) return success(false);
+        line.erase(at);
+      }
+      d.line = std::move(line);  // the line stays (less whoever left with this take)
+      d.tickets = it->second.tickets;
+      d.waiting = it->second.waiting - static_cast<std::int64_t>(t.leaving.size());
     }
-    lock_doc d;
     d.exists = true;
     d.held = held_state{t.owner, t.token, 0, t.expiry};
     d.meta = std::make_shared<const mongolock::detail::holder_meta>(t.meta);
@@ -224,6 +236,32 @@ void memory_store::release_owners(const std::vector<std::string>& owners, reply<
       }
     }
     return success(n);
+  });
+}
+
+void memory_store::join_line(const std::string& name, const std::string& owner, std::int64_t ticket,
+                             reply<outcome<bool>> r) {
+  write<bool>(op::join_line, {op::join_line, name, owner, ticket}, std::move(r), [this, name, owner, ticket] {
+    auto it = docs_.find(name);
+    if (it == docs_.end() || it->second.tickets != ticket) return success(false);
+    auto& d = it->second;
+    d.line.push_back({owner, ticket});
+    d.tickets = ticket + 1;
+    ++d.waiting;
+    return success(true);
+  });
+}
+
+void memory_store::leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) {
+  write<bool>(op::leave_line, {op::leave_line, name, owner}, std::move(r), [this, name, owner] {
+    auto it = docs_.find(name);
+    if (it == docs_.end()) return success(false);
+    auto& line = it->second.line;
+    auto at = std::find_if(line.begin(), line.end(), [&](auto& e) { return e.owner == owner; });
+    if (at == line.end()) return success(false);
+    line.erase(at);
+    --it->second.waiting;
+    return success(true);
   });
 }
 

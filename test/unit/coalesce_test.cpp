@@ -44,8 +44,8 @@ void start_acquire(ml::lock l, std::shared_ptr<waiter> out, std::optional<std::c
 
 BOOST_AUTO_TEST_SUITE(coalesce_suite)
 
-// 40 waiters in one provider on a lock held elsewhere: one of them polls. 40 pollers with a
-// 5..20 ms backoff would read about 40 x 30 times in 600 ms.
+// 40 waiters in one provider on a lock held elsewhere: one of them polls (first in the lock's
+// line, every 5..10 ms: at most 120 reads in 600 ms). 40 pollers read about 2,000 times.
 BOOST_AUTO_TEST_CASE(waiters_of_one_name_share_one_poller) {
   engine e;
   auto [ec, held] = e.acquire("shared", 1s);
@@ -59,7 +59,7 @@ BOOST_AUTO_TEST_CASE(waiters_of_one_name_share_one_poller) {
   }
   e.run_for(600ms);
   const auto reads = reads_of(e, "shared") - reads0;
-  BOOST_TEST(reads <= 80u, reads << " reads by 40 waiters in 600 ms");
+  BOOST_TEST(reads <= 130u, reads << " reads by 40 waiters in 600 ms");
   BOOST_TEST(waiting->snapshot().acquires_in_progress == 40u, "parked waiters count as acquiring");
   BOOST_TEST(!e.release(held));
   // Each gets the lock in turn; releasing hands the turn on.

@@ -1,0 +1,156 @@
+// Local hand-off (issue 10, item 2): releasing a lock that a parked acquire of the same provider
+// waits for hands it over in one update (new owner, token + 1), never freeing it in between. On
+// the in-memory store, where every command is counted and can be broken.
+#include <boost/asio.hpp>
+#include <boost/test/unit_test.hpp>
+#include <future>
+
+#include "engine_harness.hpp"
+
+using namespace test;  // the harness: asio, ml, error_code, steady, engine, fast, fault, op, ...
+
+namespace {
+
+struct waiter {
+  error_code ec;
+  ml::lease held;
+  bool done = false;
+};
+
+std::shared_ptr<waiter> wait_for_lock(engine& e, const std::string& name, asio::cancellation_slot slot = {}) {
+  auto out = std::make_shared<waiter>();
+  e.lock(name).async_acquire(asio::bind_cancellation_slot(slot, [out](error_code ec, ml::lease got) {
+    out->ec = ec;
+    out->held = std::move(got);
+    out->done = true;
+  }));
+  return out;
+}
+
+bool run_until(engine& e, const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  const auto end = steady::now() + limit;
+  while (!done() && steady::now() < end) e.run_one();
+  return done();
+}
+
+std::size_t commands_since(engine& e, std::size_t from) { return e.store->calls().size() - from; }
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(handoff_suite)
+
+// One command from release to the next holder: the take that names the new owner. No release,
+// no read; the token goes up by one; the old holder's release succeeds.
+BOOST_AUTO_TEST_CASE(a_release_hands_the_lock_to_the_next_local_waiter_in_one_command) {
+  engine e;
+  auto [ec, first] = e.acquire("pass", 1s);
+  BOOST_REQUIRE(!ec);
+  auto next = wait_for_lock(e, "pass");
+  e.run_for(30ms);
+  const auto before = e.store->calls().size();
+  BOOST_TEST(!e.release(first));
+  BOOST_REQUIRE(run_until(e, [&] { return next->done; }, 1s));
+  BOOST_TEST(!next->ec, next->ec.message());
+  const auto calls = e.store->calls();
+  BOOST_TEST(commands_since(e, before) == 1u, "commands from the release to the grant");
+  BOOST_TEST((calls.back().what == op::take));
+  BOOST_TEST(next->held.fencing_token() == first.fencing_token() + 1);
+  BOOST_TEST(next->held.owner_id() != first.owner_id());
+  BOOST_TEST(e.store->get("pass").held.owner == next->held.owner_id());
+  BOOST_TEST(next->held.held());
+  // And the new lease is a lease like any other: it renews, and its release frees the lock.
+  e.run_for(500ms);
+  BOOST_TEST(e.store->get("pass").held.beat >= 1);
+  BOOST_TEST(!e.release(next->held));
+  BOOST_TEST(e.store->get("pass").held.owner.empty());
+}
+
+// A chain of hand-offs: four waiters, four single-command hand-offs, tokens one apart.
+BOOST_AUTO_TEST_CASE(a_line_of_waiters_is_served_by_hand_offs) {
+  engine e;
+  auto [ec, first] = e.acquire("chain", 1s);
+  BOOST_REQUIRE(!ec);
+  std::vector<std::shared_ptr<waiter>> line;
+  for (int i = 0; i < 4; ++i) line.push_back(wait_for_lock(e, "chain"));
+  e.run_for(30ms);
+  const auto before = e.store->calls().size();
+  auto token = first.fencing_token();
+  BOOST_TEST(!e.release(first));
+  for (auto& w : line) {
+    BOOST_REQUIRE(run_until(e, [&] { return w->done; }, 1s));
+    BOOST_TEST(w->held.fencing_token() == ++token);
+    BOOST_TEST(!e.release(w->held));
+  }
+  BOOST_TEST(commands_since(e, before) == 5u, "four hand-offs and the last release");
+}
+
+// The hand-off's reply is lost (applied or not, nobody knows): the old holder hears
+// ambiguous_result, nothing is granted on it, and the waiter still gets the lock afterwards.
+BOOST_AUTO_TEST_CASE(an_ambiguous_hand_off_grants_nothing_and_the_waiter_still_gets_the_lock) {
+  engine e;
+  auto [ec, first] = e.acquire("lost-reply", 1s);
+  BOOST_REQUIRE(!ec);
+  auto next = wait_for_lock(e, "lost-reply");
+  e.run_for(30ms);
+  e.store->inject(op::take, {fault::kind::stream_error_after});
+  BOOST_TEST((e.release(first) == ml::errc::ambiguous_result));
+  BOOST_REQUIRE(run_until(e, [&] { return next->done; }, 3s));
+  BOOST_TEST(!next->ec, next->ec.message());
+  BOOST_TEST(e.store->get("lost-reply").held.owner == next->held.owner_id());
+  BOOST_TEST(next->held.fencing_token() > first.fencing_token() + 1, "the applied hand-off was given back first");
+  BOOST_TEST(!e.release(next->held));
+}
+
+// A write-concern error on the hand-off is never a grant (the update may be rolled back).
+BOOST_AUTO_TEST_CASE(a_hand_off_with_a_write_concern_error_is_never_a_grant) {
+  engine e;
+  auto [ec, first] = e.acquire("wce", 1s);
+  BOOST_REQUIRE(!ec);
+  auto next = wait_for_lock(e, "wce");
+  e.run_for(30ms);
+  e.store->inject(op::take, {fault::kind::write_concern_error});
+  BOOST_TEST((e.release(first) == ml::errc::ambiguous_result));
+  BOOST_REQUIRE(run_until(e, [&] { return next->done; }, 3s));
+  BOOST_TEST(!next->ec);
+  BOOST_TEST(next->held.fencing_token() > first.fencing_token() + 1);
+  BOOST_TEST(!e.release(next->held));
+}
+
+// A hand-off whose reply comes after the new holder's own deadline (sent + expiry - margin):
+// a late grant, given back; the old lease was released all the same; the waiter reads and takes.
+BOOST_AUTO_TEST_CASE(a_late_hand_off_is_given_back_not_handed_out) {
+  engine e(fast(1000ms));
+  auto [ec, first] = e.acquire("late", 1s);
+  BOOST_REQUIRE(!ec);
+  auto next = wait_for_lock(e, "late");
+  e.run_for(30ms);
+  e.store->inject(op::take, fault(fault::kind::hang, 1000ms));
+  BOOST_TEST(!e.release(first), "released: the hand-off freed it from the old holder");
+  BOOST_REQUIRE(run_until(e, [&] { return next->done; }, 4s));
+  BOOST_TEST(!next->ec, next->ec.message());
+  BOOST_TEST(next->held.fencing_token() > first.fencing_token() + 1, "not the late one");
+  BOOST_TEST(!e.release(next->held));
+}
+
+// The waiter was cancelled while its hand-off was in flight: it gets nothing, and the lock the
+// hand-off gave it is released at once, not left to expire.
+BOOST_AUTO_TEST_CASE(a_waiter_cancelled_during_its_hand_off_leaves_the_lock_free) {
+  engine e;
+  auto [ec, first] = e.acquire("gone", 1s);
+  BOOST_REQUIRE(!ec);
+  asio::cancellation_signal stop;
+  auto next = wait_for_lock(e, "gone", stop.slot());
+  e.run_for(30ms);
+  e.store->inject(op::take, fault(fault::kind::hang, 100ms));
+  auto released = engine::ec_future([&](auto h) { first.async_release(h); });
+  e.run_for(30ms);
+  stop.emit(asio::cancellation_type::terminal);
+  BOOST_REQUIRE(e.wait(released, 1s));
+  BOOST_TEST(!released.get());
+  BOOST_REQUIRE(run_until(e, [&] { return next->done; }, 1s));
+  BOOST_TEST((next->ec == asio::error::operation_aborted));
+  e.run_for(100ms);
+  BOOST_TEST(e.store->get("gone").held.owner.empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

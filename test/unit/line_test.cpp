@@ -1,0 +1,169 @@
+// The lock's waiting line (issue 10, item 3): waiting acquires join it once, the first in line
+// takes the lock when it is free, a head that never comes loses its place after one window, and
+// tries ignore it. acquire_fsm without I/O, then two providers on the in-memory store.
+#include <boost/asio.hpp>
+#include <boost/test/unit_test.hpp>
+#include <map>
+
+#include "detail/acquire_fsm.hpp"
+#include "engine_harness.hpp"
+
+using namespace test;  // the harness: asio, ml, error_code, steady, engine, fast, fault, op, ...
+using ml::detail::acquire_action;
+using ml::detail::acquire_fsm;
+using ml::detail::line_entry;
+using ml::detail::lock_doc;
+using kind = acquire_action::kind;
+using tp = ml::detail::boot_clock::time_point;
+
+namespace {
+
+const tp t0{std::chrono::seconds{1000}};
+const std::string me = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", other = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+ml::detail::acquire_params params(bool try_once = false) {
+  ml::detail::acquire_params p;
+  p.try_once = try_once;
+  p.owner = me;
+  p.deadline = t0 + 10s;
+  p.expiry = 1000ms;
+  p.margin = 100ms;
+  p.backoff_min = 10ms;
+  p.backoff_max = 80ms;
+  p.seed = 42;
+  return p;
+}
+
+lock_doc doc(std::string owner, std::vector<line_entry> line = {}, std::int64_t tickets = 0) {
+  lock_doc d;
+  d.exists = true;
+  d.held = ml::detail::held_state{std::move(owner), 5, 1, 1000ms};
+  d.line = std::move(line);
+  d.tickets = tickets;
+  d.waiting = static_cast<std::int64_t>(d.line.size());
+  return d;
+}
+
+ml::detail::outcome<lock_doc> seen(lock_doc d) { return ml::detail::success(std::move(d)); }
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(line_suite)
+
+BOOST_AUTO_TEST_CASE(a_waiter_joins_the_line_once_with_the_ticket_it_read) {
+  acquire_fsm f("x", params());
+  f.start(t0);
+  auto a = f.on_read(seen(doc(other, {}, 7)), t0);
+  BOOST_REQUIRE((a.what == kind::join));
+  BOOST_TEST(f.join_ticket() == 7);
+  a = f.on_joined(ml::detail::success(true), t0);
+  BOOST_TEST((a.what == kind::wait_until));
+  // In line now: reads only.
+  BOOST_TEST((f.on_read(seen(doc(other, {{me, 7}}, 8)), t0 + 20ms).what == kind::wait_until));
+  BOOST_TEST(f.joined());
+}
+
+BOOST_AUTO_TEST_CASE(a_free_lock_with_someone_else_first_in_line_is_left_to_them) {
+  acquire_fsm f("x", params());
+  f.start(t0);
+  auto a = f.on_read(seen(doc("", {{other, 3}, {me, 4}}, 5)), t0);
+  BOOST_TEST((a.what == kind::wait_until));
+}
+
+BOOST_AUTO_TEST_CASE(the_head_takes_and_leaves_the_line_in_the_same_update) {
+  acquire_fsm f("x", params());
+  f.start(t0);
+  auto a = f.on_read(seen(doc("", {{me, 3}, {other, 4}}, 5)), t0);
+  BOOST_REQUIRE((a.what == kind::take));
+  const auto t = f.request();
+  BOOST_TEST(t.leaving.size() == 1u);
+  BOOST_TEST(t.leaving.front().owner == me);
+  BOOST_TEST(!t.nobody_waiting);
+  BOOST_TEST((f.on_take(ml::detail::success(true), t0, t0 + 1ms).what == kind::grant));
+  BOOST_TEST(f.left_line_with_take());
+}
+
+BOOST_AUTO_TEST_CASE(with_nobody_in_line_a_take_requires_that_nobody_joined_meanwhile) {
+  acquire_fsm f("x", params());
+  f.start(t0);
+  auto a = f.on_read(seen(doc("")), t0);
+  BOOST_REQUIRE((a.what == kind::take));
+  BOOST_TEST(f.request().nobody_waiting);
+  BOOST_TEST(f.request().leaving.empty());
+}
+
+// The head must take a free lock within its own window (expiry + margin of unchanged document
+// and head): the next in line then takes it and removes the head with the same update.
+BOOST_AUTO_TEST_CASE(a_head_that_never_comes_loses_its_place_after_one_window) {
+  acquire_fsm f("x", params());
+  f.start(t0);
+  const auto d = doc("", {{other, 3}, {me, 4}}, 5);
+  BOOST_TEST((f.on_read(seen(d), t0).what == kind::wait_until));
+  BOOST_TEST((f.on_read(seen(d), t0 + 1099ms).what == kind::wait_until));
+  auto a = f.on_read(seen(d), t0 + 1100ms);
+  BOOST_REQUIRE((a.what == kind::take));
+  const auto t = f.request();
+  BOOST_TEST(t.leaving.size() == 2u, "the gone head and ourselves");
+  // A new head restarts the window.
+  acquire_fsm g("x", params());
+  g.start(t0);
+  g.on_read(seen(d), t0);
+  BOOST_TEST((g.on_read(seen(doc("", {{"cccccccccccccccccccccccccccccccc", 2}, {me, 4}}, 5)), t0 + 1100ms).what ==
+              kind::wait_until));
+}
+
+BOOST_AUTO_TEST_CASE(tries_ignore_the_line) {
+  acquire_fsm f("x", params(true));
+  f.start(t0);
+  auto a = f.on_read(seen(doc("", {{other, 3}}, 4)), t0);
+  BOOST_REQUIRE((a.what == kind::take));
+  BOOST_TEST(!f.request().nobody_waiting);
+  BOOST_TEST(f.request().leaving.empty());
+}
+
+BOOST_AUTO_TEST_CASE(the_head_looks_often_the_others_back_off) {
+  acquire_fsm f("x", params());
+  f.start(t0);
+  tp now = t0;
+  for (int i = 0; i < 8; ++i) {
+    auto a = f.on_read(seen(doc(other, {{me, 1}}, 2)), now);
+    BOOST_REQUIRE((a.what == kind::wait_until));
+    BOOST_TEST(((a.at - now) <= 20ms), "first in line: within 2 x backoff_min");
+    now = a.at;
+  }
+}
+
+// Two providers (two processes, as far as the lock goes), two coroutines each, no think time:
+// each re-asks the moment it releases. Before the line, the provider that released won again
+// (its next waiter swaps against the document it just left): the other got nothing.
+BOOST_AUTO_TEST_CASE(no_provider_starves_without_think_time) {
+  engine e(fast(2000ms));
+  std::vector<std::shared_ptr<ml::detail::provider_impl>> providers{
+      e.p, std::make_shared<ml::detail::provider_impl>(e.io.get_executor(), e.store, fast(2000ms), nullptr)};
+  std::map<int, int> won;
+  const auto end = steady::now() + 1500ms;
+  int running = 0;
+  for (int p = 0; p < 2; ++p) {
+    for (int w = 0; w < 2; ++w) {
+      ++running;
+      asio::co_spawn(e.io, [&, p]() -> asio::awaitable<void> {
+        auto lock = ml::detail::access::make_lock(providers[p], "fair");
+        asio::steady_timer hold(co_await asio::this_coro::executor);
+        while (steady::now() < end) {
+          auto [ec, l] = co_await lock.async_acquire_for(1000ms, asio::as_tuple(asio::use_awaitable));
+          if (ec) continue;
+          ++won[p];
+          hold.expires_after(5ms);
+          co_await hold.async_wait(asio::use_awaitable);
+          co_await l.async_release(asio::as_tuple(asio::use_awaitable));
+        }
+        --running;
+      }, asio::detached);
+    }
+  }
+  while (running > 0 && steady::now() < end + 3s) e.run_one();
+  BOOST_TEST(won[0] + won[1] >= 20);
+  BOOST_TEST(std::min(won[0], won[1]) * 3 >= std::max(won[0], won[1]), won[0] << " vs " << won[1] << " acquisitions");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
