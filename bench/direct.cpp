@@ -47,6 +47,13 @@ bool floor_cycle(direct_conn& c, const std::string& name, std::int64_t& token, c
   BSON_APPEND_NULL(&filter, "owner");
   BSON_APPEND_INT64(&filter, "token", token);
   BSON_APPEND_INT64(&filter, "beat", 1);
+  bson_t waiting, any;  // nobody in the lock's line, as mongolock's take of a free lock requires
+  BSON_APPEND_DOCUMENT_BEGIN(&filter, "waiting", &waiting);
+  BSON_APPEND_ARRAY_BEGIN(&waiting, "$in", &any);
+  BSON_APPEND_NULL(&any, "0");
+  BSON_APPEND_INT64(&any, "1", 0);
+  bson_append_array_end(&waiting, &any);
+  bson_append_document_end(&filter, &waiting);
   bson_init(&change);
   BSON_APPEND_DOCUMENT_BEGIN(&change, "$set", &set);
   BSON_APPEND_UTF8(&set, "owner", owner.c_str());
@@ -110,6 +117,60 @@ void seed_release(direct_conn& c, const std::string& name, const std::string& ow
   mongoc_collection_delete_one(c.coll, &filter, &c.opts, &reply, &err);
   bson_destroy(&filter);
   bson_destroy(&reply);
+}
+
+// DistributedLock.MongoDB's algorithm as seed 004 describes it, re-implemented here (the package
+// is not on this machine's NuGet): every attempt is one write that takes the document if it is
+// missing or expired (by the client's clock; the real one uses the server's $$NOW in a pipeline
+// update, which the emulator lacks), and fails with E11000 on the upsert when it is held.
+bool dl_try_acquire(direct_conn& c, const std::string& name, const std::string& owner, std::chrono::milliseconds expiry) {
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch()).count();
+  bson_t filter, change, set, any, a, b, lt;
+  bson_init(&filter);
+  BSON_APPEND_UTF8(&filter, "_id", name.c_str());
+  BSON_APPEND_ARRAY_BEGIN(&filter, "$or", &any);
+  BSON_APPEND_DOCUMENT_BEGIN(&any, "0", &a);
+  BSON_APPEND_NULL(&a, "lockId");
+  bson_append_document_end(&any, &a);
+  BSON_APPEND_DOCUMENT_BEGIN(&any, "1", &b);
+  BSON_APPEND_DOCUMENT_BEGIN(&b, "expiresAt", &lt);
+  BSON_APPEND_DATE_TIME(&lt, "$lt", now);
+  bson_append_document_end(&b, &lt);
+  bson_append_document_end(&any, &b);
+  bson_append_array_end(&filter, &any);
+  bson_init(&change);
+  BSON_APPEND_DOCUMENT_BEGIN(&change, "$set", &set);
+  BSON_APPEND_UTF8(&set, "lockId", owner.c_str());
+  BSON_APPEND_DATE_TIME(&set, "expiresAt", now + expiry.count());
+  bson_append_document_end(&change, &set);
+  bson_t opts, reply;
+  bson_copy_to(&c.opts, &opts);
+  BSON_APPEND_BOOL(&opts, "upsert", true);
+  bson_error_t err;
+  const bool ok = mongoc_collection_update_one(c.coll, &filter, &change, &opts, &reply, &err);
+  bson_iter_t it;
+  const bool took = ok && ((bson_iter_init_find(&it, &reply, "matchedCount") && bson_iter_as_int64(&it) == 1) ||
+                           (bson_iter_init_find(&it, &reply, "upsertedCount") && bson_iter_as_int64(&it) == 1));
+  bson_destroy(&opts);
+  bson_destroy(&reply);
+  bson_destroy(&filter);
+  bson_destroy(&change);
+  return took;
+}
+
+void dl_release(direct_conn& c, const std::string& name, const std::string& owner) {
+  bson_t filter, change, set;
+  bson_init(&filter);
+  BSON_APPEND_UTF8(&filter, "_id", name.c_str());
+  BSON_APPEND_UTF8(&filter, "lockId", owner.c_str());
+  bson_init(&change);
+  BSON_APPEND_DOCUMENT_BEGIN(&change, "$set", &set);
+  BSON_APPEND_NULL(&set, "lockId");
+  bson_append_document_end(&change, &set);
+  update(c, &filter, &change, false, nullptr);
+  bson_destroy(&filter);
+  bson_destroy(&change);
 }
 
 }  // namespace bench

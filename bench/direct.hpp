@@ -2,10 +2,12 @@
 // Blocking libmongoc code for the benchmark's baselines (no Asio, no worker pool):
 //  - the floor: exactly the commands one mongolock acquire+release cycle sends, in a plain loop;
 //  - the seed article's algorithm: $setOnInsert upsert to acquire, fixed 100 ms retry, delete
-//    to release.
+//    to release;
+//  - DistributedLock.MongoDB's algorithm (seed 004), re-implemented: a write per attempt.
 #include <mongoc/mongoc.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -28,5 +30,9 @@ bool floor_cycle(direct_conn& c, const std::string& name, std::int64_t& token, c
 // Seed algorithm: one attempt; true when this call inserted the lock document.
 bool seed_try_acquire(direct_conn& c, const std::string& name, const std::string& owner);
 void seed_release(direct_conn& c, const std::string& name, const std::string& owner);
+
+// DistributedLock.MongoDB's algorithm (seed 004), re-implemented: one write per attempt.
+bool dl_try_acquire(direct_conn& c, const std::string& name, const std::string& owner, std::chrono::milliseconds expiry);
+void dl_release(direct_conn& c, const std::string& name, const std::string& owner);
 
 }  // namespace bench

@@ -5,6 +5,7 @@
 #include <boost/asio.hpp>
 #include <fstream>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -20,13 +21,14 @@ using namespace std::chrono_literals;
 namespace {
 
 struct record {
-  std::int64_t acquired, released;
+  std::int64_t requested, acquired, released;
   int worker;
 };
 
 void write(const child_args& a, const std::vector<record>& recs, std::uint64_t commands) {
   std::ofstream out(a.out);
-  for (auto& r : recs) out << r.acquired << ' ' << r.released << ' ' << ::getpid() << '.' << r.worker << '\n';
+  for (auto& r : recs)
+    out << r.requested << ' ' << r.acquired << ' ' << r.released << ' ' << ::getpid() << '.' << r.worker << '\n';
   out << "commands " << commands << '\n';
 }
 
@@ -41,6 +43,7 @@ int run_mongolock(const child_args& a) {
       asio::steady_timer t(co_await asio::this_coro::executor);
       while (std::chrono::steady_clock::now() < end) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+        const auto requested = now_ns();
         auto [ec, l] = co_await locks.create_lock(a.name).async_acquire_for(std::max(left, 1ms), asio::as_tuple(asio::deferred));
         if (ec) break;
         const auto acquired = now_ns();
@@ -48,7 +51,8 @@ int run_mongolock(const child_args& a) {
         co_await t.async_wait(asio::deferred);
         const auto released = now_ns();  // taken before the release is sent: hand-off includes it
         co_await l.async_release(asio::as_tuple(asio::deferred));
-        recs.push_back({acquired, released, w});
+        recs.push_back({requested, acquired, released, w});
+        if (a.think_ms == 0) continue;  // asks again at once
         t.expires_after(std::chrono::milliseconds(a.think_ms));
         co_await t.async_wait(asio::deferred);
       }
@@ -60,8 +64,10 @@ int run_mongolock(const child_args& a) {
 }
 
 // The seed article: upsert with $setOnInsert; if someone else's document is there, sleep a fixed
-// 100 ms and retry; delete to release. One blocking thread per worker.
-int run_seed(const child_args& a) {
+// 100 ms and retry; delete to release. DistributedLock.MongoDB (seed 004, re-implemented): a
+// write per attempt, then a random 10..800 ms sleep. One blocking thread per worker.
+int run_polling(const child_args& a) {
+  const bool dl = a.algo == "dlreimpl";
   std::mutex mu;
   std::vector<record> recs;
   std::atomic<std::uint64_t> commands{0};
@@ -71,22 +77,28 @@ int run_seed(const child_args& a) {
     threads.emplace_back([&, w] {
       direct_conn c(a.uri, "mongolock_bench", a.collection);
       const std::string owner = std::to_string(::getpid()) + "." + std::to_string(w);
+      std::mt19937 rng(std::random_device{}());
+      std::uniform_int_distribution<int> dl_sleep(10, 800);
+      std::int64_t requested = now_ns();
       while (std::chrono::steady_clock::now() < end) {
         ++commands;
-        if (!seed_try_acquire(c, a.name, owner)) {
-          std::this_thread::sleep_for(100ms);
+        const bool took = dl ? dl_try_acquire(c, a.name, owner, 30s) : seed_try_acquire(c, a.name, owner);
+        if (!took) {
+          std::this_thread::sleep_for(dl ? std::chrono::milliseconds(dl_sleep(rng)) : 100ms);
           continue;
         }
         const auto acquired = now_ns();
         std::this_thread::sleep_for(std::chrono::milliseconds(a.hold_ms));
         const auto released = now_ns();
-        seed_release(c, a.name, owner);
+        if (dl) dl_release(c, a.name, owner);
+        else seed_release(c, a.name, owner);
         ++commands;
         {
           std::lock_guard g(mu);
-          recs.push_back({acquired, released, w});
+          recs.push_back({requested, acquired, released, w});
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(a.think_ms));
+        requested = now_ns();
       }
     });
   }
@@ -97,6 +109,6 @@ int run_seed(const child_args& a) {
 
 }  // namespace
 
-int run_child(const child_args& a) { return a.algo == "seed" ? run_seed(a) : run_mongolock(a); }
+int run_child(const child_args& a) { return a.algo == "mongolock" ? run_mongolock(a) : run_polling(a); }
 
 }  // namespace bench

@@ -10,7 +10,7 @@
 namespace bench {
 
 struct child_args {
-  std::string uri, name, out, collection = "handoff", algo = "mongolock";  // algo: mongolock | seed
+  std::string uri, name, out, collection = "handoff", algo = "mongolock";  // mongolock | seed | dlreimpl
   int workers = 4, hold_ms = 10, think_ms = 20, seconds = 5;
 };
 

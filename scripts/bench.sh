@@ -35,9 +35,9 @@ build/release/bench/mongolock-bench --uri "$uri" --out "$out" --server-kind "$ki
 gnuplot <<GP
 set terminal png size 900,420 font ",10"
 set output "$out/handoff.png"
-set title "Hand-off to another waiter: release -> its acquisition (2 processes x 4 waiters, 10 ms hold; $kind)"
+set title "Hand-off to another waiter: release -> its acquisition (2 processes x 4 waiters, 10 ms hold, 20 ms think; $kind)"
 set xlabel "ms"; set ylabel "fraction of hand-offs"; set logscale x; set key bottom right; set grid
-handoff_plot = "plot '$out/handoff-mongolock.dat' using 1:2 with lines lw 2 title 'mongolock', '$out/handoff-seed.dat' using 1:2 with lines lw 2 title 'seed article (100 ms retry)'"
+handoff_plot = "plot '$out/handoff-mongolock.dat' using 1:2 with lines lw 2 title 'mongolock', '$out/handoff-seed.dat' using 1:2 with lines lw 2 title 'seed article (100 ms retry)', '$out/handoff-dlreimpl.dat' using 1:2 with lines lw 2 title 'DistributedLock.MongoDB algorithm (re-implemented)'"
 eval handoff_plot
 set terminal svg size 900,420 font ",10"
 set output "$out/handoff.svg"

@@ -194,8 +194,11 @@ asio::awaitable<void> join_step(std::shared_ptr<provider_impl> p, acquire_fsm& f
 // reaches the head).
 void leave_line(const std::shared_ptr<provider_impl>& p, const acquire_fsm& fsm) {
   if (!fsm.joined() || fsm.left_line_with_take()) return;
-  p->count.server_calls.fetch_add(1, std::memory_order_relaxed);
-  p->store->leave_line(fsm.name(), fsm.owner(), [working = p->begin_work()](outcome<bool>) {});
+  store_call<outcome<bool>> start = [p, name = fsm.name(), owner = fsm.owner()](auto reply) {
+    p->store->leave_line(name, owner, std::move(reply));
+  };
+  // Answered on the provider's executor; shutdown waits for it (the ticket).
+  p->call<outcome<bool>>(std::move(start), nullptr, std::nullopt, [working = p->begin_work()](outcome<bool>) {});
 }
 
 asio::awaitable<void> give_back_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,

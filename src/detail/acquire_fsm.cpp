@@ -69,6 +69,10 @@ acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
   } else {
     changed = observer_.observe(seen.held, received, p_.margin);
     if (changed && expiry_observer::out_of_bounds(seen.held.expiry)) ++out_of_bounds_;
+    if (seen.held.owner != holder_.owner || seen.held.token != holder_.token) {  // a new hold (renewals keep it)
+      holder_ = seen.held;
+      holder_since_ = received;
+    }
   }
   const bool takeable = free || observer_.expired(received);
   // Tries look once and do not queue: the line is for waiting acquires.
@@ -148,11 +152,15 @@ acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const 
     return fail(make_error_code(errc::busy));  // it renewed: alive after all
   }
   auto delay = boot_clock::duration(wait_.next(rng_));
-  // First in line: the lock is ours to take as soon as it is free, so look often (one poller per
-  // name per provider, so this is one reader per process at most).
-  if (!seen.line.empty() && seen.line.front().owner == p_.owner) {
-    std::uniform_int_distribution<long long> pick(p_.backoff_min.count(), 2 * p_.backoff_min.count());
-    delay = std::chrono::milliseconds{pick(rng_)};
+  // First in line: the lock is ours to take as soon as it is free. Look again after half as long
+  // as the holder has held it so far (observed by us), within backoff_min..backoff_max: a short
+  // hold is noticed within a few ms, a long one costs a few reads (issue 10, item 5).
+  if (!seen.line.empty() && seen.line.front().owner == p_.owner && !seen.held.owner.empty()) {
+    using ms = std::chrono::milliseconds;
+    const auto held_for = std::chrono::duration_cast<ms>(now - holder_since_);
+    const auto base = std::clamp(held_for / 2, p_.backoff_min, p_.backoff_max);
+    std::uniform_int_distribution<long long> pick(base.count(), std::min(2 * base, p_.backoff_max).count());
+    delay = ms{pick(rng_)};
   }
   if (auto at = observer_.expires_at()) delay = std::min(delay, std::max(*at - now, delay.zero()));
   if (p_.deadline) {

@@ -124,6 +124,8 @@ class acquire_fsm {
   // The head of the line while the lock is takeable and the head is someone else: a head that
   // leaves it untaken for its whole expiry + margin is gone, and loses its place.
   expiry_observer head_observer_;
+  held_state holder_;                 // the current hold (owner, token) and when we first saw it
+  time_point holder_since_{};
   std::vector<line_entry> leaving_;   // what the pending take removes from the line
   bool nobody_waiting_ = false;       // the pending take requires an empty line
   bool left_with_take_ = false;
