@@ -61,6 +61,15 @@ T run_io(const config& c, std::function<asio::awaitable<T>(mongolock::client&)> 
   return f.get();
 }
 
+// Polls every 10 ms until `n` (coroutines still running) reaches zero.
+asio::awaitable<void> until_zero(const std::atomic<int>& n) {
+  asio::steady_timer t(co_await asio::this_coro::executor);
+  while (n > 0) {
+    t.expires_after(10ms);
+    co_await t.async_wait(asio::deferred);
+  }
+}
+
 // ---- Scenario 1 and 2: cycles of acquire + release on independent locks -------------------
 
 double library_cycles(const config& c, int k, std::vector<double>* latencies) {
@@ -84,11 +93,7 @@ double library_cycles(const config& c, int k, std::vector<double>* latencies) {
         --running;
       }, asio::detached);
     }
-    asio::steady_timer t(ex);
-    while (running > 0) {
-      t.expires_after(10ms);
-      co_await t.async_wait(asio::deferred);
-    }
+    co_await until_zero(running);
     co_return cycles / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   });
 }
@@ -345,11 +350,7 @@ void scenario_local_handoff(const config& c) {
         --running;
       }, asio::detached);
     }
-    asio::steady_timer t(ex);
-    while (running > 0) {
-      t.expires_after(10ms);
-      co_await t.async_wait(asio::deferred);
-    }
+    co_await until_zero(running);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double commands = static_cast<double>(locks.snapshot().server_calls - calls0);
     print(row{"3b local hand-off"}.num("acquisitions_per_s", handoffs / secs)

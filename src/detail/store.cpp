@@ -130,6 +130,17 @@ void set_owner_gone(bson_t* change, const char* owner) {
   bson_append_document_end(change, &inc);
 }
 void set_released(bson_t* change) { set_owner_gone(change, nullptr); }
+
+// {key: {$in: [null, 0]}}: 0, or missing (the line's counters in a document from before the line).
+void append_zero_or_missing(bson_t* filter, const char* key) {
+  bson_t in, any;
+  BSON_APPEND_DOCUMENT_BEGIN(filter, key, &in);
+  BSON_APPEND_ARRAY_BEGIN(&in, "$in", &any);
+  BSON_APPEND_NULL(&any, "0");
+  BSON_APPEND_INT64(&any, "1", 0);
+  bson_append_array_end(&in, &any);
+  bson_append_document_end(filter, &in);
+}
 void set_broken(bson_t* change) { set_owner_gone(change, broken_owner); }
 
 }  // namespace
@@ -261,15 +272,7 @@ void build_swap(const take_request& t, std::int64_t now_ms, bson_t* filter, bson
   append_owner(filter, "owner", t.observed.held.owner);
   BSON_APPEND_INT64(filter, "token", t.observed.held.token);
   if (!t.hand_over) BSON_APPEND_INT64(filter, "beat", t.observed.held.beat);
-  if (t.nobody_waiting) {  // `waiting` is 0, or missing (a document from before the line)
-    bson_t waiting, any;
-    BSON_APPEND_DOCUMENT_BEGIN(filter, "waiting", &waiting);
-    BSON_APPEND_ARRAY_BEGIN(&waiting, "$in", &any);
-    BSON_APPEND_NULL(&any, "0");
-    BSON_APPEND_INT64(&any, "1", 0);
-    bson_append_array_end(&waiting, &any);
-    bson_append_document_end(filter, &waiting);
-  }
+  if (t.nobody_waiting) append_zero_or_missing(filter, "waiting");
   for (auto& e : t.leaving) BSON_APPEND_INT64(filter, ("line." + e.owner).c_str(), e.ticket);
   bson_t set, unset;
   BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
@@ -295,17 +298,8 @@ void build_swap(const take_request& t, std::int64_t now_ms, bson_t* filter, bson
 
 void build_join(std::string_view name, std::string_view owner, std::int64_t ticket, bson_t* filter, bson_t* change) {
   append_str(filter, "_id", name);
-  if (ticket == 0) {  // a document from before the line has no counter yet
-    bson_t tickets, any;
-    BSON_APPEND_DOCUMENT_BEGIN(filter, "tickets", &tickets);
-    BSON_APPEND_ARRAY_BEGIN(&tickets, "$in", &any);
-    BSON_APPEND_NULL(&any, "0");
-    BSON_APPEND_INT64(&any, "1", 0);
-    bson_append_array_end(&tickets, &any);
-    bson_append_document_end(filter, &tickets);
-  } else {
-    BSON_APPEND_INT64(filter, "tickets", ticket);
-  }
+  if (ticket == 0) append_zero_or_missing(filter, "tickets");
+  else BSON_APPEND_INT64(filter, "tickets", ticket);
   bson_t set, inc;
   BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
   BSON_APPEND_INT64(&set, ("line." + std::string(owner)).c_str(), ticket);

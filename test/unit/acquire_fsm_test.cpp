@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "detail/acquire_fsm.hpp"
+#include "fsm_params.hpp"
 #include "mongolock/error.hpp"
 
 namespace ml = mongolock;
@@ -16,18 +17,7 @@ namespace {
 
 const tp t0{std::chrono::seconds{1000}};
 
-acquire_params params(bool try_once = false) {
-  acquire_params p;
-  p.try_once = try_once;
-  p.owner = "me";
-  p.deadline = t0 + 10s;
-  p.expiry = 1000ms;
-  p.margin = 100ms;
-  p.backoff_min = 10ms;
-  p.backoff_max = 80ms;
-  p.seed = 42;
-  return p;
-}
+acquire_params params(bool try_once = false) { return test::fsm_params(t0, "me", try_once); }
 
 lock_doc held_by(std::string owner, std::int64_t token, std::int64_t beat = 0) {
   lock_doc d;

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "detail/acquire_fsm.hpp"
+#include "fsm_params.hpp"
 #include "engine_harness.hpp"
 
 using namespace test;  // the harness: asio, ml, error_code, steady, engine, fast, fault, op, ...
@@ -21,18 +22,7 @@ namespace {
 const tp t0{std::chrono::seconds{1000}};
 const std::string me = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", other = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
 
-ml::detail::acquire_params params(bool try_once = false) {
-  ml::detail::acquire_params p;
-  p.try_once = try_once;
-  p.owner = me;
-  p.deadline = t0 + 10s;
-  p.expiry = 1000ms;
-  p.margin = 100ms;
-  p.backoff_min = 10ms;
-  p.backoff_max = 80ms;
-  p.seed = 42;
-  return p;
-}
+ml::detail::acquire_params params(bool try_once = false) { return test::fsm_params(t0, me, try_once); }
 
 lock_doc doc(std::string owner, std::vector<line_entry> line = {}, std::int64_t tickets = 0) {
   lock_doc d;
