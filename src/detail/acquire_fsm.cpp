@@ -15,6 +15,9 @@ namespace aerr = boost::asio::error;
 
 // The epoch becomes the token's high 32 bits; past this, epoch << 32 would overflow int64.
 constexpr std::int64_t max_epoch = (std::int64_t{1} << 31) - 1;
+// Joins whose ticket raced another joiner's are retried at later reads, this many at most (then
+// the acquire waits unregistered, reads only).
+constexpr int max_joins = 5;
 // Two first upserts of the epoch counter can race once (E11000); more means something is wrong.
 constexpr int max_epoch_races = 3;
 }  // namespace
@@ -25,7 +28,8 @@ acquire_fsm::acquire_fsm(std::string name, acquire_params p)
 acquire_action acquire_fsm::start(time_point, std::optional<lock_doc> remembered) {
   // If this provider freed the lock last, swap against that state without a read: one round
   // trip. If it is stale the swap matches nothing and we read.
-  if (remembered) return take_or_epoch(*remembered);
+  // A waiting acquire's swap also requires that nobody joined the line since (issue 10, item 3).
+  if (remembered) return take_in_line(*remembered, {}, !p_.try_once);
   return read();
 }
 
@@ -121,7 +125,7 @@ acquire_action acquire_fsm::take_in_line(const lock_doc& seen, std::vector<line_
 // the line is full or the document is missing (the next read will find it free or created).
 acquire_action acquire_fsm::wait_in_line(time_point now, bool changed, const lock_doc& seen) {
   auto next = wait_or_give_up(now, changed, seen);
-  if (next.what != kind::wait_until || !seen.exists || in_line(seen) || seen.line.size() >= max_line || joins_ >= 5)
+  if (next.what != kind::wait_until || !seen.exists || in_line(seen) || seen.line.size() >= max_line || joins_ >= max_joins)
     return next;
   after_join_ = next;
   join_ticket_ = seen.tickets;

@@ -102,7 +102,6 @@ class acquire_fsm {
   std::uint64_t out_of_bounds_observations() const { return out_of_bounds_; }
 
  private:
-  static acquire_action kind_read_placeholder() { return {acquire_action::kind::read}; }
   acquire_action read() const { return {acquire_action::kind::read}; }
   acquire_action fail(boost::system::error_code ec, std::string why = {});
   acquire_action take_or_epoch(const lock_doc& observed);
@@ -131,7 +130,7 @@ class acquire_fsm {
   bool left_with_take_ = false;
   std::int64_t join_ticket_ = 0;
   int joins_ = 0;
-  acquire_action after_join_{kind_read_placeholder()};
+  acquire_action after_join_;         // the wait decided before a join, resumed after it
   jitter_rng rng_;
   bool verifying_ = false;            // try_once: confirming that a silent holder is gone
   lock_doc pending_observed_;         // what the pending epoch/take compares against

@@ -102,6 +102,18 @@ BOOST_AUTO_TEST_CASE(a_head_that_never_comes_loses_its_place_after_one_window) {
               kind::wait_until));
 }
 
+// The swap against the document this provider's last release left (no read first) must not
+// overtake an acquire of another process that joined the line meanwhile.
+BOOST_AUTO_TEST_CASE(the_swap_without_a_read_requires_that_nobody_waits) {
+  acquire_fsm f("x", params());
+  auto a = f.start(t0, doc(""));
+  BOOST_REQUIRE((a.what == kind::take));
+  BOOST_TEST(f.request().nobody_waiting);
+  acquire_fsm t("x", params(true));
+  BOOST_REQUIRE((t.start(t0, doc("")).what == kind::take));
+  BOOST_TEST(!t.request().nobody_waiting, "tries ignore the line");
+}
+
 BOOST_AUTO_TEST_CASE(tries_ignore_the_line) {
   acquire_fsm f("x", params(true));
   f.start(t0);
