@@ -412,8 +412,9 @@ void resume_parked(const std::shared_ptr<provider_impl>& p, std::shared_ptr<park
 }
 
 void grant_handed_over(const std::shared_ptr<provider_impl>& p, std::shared_ptr<parked_acquire> next,
-                       std::string owner, std::int64_t token, boot_clock::time_point sent) {
-  on_parked_executor(p, std::move(next), [owner = std::move(owner), token, sent](const auto& p, const auto& w) {
+                       std::string owner, std::int64_t token, boot_clock::time_point sent,
+                       boot_clock::time_point bound) {
+  on_parked_executor(p, std::move(next), [owner = std::move(owner), token, sent, bound](const auto& p, const auto& w) {
     auto give_back = [&](error_code ec, const char* why) {
       p->release_in_background(w->name, owner, token);
       finish_parked(w, ec, why, p->ex);
@@ -422,6 +423,10 @@ void grant_handed_over(const std::shared_ptr<provider_impl>& p, std::shared_ptr<
     if (w->cancelled) return give_back(asio::error::operation_aborted, "cancelled");
     if (p->closing()) return give_back(asio::error::operation_aborted, "the provider is shutting down");
     if (w->deadline && steady::now() >= *w->deadline) return give_back(make_error_code(errc::timeout), "the acquire timeout passed during the hand-off");
+    if (boot_clock::now() >= bound) {  // a late grant (a stall since the reply): given back, never handed out
+      p->release_in_background(w->name, owner, token);
+      return start_turn(p, w);
+    }
     const lock_options& o = w->timing ? *w->timing : p->opts;
     const lease_fsm renewals(sent, o.expiry, o.effective_margin(), o.effective_renew_every(), p->next_seed());
     auto st = std::make_shared<lease_state>(p, asio::make_strand(p->ex), w->name, owner, token, renewals);

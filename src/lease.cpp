@@ -15,6 +15,7 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 
 void lease_state::start() {
+  if (phase != lease_phase::held) return;  // ended (a shutdown) before it started: nothing to run
   // renew_loop() holds a shared_ptr to this state for as long as it runs.
   asio::co_spawn(strand, renew_loop(), asio::bind_cancellation_slot(stop_loop.slot(), asio::detached));
   arm_watchdog();
@@ -175,15 +176,14 @@ asio::awaitable<std::tuple<error_code>> settle_matched_nothing(std::shared_ptr<l
 
 asio::awaitable<std::tuple<error_code>> plain_release(std::shared_ptr<lease_state> st, diagnostics* d);
 
-// The next parked acquire of this lease's name, if this lease holds the name's turn and its token
-// can go up by one within its epoch; the turn is then that acquire's.
+// The first parked acquire of this lease's name, if this lease holds the name's turn and its
+// token can go up by one within its epoch. It stays parked (its deadline and cancellation keep
+// working) until the hand-off has landed.
 std::shared_ptr<parked_acquire> hand_over_candidate(lease_state& st) {
   if ((st.token & token_low_mask) == token_low_mask) return nullptr;  // a new epoch: the usual way
   if (st.others_in_line) return nullptr;  // the line comes first: the hand-off would not match
-  if (!st.turn_held.exchange(false)) return nullptr;
-  auto next = st.prov->turns.pass(st.name, false);
-  if (!next) st.turn_held = true;  // nobody parked: the turn passes after the release
-  return next;
+  if (!st.turn_held) return nullptr;
+  return st.prov->turns.first(st.name);
 }
 
 // Local hand-off (issue 10, item 2): release this lease and take the lock for `next` in one
@@ -212,15 +212,18 @@ asio::awaitable<std::tuple<error_code>> hand_over(std::shared_ptr<lease_state> s
   auto r = co_await p->call<outcome<bool>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
   if (!r.ec && r.value) {
     p->count.releases.fetch_add(1, std::memory_order_relaxed);
-    if (boot_clock::now() < bound) {
-      grant_handed_over(p, std::move(next), t.owner, t.token, sent);
-    } else {  // a late grant: the new holder's deadline has passed already
+    // The turn goes to whoever is first in line now: `next`, unless it timed out or was
+    // cancelled meanwhile (then the lock taken for it is given back).
+    auto first = st->turn_held.exchange(false) ? p->turns.pass(st->name) : nullptr;
+    if (first == next && boot_clock::now() < bound) {
+      grant_handed_over(p, std::move(first), t.owner, t.token, sent, bound);
+    } else {  // a late grant (its deadline has passed), or its acquire is gone
       p->release_in_background(t.name, t.owner, t.token);
-      resume_parked(p, std::move(next));
+      if (first) resume_parked(p, std::move(first));
     }
     co_return settle(*st, d, error_code{}, "");
   }
-  resume_parked(p, std::move(next));  // it reads, joins the line and waits like any acquire
+  // Otherwise the turn passes on (next_turn in release_body) once this release has answered.
   if (!r.ec) {
     // Someone is waiting in the lock's line, or this lease no longer holds it: a plain release.
     st->others_in_line = true;

@@ -1,6 +1,7 @@
 #include "detail/acquire_fsm.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <boost/asio/error.hpp>
 
 #include "detail/saturating.hpp"
@@ -125,7 +126,9 @@ acquire_action acquire_fsm::take_in_line(const lock_doc& seen, std::vector<line_
 // the line is full or the document is missing (the next read will find it free or created).
 acquire_action acquire_fsm::wait_in_line(time_point now, bool changed, const lock_doc& seen) {
   auto next = wait_or_give_up(now, changed, seen);
-  if (next.what != kind::wait_until || !seen.exists || in_line(seen) || seen.line.size() >= max_line || joins_ >= max_joins)
+  const bool ticket_usable = seen.tickets >= 0 && seen.tickets < std::numeric_limits<std::int64_t>::max();
+  if (next.what != kind::wait_until || !seen.exists || in_line(seen) || seen.line.size() >= max_line ||
+      joins_ >= max_joins || !ticket_usable)
     return next;
   after_join_ = next;
   join_ticket_ = seen.tickets;

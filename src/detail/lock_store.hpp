@@ -100,8 +100,8 @@ struct take_request {
   // taken in the same update. Matched on (owner, token) alone, as a release is (a renewal of
   // that lease may still land after it ended), and sent on the maintenance lane.
   bool hand_over = false;
-  // The line (issue 10, item 3). `nobody_waiting`: match only if the line is empty (`waiting` 0
-  // or missing). `leaving`: entries this take removes, each matched on its ticket (ours as the
+  // The line (issue 10, item 3). `nobody_waiting`: match only if nobody joined since the read
+  // (`waiting` as observed; 0 also matches a missing field). `leaving`: entries this take removes, each matched on its ticket (ours as the
   // head, or a head that never came to take the lock).
   bool nobody_waiting = false;
   std::vector<line_entry> leaving;

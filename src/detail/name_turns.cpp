@@ -23,6 +23,13 @@ std::shared_ptr<parked_acquire> name_turns::pass(const std::string& name, bool f
   return next;
 }
 
+std::shared_ptr<parked_acquire> name_turns::first(const std::string& name) const {
+  std::lock_guard g(mu_);
+  auto it = taken_.find(name);
+  if (it == taken_.end() || it->second.queue.empty()) return nullptr;
+  return it->second.queue.front();
+}
+
 bool name_turns::remove(const std::shared_ptr<parked_acquire>& w) {
   std::lock_guard g(mu_);
   auto it = taken_.find(w->name);

@@ -66,6 +66,9 @@ class name_turns {
   // the turn), or null when none waits (the turn is then free, unless `free_if_none` is false:
   // the caller keeps it).
   std::shared_ptr<parked_acquire> pass(const std::string& name, bool free_if_none = true);
+  // The first parked acquire of `name`, left in the queue (its deadline and cancellation keep
+  // working); null if none.
+  std::shared_ptr<parked_acquire> first(const std::string& name) const;
   // Takes `w` out of the queue; false if it was not parked (its turn came, or it was removed).
   bool remove(const std::shared_ptr<parked_acquire>& w);
   // Every parked acquire, taken out (a provider closing completes them).
@@ -91,8 +94,10 @@ void pass_turn(const std::shared_ptr<provider_impl>& p, const std::string& name)
 void resume_parked(const std::shared_ptr<provider_impl>& p, std::shared_ptr<parked_acquire> next);
 // Completes a parked acquire with the lease a hand-off took for it: (owner, token), its clock
 // started at `sent` (src/acquire.cpp). If it was cancelled or timed out meanwhile, the lock is
-// given back instead and the turn passes on.
+// given back instead and the turn passes on; past `bound` (a late grant) it is given back and
+// the acquire goes on the usual way.
 void grant_handed_over(const std::shared_ptr<provider_impl>& p, std::shared_ptr<parked_acquire> next,
-                       std::string owner, std::int64_t token, boot_clock::time_point sent);
+                       std::string owner, std::int64_t token, boot_clock::time_point sent,
+                       boot_clock::time_point bound);
 
 }  // namespace mongolock::detail

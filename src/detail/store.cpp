@@ -272,7 +272,12 @@ void build_swap(const take_request& t, std::int64_t now_ms, bson_t* filter, bson
   append_owner(filter, "owner", t.observed.held.owner);
   BSON_APPEND_INT64(filter, "token", t.observed.held.token);
   if (!t.hand_over) BSON_APPEND_INT64(filter, "beat", t.observed.held.beat);
-  if (t.nobody_waiting) append_zero_or_missing(filter, "waiting");
+  // Nobody joined since the read: `waiting` as it was (0 also matches a missing field). A count
+  // the read could not explain (entries mongolock did not write) is a value like any other.
+  if (t.nobody_waiting) {
+    if (t.observed.waiting == 0) append_zero_or_missing(filter, "waiting");
+    else BSON_APPEND_INT64(filter, "waiting", t.observed.waiting);
+  }
   for (auto& e : t.leaving) BSON_APPEND_INT64(filter, ("line." + e.owner).c_str(), e.ticket);
   bson_t set, unset;
   BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);

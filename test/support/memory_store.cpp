@@ -167,7 +167,7 @@ void memory_store::take(const take_request& t, reply<outcome<bool>> r) {
       if (h.owner != t.observed.held.owner || h.token != t.observed.held.token ||
           (!t.hand_over && h.beat != t.observed.held.beat))
         return success(false);
-      if (t.nobody_waiting && it->second.waiting != 0) return success(false);
+      if (t.nobody_waiting && it->second.waiting != t.observed.waiting) return success(false);
       auto line = it->second.line;
       for (auto& e : t.leaving) {
         auto at = std::find(line.begin(), line.end(), e);

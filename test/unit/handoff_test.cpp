@@ -153,4 +153,29 @@ BOOST_AUTO_TEST_CASE(a_waiter_cancelled_during_its_hand_off_leaves_the_lock_free
   BOOST_TEST(e.store->get("gone").held.owner.empty());
 }
 
+// The next waiter's own timeout runs during a hand-off: it completes on time, and the lock the
+// hand-off took for it, once applied, is released.
+BOOST_AUTO_TEST_CASE(a_waiter_timing_out_during_a_slow_hand_off_completes_on_time) {
+  engine e;
+  auto [ec, first] = e.acquire("slow", 1s);
+  BOOST_REQUIRE(!ec);
+  auto out = std::make_shared<waiter>();
+  e.lock("slow").async_acquire_for(150ms, [out](error_code c, ml::lease got) {
+    out->ec = c;
+    out->held = std::move(got);
+    out->done = true;
+  });
+  const auto t0 = steady::now();
+  e.run_for(30ms);
+  e.store->inject(op::take, fault(fault::kind::hang, 500ms));
+  auto released = engine::ec_future([&](auto h) { first.async_release(h); });
+  BOOST_REQUIRE(run_until(e, [&] { return out->done; }, 2s));
+  BOOST_TEST((out->ec == ml::errc::timeout), out->ec.message());
+  BOOST_TEST((steady::now() - t0 < 300ms), "completed at its own deadline, not when the hand-off answered");
+  BOOST_REQUIRE(e.wait(released, 2s));
+  BOOST_TEST(!released.get());
+  e.run_for(100ms);
+  BOOST_TEST(e.store->get("slow").held.owner.empty(), "the hand-off's lock was given back");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

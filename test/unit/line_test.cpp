@@ -3,6 +3,7 @@
 // tries ignore it. acquire_fsm without I/O, then two providers on the in-memory store.
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
+#include <limits>
 #include <map>
 
 #include "detail/acquire_fsm.hpp"
@@ -112,6 +113,26 @@ BOOST_AUTO_TEST_CASE(the_swap_without_a_read_requires_that_nobody_waits) {
   acquire_fsm t("x", params(true));
   BOOST_REQUIRE((t.start(t0, doc("")).what == kind::take));
   BOOST_TEST(!t.request().nobody_waiting, "tries ignore the line");
+}
+
+// A `waiting` count with no entries a waiter can see (an edit by hand, entries mongolock did not
+// write): a free lock is still taken, not retried at round-trip rate until the timeout.
+BOOST_AUTO_TEST_CASE(a_waiting_count_without_visible_entries_does_not_block_a_free_lock) {
+  engine e;
+  auto odd = test::free_doc(7);
+  odd.waiting = 3;
+  e.store->put("odd", odd);
+  auto [ec, l] = e.acquire("odd", 1s);
+  BOOST_TEST(!ec, ec.message());
+  BOOST_TEST(e.store->count(op::take) <= 3u);
+}
+
+// A ticket counter at the end of its range is not joined (ticket + 1 would overflow).
+BOOST_AUTO_TEST_CASE(a_ticket_counter_at_its_limit_is_not_joined) {
+  acquire_fsm f("x", params());
+  f.start(t0);
+  BOOST_TEST((f.on_read(seen(doc(other, {}, std::numeric_limits<std::int64_t>::max())), t0).what == kind::wait_until));
+  BOOST_TEST((f.on_read(seen(doc(other, {}, -4)), t0).what == kind::wait_until));
 }
 
 BOOST_AUTO_TEST_CASE(tries_ignore_the_line) {
