@@ -89,6 +89,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case kind::give_back:
         a = fsm.on_given_back(ml::detail::success(true), now);
         break;
+      case kind::join:  // applied or raced: the document read next is the same either way
+        fuzz::check(fsm.join_ticket() >= 0 && fsm.join_ticket() < INT64_MAX, "joined with an unusable ticket");
+        a = fsm.on_joined(ml::detail::success(s.flag()), now);
+        break;
       case kind::grant:
       case kind::fail:
         return 0;
