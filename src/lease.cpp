@@ -56,7 +56,9 @@ asio::awaitable<void> lease_state::renew_loop() {
       case kind::wait_until:
       case kind::renew: {
         // Handed to the provider's batch, due at `at` (now, for `renew`); it may go up to half a
-        // period early to share a command with the provider's other leases.
+        // period early to share a command with the provider's other leases. The batch holds only
+        // a weak reference: this coroutine waits on its own timer (so an io_context destroyed
+        // meanwhile destroys it as before), woken by the batch's answer or the local deadline.
         const auto now = boot_clock::now();
         renewal_batch::request req;
         req.lease = {name, owner, token};
@@ -64,11 +66,29 @@ asio::awaitable<void> lease_state::renew_loop() {
         req.due = a.what == kind::renew ? now : a.at;
         req.earliest = std::max(now, req.due - fsm.renew_every() / 2);
         req.deadline = fsm.deadline();
-        store_call<renewal_outcome> call = [b = prov->renewals, req](auto reply) { b->submit(req, std::move(reply)); };
-        // Useless after the local deadline: the watchdog has declared the lease lost by then.
-        auto r = co_await async_call<renewal_outcome>(prov->ex, call, nullptr, to_steady(fsm.deadline()),
-                                                      asio::use_awaitable);
-        if (phase != lease_phase::held || r.ec == asio::error::operation_aborted) co_return;
+        const auto asked = ++renewal_seq;
+        answer.reset();
+        prov->renewals->submit(req, [weak = weak_from_this(), asked](renewal_outcome r) {
+          auto s = weak.lock();
+          if (!s) return;
+          asio::post(s->strand, [s, asked, r = std::move(r)]() mutable {
+            if (asked != s->renewal_seq) return;  // an answer to an earlier request
+            s->answer = std::move(r);
+            s->renew_timer.cancel();
+          });
+        });
+        renew_timer.expires_at(fsm.deadline());  // useless after it: the watchdog ends the lease then
+        auto [woken] = co_await renew_timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        (void)woken;  // by the answer (cancelled) or by the deadline: `answer` tells which
+        if (phase != lease_phase::held) co_return;
+        renewal_outcome r;
+        if (answer) {
+          r = std::move(*answer);
+        } else {
+          r.ec = make_error_code(errc::timeout);
+          r.message = "no renewal answer before the local deadline";
+        }
+        if (r.ec == asio::error::operation_aborted) co_return;
         a = fsm.on_renewed(r, r.sent, boot_clock::now());
         if (a.what == kind::wait_until && !r.ec) prov->count.renewals.fetch_add(1, std::memory_order_relaxed);
         if (a.what == kind::wait_until && r.ec) {
@@ -95,6 +115,7 @@ asio::awaitable<void> lease_state::renew_loop() {
 void lease_state::end(lease_phase to, error_code why, bool keep_turn) {
   lease_phase expected = lease_phase::held;
   if (!phase.compare_exchange_strong(expected, to)) return;
+  renew_timer.cancel();
   watchdog.cancel();
   prov->renewals->forget(owner);
   stop_loop.emit(asio::cancellation_type::terminal);

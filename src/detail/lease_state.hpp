@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,7 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   lease_state(std::shared_ptr<provider_impl> p, strand_type s, std::string n, std::string o,
               std::int64_t t, lease_fsm f)
       : prov(std::move(p)), strand(std::move(s)), name(std::move(n)), owner(std::move(o)), token(t),
-        fsm(f), watchdog(strand) {}
+        fsm(f), renew_timer(strand), watchdog(strand) {}
 
   // On the strand: starts the renewal loop and the watchdog.
   void start();
@@ -82,7 +83,10 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   static void complete(waiter w, boost::system::error_code ec);
 
   lease_fsm fsm;  // every decision of the renewal loop and the watchdog (strand only)
-  boot_timer watchdog;  // counts suspended time
+  boot_timer renew_timer, watchdog;  // both count suspended time
+  // The batch's answer to the renewal request numbered renewal_seq (strand only).
+  std::uint64_t renewal_seq = 0;
+  std::optional<renewal_outcome> answer;
   boost::asio::cancellation_signal stop_loop;
   std::vector<waiter> waiters;
 };
