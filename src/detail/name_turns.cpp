@@ -51,13 +51,6 @@ std::vector<std::shared_ptr<parked_acquire>> name_turns::drain() {
   return out;
 }
 
-std::size_t name_turns::parked() const {
-  std::lock_guard g(mu_);
-  std::size_t n = 0;
-  for (auto& [_, t] : taken_) n += t.queue.size();
-  return n;
-}
-
 void finish_parked(const std::shared_ptr<parked_acquire>& w, boost::system::error_code ec, std::string why,
                    const asio::any_io_executor& fallback) {
   // Posted, never inline (this may run inside the caller's cancellation emit or a timer), then

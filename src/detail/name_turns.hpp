@@ -73,7 +73,6 @@ class name_turns {
   bool remove(const std::shared_ptr<parked_acquire>& w);
   // Every parked acquire, taken out (a provider closing completes them).
   std::vector<std::shared_ptr<parked_acquire>> drain();
-  std::size_t parked() const;
 
  private:
   struct turn {
