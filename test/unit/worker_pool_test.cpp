@@ -93,3 +93,49 @@ BOOST_AUTO_TEST_CASE(a_burst_still_wakes_an_idle_worker) {
   posted.set_value();
   BOOST_TEST(ran_meanwhile.get_future().get(), "the second job of the burst woke the idle worker");
 }
+
+namespace {
+// A job that ends its blocking part at once, as a store call whose reply is out, and tells when
+// it has run.
+worker_pool::job answered(std::promise<void>& ran) {
+  return [&ran](mongoc_client_t*) {
+    worker_pool::done_blocking();
+    ran.set_value();
+  };
+}
+}  // namespace
+
+// The caller's next command follows the reply within microseconds (take then release, read then
+// take): the worker that sent the reply waits for it on the CPU instead of going to sleep, so
+// the command is not behind a wake-up. A long linger here makes the check independent of timing.
+BOOST_AUTO_TEST_CASE(a_command_following_a_reply_finds_its_worker_awake) {
+  worker_pool pool([](const auto& body) { body(nullptr); }, 1, std::chrono::seconds(30));
+  std::promise<void> warm;
+  BOOST_REQUIRE(pool.post(answered(warm)));
+  warm.get_future().wait();
+  const auto slept_before = pool.idle_waits();
+  for (int i = 0; i < 20; ++i) {
+    std::promise<void> ran;
+    BOOST_REQUIRE(pool.post(answered(ran)));
+    ran.get_future().wait();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the caller handles the reply
+  }
+  BOOST_TEST(pool.idle_waits() == slept_before, "the worker slept between a reply and the next command");
+  pool.join();  // a lingering worker stops lingering for join()
+}
+
+// ... but only for that short while: then it sleeps like any idle worker.
+BOOST_AUTO_TEST_CASE(a_worker_sleeps_once_its_linger_is_over) {
+  worker_pool pool([](const auto& body) { body(nullptr); }, 1, std::chrono::milliseconds(1));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  auto wait_for_sleeps = [&](std::uint64_t n) {
+    while (pool.idle_waits() < n && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  wait_for_sleeps(1);  // asleep before any work
+  std::promise<void> ran;
+  BOOST_REQUIRE(pool.post(answered(ran)));
+  ran.get_future().wait();
+  wait_for_sleeps(2);
+  BOOST_TEST(pool.idle_waits() == 2u, "asleep again after the job and its linger");
+}
