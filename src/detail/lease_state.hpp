@@ -7,6 +7,7 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <atomic>
+#include <list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -88,7 +89,9 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   std::uint64_t renewal_seq = 0;
   std::optional<renewal_outcome> answer;
   boost::asio::cancellation_signal stop_loop;
-  std::vector<waiter> waiters;
+  // A list, not a vector: erasing from a vector moves the later waiters by move assignment, and
+  // Boost 1.81's any_completion_handler move assignment recurses without end.
+  std::list<waiter> waiters;
 };
 
 }  // namespace mongolock::detail

@@ -221,4 +221,26 @@ BOOST_AUTO_TEST_CASE(guard_of_void_work_completes) {
   BOOST_TEST(completed);
 }
 
+// Several waits on one lease (a guard and an async_wait_lost, or a multi-lock's guard), the first
+// of them cancelled: removing it from the middle of the waiters moved the next one by move
+// assignment, which recurses without end in Boost 1.81's any_completion_handler (stack overflow).
+BOOST_AUTO_TEST_CASE(cancelling_one_of_several_waits_on_a_lease_leaves_the_others) {
+  engine e;
+  auto [ec, l] = e.acquire("waits", 1s);
+  BOOST_REQUIRE(!ec);
+  asio::cancellation_signal first;
+  auto cancelled = engine::ec_future([&](auto h) { l.async_wait_lost(asio::bind_cancellation_slot(first.slot(), h)); });
+  auto second = engine::ec_future([&](auto h) { l.async_wait_lost(h); });
+  auto third = engine::ec_future([&](auto h) { l.async_wait_lost(h); });
+  e.run_for(20ms);
+  first.emit(asio::cancellation_type::terminal);
+  BOOST_REQUIRE(e.wait(cancelled, 1s));
+  BOOST_TEST((cancelled.get() == asio::error::operation_aborted));
+  BOOST_TEST(!e.release(l));
+  BOOST_REQUIRE(e.wait(second, 1s));
+  BOOST_REQUIRE(e.wait(third, 1s));
+  BOOST_TEST((second.get() == ml::errc::released));
+  BOOST_TEST((third.get() == ml::errc::released));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
