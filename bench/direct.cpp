@@ -39,6 +39,17 @@ bool update(direct_conn& c, bson_t* filter, bson_t* change, bool upsert, std::in
 
 }  // namespace
 
+void insert_free(direct_conn& c, const std::string& name) {
+  bson_t doc;  // a free lock document, as mongolock leaves it after a release
+  bson_init(&doc);
+  BSON_APPEND_UTF8(&doc, "_id", name.c_str());
+  BSON_APPEND_NULL(&doc, "owner");
+  BSON_APPEND_INT64(&doc, "token", 0);
+  BSON_APPEND_INT64(&doc, "beat", 1);
+  mongoc_collection_insert_one(c.coll, &doc, nullptr, nullptr, nullptr);
+  bson_destroy(&doc);
+}
+
 bool floor_cycle(direct_conn& c, const std::string& name, std::int64_t& token, const std::string& owner) {
   // take: {_id, owner: null, token: T, beat: B} -> {owner, token: T+1, beat: 0, ...}
   bson_t filter, change, set, unset;

@@ -23,6 +23,8 @@ struct direct_conn {
   bson_t opts;  // majority write concern, as the library uses
 };
 
+// A free lock document, as mongolock leaves one after a release: where a floor cycle starts.
+void insert_free(direct_conn& c, const std::string& name);
 // The floor: one compare-and-swap to take a free lock and one to free it again, the same filters
 // and updates as mongolock's uncontended cycle. Returns false on a server error.
 bool floor_cycle(direct_conn& c, const std::string& name, std::int64_t& token, const std::string& owner);

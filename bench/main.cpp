@@ -26,7 +26,7 @@ namespace {
 
 struct config {
   std::string uri, out = ".", kind = "unknown", self;
-  std::string only = "12345";  // which scenarios to run
+  std::string only = "123456";  // which scenarios to run
   std::string peer;            // built DistributedLock.MongoDB harness (a .dll run with dotnet), if any
   int seconds = 3;
 };
@@ -116,14 +116,7 @@ double floor_cycles(const config& c, int k, std::vector<double>* latencies) {
       for (int i = t; i < k; i += threads) {
         names.push_back(base + "-" + std::to_string(i));
         tokens.push_back(0);
-        bson_t doc;  // a free lock document, as mongolock leaves it after a release
-        bson_init(&doc);
-        BSON_APPEND_UTF8(&doc, "_id", names.back().c_str());
-        BSON_APPEND_NULL(&doc, "owner");
-        BSON_APPEND_INT64(&doc, "token", 0);
-        BSON_APPEND_INT64(&doc, "beat", 1);
-        mongoc_collection_insert_one(conn.coll, &doc, nullptr, nullptr, nullptr);
-        bson_destroy(&doc);
+        bench::insert_free(conn, names.back());
       }
       const std::string owner = "0123456789abcdef0123456789abcdef";
       std::vector<double> mine;
@@ -215,6 +208,67 @@ void scenario_independent(const config& c) {
     print(row{"2 independent locks"}.num("k", k).num("mongolock_per_s", rate.lib_median())
               .num("floor_per_s", rate.floor_median()).num("ratio_to_floor", rate.lib_median() / rate.floor_median()));
   }
+}
+
+// ---- Scenario 6: a multi-lock of n names against n single locks and the floor -----------------
+
+// Cycles per second of taking `n` names and releasing them: as one multi_lock, or (`multi` false)
+// as n single locks acquired one after another and released one after another.
+double library_sets(const config& c, int n, bool multi) {
+  return run_io<double>(c, [&](mongolock::client& db) -> asio::awaitable<double> {
+    mongolock::provider locks(db, "mongolock_bench", fresh_collection("set"));
+    const auto base = unique("set");
+    std::vector<std::string> names;
+    for (int i = 0; i < n; ++i) names.push_back(base + "-" + std::to_string(i));
+    auto set = locks.create_multi_lock(names);
+    long cycles = 0;
+    const auto start = std::chrono::steady_clock::now(), end = start + std::chrono::seconds(c.seconds);
+    while (std::chrono::steady_clock::now() < end) {
+      if (multi) {
+        auto held = co_await set.async_acquire();
+        co_await held.async_release();
+      } else {
+        std::vector<mongolock::lease> held;
+        for (const auto& name : names) held.push_back(co_await locks.create_lock(name).async_acquire());
+        for (auto& l : held) co_await l.async_release();
+      }
+      ++cycles;
+    }
+    co_return cycles / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  });
+}
+
+// The floor: the same 2n commands, one after another, from one thread.
+double floor_sets(const config& c, int n) {
+  bench::direct_conn conn(c.uri, "mongolock_bench", fresh_collection("floorset"));
+  const auto base = unique("floorset");
+  std::vector<std::string> names;
+  std::vector<std::int64_t> tokens(n, 0);
+  for (int i = 0; i < n; ++i) names.push_back(base + "-" + std::to_string(i));
+  for (const auto& name : names) bench::insert_free(conn, name);
+  const std::string owner = "0123456789abcdef0123456789abcdef";
+  long cycles = 0;
+  const auto start = std::chrono::steady_clock::now(), end = start + std::chrono::seconds(c.seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    for (int i = 0; i < n; ++i)
+      if (!bench::floor_cycle(conn, names[i], tokens[i], owner)) return 0;
+    ++cycles;
+  }
+  return cycles / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void scenario_multi_lock(const config& c) {
+  const int n = 4;
+  paired multi, single;
+  for (int r = 0; r < rounds; ++r) {
+    multi.lib.push_back(library_sets(c, n, true));
+    single.lib.push_back(library_sets(c, n, false));
+    multi.floor.push_back(floor_sets(c, n));
+  }
+  print(row{"6 multi-lock"}.num("names", n).num("multi_per_s", multi.lib_median())
+            .num("single_locks_per_s", single.lib_median()).num("floor_per_s", multi.floor_median())
+            .num("ratio_to_floor", multi.lib_median() / multi.floor_median())
+            .num("ratio_to_single_locks", multi.lib_median() / single.lib_median()));
 }
 
 // Untimed: the first seconds of a fresh server are slower (measured: up to 2x on jongodb).
@@ -488,6 +542,7 @@ int main(int argc, char** argv) {
   if (want('3')) scenario_local_handoff(c);
   if (want('4')) scenario_many_waiters(c);
   if (want('5')) scenario_many_leases(c);
+  if (want('6')) scenario_multi_lock(c);
   std::ofstream json(c.out + "/results.json");
   json << "{\"server\":\"" << c.kind << " " << version << "\",\"machine\":\"" << machine() << "\",\"rows\":[\n";
   for (std::size_t i = 0; i < rows.size(); ++i) json << rows[i].json() << (i + 1 < rows.size() ? ",\n" : "\n");

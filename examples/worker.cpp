@@ -6,6 +6,8 @@
 //
 //   mongolock-worker --uri URI --name NAME [--count N] [--hold-ms H] [--expiry-ms E]
 //                    [--margin-ms M] [--backoff-max-ms B] [--dir DIR] [--forever] [--quiet]
+//   --names A,B,...  instead of --name: all of them at once (a multi-lock); each name then has
+//                    its own marker, journal and resource (in-critical-section-A, journal-A, ...).
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -16,6 +18,8 @@
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "mongolock.hpp"
 
@@ -26,6 +30,7 @@ namespace {
 
 struct args {
   std::string uri = "mongodb://127.0.0.1:27017", name = "demo", dir = ".", db = "mongolock_demo", coll = "locks";
+  std::vector<std::string> names;  // --names: a multi-lock
   int count = 3, hold_ms = 100, expiry_ms = 5000, margin_ms = 0, backoff_max_ms = 0;  // 0: the defaults
   bool forever = false, quiet = false;
 };
@@ -62,21 +67,74 @@ void journal(const std::string& path, std::int64_t token) {
   if (fd >= 0) ::close(fd);
 }
 
-// The critical section: runs under lease.async_guard, so losing the lease cancels it.
-asio::awaitable<void> critical_section(const args& a, std::int64_t token) {
-  const std::string marker = a.dir + "/in-critical-section";
-  const int fd = ::open(marker.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
-  if (fd < 0) say("OVERLAP: another holder is inside the critical section");
-  else ::close(fd);
-  journal(a.dir + "/journal", token);
+// One lock's share of a critical section: its fencing token and the suffix of its files.
+struct held_name {
+  std::string suffix;  // "" for a single lock, "-NAME" for each name of a multi-lock
+  std::int64_t token;
+};
+
+// The critical section: runs under the lease's (or multi-lease's) guard, so losing the lease
+// cancels it.
+asio::awaitable<void> critical_section(const args& a, std::vector<held_name> held) {
+  std::vector<std::string> markers;
+  for (const auto& h : held) {
+    const std::string marker = a.dir + "/in-critical-section" + h.suffix;
+    const int fd = ::open(marker.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+    if (fd < 0) say("OVERLAP: another holder is inside the critical section" + h.suffix);
+    else ::close(fd), markers.push_back(marker);
+    journal(a.dir + "/journal" + h.suffix, h.token);
+  }
   asio::steady_timer t(co_await asio::this_coro::executor);
   const int rounds = a.forever ? 1 << 30 : 1;
   for (int i = 0; i < rounds; ++i) {
-    fenced_write(a.dir + "/resource", token);
+    for (const auto& h : held) fenced_write(a.dir + "/resource" + h.suffix, h.token);
     t.expires_after(a.forever ? 50ms : std::chrono::milliseconds(a.hold_ms));
     co_await t.async_wait(asio::deferred);  // throws operation_aborted when the lease is lost
   }
-  if (fd >= 0) ::unlink(marker.c_str());
+  for (const auto& m : markers) ::unlink(m.c_str());
+}
+
+void unlink_markers(const args& a) {
+  if (a.names.empty()) ::unlink((a.dir + "/in-critical-section").c_str());
+  for (const auto& n : a.names) ::unlink((a.dir + "/in-critical-section-" + n).c_str());
+}
+
+std::string wallclock() {
+  // Printed only so that clock-skew tests can see the skew took effect; the lock never reads it.
+  return std::to_string(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
+// Acquires, runs the critical section under the guard and releases: 0, or the exit code.
+template <class Lock>
+asio::awaitable<int> one_round(const args& a, Lock& lock) {
+  auto [ec, lease] = co_await lock.async_acquire(asio::as_tuple(asio::deferred));
+  if (ec) {
+    say("ERROR acquiring: " + ec.message());
+    co_return 2;
+  }
+  std::vector<held_name> held;
+  std::string tokens;
+  if constexpr (std::is_same_v<decltype(lease), mongolock::lease>) {
+    held.push_back({"", lease.fencing_token()});
+    tokens = std::to_string(lease.fencing_token());
+  } else {
+    for (const auto& l : lease.leases()) {
+      held.push_back({"-" + l.name(), l.fencing_token()});
+      tokens += (tokens.empty() ? "" : ",") + l.name() + ":" + std::to_string(l.fencing_token());
+    }
+  }
+  say("acquired token=" + tokens + " wallclock=" + wallclock());
+  try {
+    co_await lease.async_guard(critical_section(a, std::move(held)));
+  } catch (const boost::system::system_error& e) {
+    say(std::string("LOST: ") + e.code().message());
+    unlink_markers(a);
+    co_return 3;
+  }
+  auto rel = co_await lease.async_release(asio::as_tuple(asio::deferred));
+  say("released" + (std::get<0>(rel) ? " (" + std::get<0>(rel).message() + ")" : std::string()));
+  co_return 0;
 }
 
 asio::awaitable<int> run(const args& a) {
@@ -88,26 +146,18 @@ asio::awaitable<int> run(const args& a) {
   if (a.backoff_max_ms > 0) opts.backoff_max = std::chrono::milliseconds(a.backoff_max_ms);
   mongolock::provider locks(db, a.db, a.coll, opts);
   auto lock = locks.create_lock(a.name);
+  auto multi = locks.create_multi_lock(a.names);
   for (int i = 0; i < a.count; ++i) {
-    auto [ec, lease] = co_await lock.async_acquire(asio::as_tuple(asio::deferred));
-    if (ec) {
-      say("ERROR acquiring: " + ec.message());
-      co_return 2;
+    // Named, not temporaries inside co_await: GCC 12 may destroy those twice.
+    int rc = 0;
+    if (a.names.empty()) {
+      auto round = one_round(a, lock);
+      rc = co_await std::move(round);
+    } else {
+      auto round = one_round(a, multi);
+      rc = co_await std::move(round);
     }
-    // The wall clock is printed only so that clock-skew tests can see the skew took effect;
-    // the lock itself never reads it.
-    say("acquired token=" + std::to_string(lease.fencing_token()) + " wallclock=" +
-        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                           std::chrono::system_clock::now().time_since_epoch()).count()));
-    try {
-      co_await lease.async_guard(critical_section(a, lease.fencing_token()));
-    } catch (const boost::system::system_error& e) {
-      say(std::string("LOST: ") + e.code().message());
-      ::unlink((a.dir + "/in-critical-section").c_str());
-      co_return 3;
-    }
-    auto rel = co_await lease.async_release(asio::as_tuple(asio::deferred));
-    say("released" + (std::get<0>(rel) ? " (" + std::get<0>(rel).message() + ")" : std::string()));
+    if (rc != 0) co_return rc;
   }
   co_return 0;
 }
@@ -124,6 +174,14 @@ int main(int argc, char** argv) {
     };
     if (k == "--uri") a.uri = next();
     else if (k == "--name") a.name = next();
+    else if (k == "--names") {
+      std::string list = next();
+      for (std::size_t at = 0; at <= list.size();) {
+        const auto comma = std::min(list.find(',', at), list.size());
+        a.names.push_back(list.substr(at, comma - at));
+        at = comma + 1;
+      }
+    }
     else if (k == "--dir") a.dir = next();
     else if (k == "--db") a.db = next();
     else if (k == "--count") a.count = std::stoi(next());

@@ -4,6 +4,7 @@
 #include "mongolock/error.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/lock.hpp"
+#include "mongolock/multi_lock.hpp"
 #include "mongolock/options.hpp"
 #include "mongolock/provider.hpp"
 #include "mongolock/stats.hpp"

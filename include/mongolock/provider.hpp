@@ -13,6 +13,7 @@
 #include "mongolock/client.hpp"
 #include "mongolock/initiation.hpp"
 #include "mongolock/lock.hpp"
+#include "mongolock/multi_lock.hpp"
 #include "mongolock/options.hpp"
 #include "mongolock/stats.hpp"
 
@@ -65,6 +66,10 @@ class provider {
   // rest as this provider's. Throws system_error(errc::invalid_options), with the reason, if
   // the combination is invalid (e.g. an expiry below the provider's explicit renew_every).
   lock create_lock(std::string name, const lock_timing& timing) const;
+  // Several locks taken all-or-nothing, in one order that cannot deadlock (multi_lock.hpp).
+  multi_lock create_multi_lock(std::vector<std::string> names) const {
+    return multi_lock(create_lock(std::string()), std::move(names));
+  }
   const lock_options& options() const noexcept;
   stats snapshot() const noexcept;
 

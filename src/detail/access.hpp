@@ -4,6 +4,7 @@
 // get these objects only from the operations that make them.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "mongolock/client.hpp"
 #include "mongolock/lease.hpp"
@@ -14,11 +15,13 @@ namespace mongolock::detail {
 
 struct access {
   static lease make_lease(std::shared_ptr<lease_state> st) noexcept { return lease(std::move(st)); }
+  static multi_lease make_multi_lease(std::vector<lease> leases) { return multi_lease(std::move(leases)); }
   static lock make_lock(std::shared_ptr<provider_impl> p, std::string name,
                         std::shared_ptr<const lock_options> timing = nullptr) {
     return lock(std::move(p), std::move(name), std::move(timing));
   }
   static const std::shared_ptr<client_impl>& impl(const client& c) noexcept { return c.impl_; }
+  static const std::shared_ptr<provider_impl>& impl(const lock& l) noexcept { return l.provider_; }
   static const std::shared_ptr<lease_state>& state(const lease& l) noexcept { return l.state_; }
   // A provider over state built without a client (the engine tests' in-memory store).
   static provider make_provider(std::shared_ptr<provider_impl> p) noexcept { return provider(std::move(p)); }

@@ -1,0 +1,209 @@
+#pragma once
+// Several locks taken all-or-nothing (provider::create_multi_lock). The names are taken one after
+// another in one canonical order (byte order of the names), so two multi-locks over overlapping
+// sets never wait for each other in a cycle: no deadlock. A failure on the way (timeout, busy,
+// cancellation, server error) releases what was already taken before the operation completes.
+// Each name keeps its own lease and fencing token; one guard watches them all.
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/append.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/system_executor.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mongolock/error.hpp"
+#include "mongolock/initiation.hpp"
+#include "mongolock/lease.hpp"
+#include "mongolock/lock.hpp"
+
+namespace mongolock {
+
+namespace limits {
+inline constexpr std::size_t max_multi_lock_names = 64;
+}  // namespace limits
+
+// The leases of one multi_lock acquisition, in the multi_lock's name order. Thread safety: as
+// lease (not thread-safe; status(), held() and the accessors may be called from any thread).
+// Handlers default to the strand of the first lease.
+class multi_lease {
+ public:
+  multi_lease() noexcept = default;
+  multi_lease(multi_lease&&) noexcept = default;
+  multi_lease& operator=(multi_lease&&) noexcept = default;
+  // Leases not released yet are released in the background, as ~lease does.
+  ~multi_lease() = default;
+
+  explicit operator bool() const noexcept { return leases_ && !leases_->empty(); }
+  // {} while every lease is held; else the status of the first (in name order) that is not:
+  // errc::lease_lost, errc::released; errc::not_held for an empty multi_lease.
+  boost::system::error_code status() const noexcept;
+  bool held() const noexcept { return *this && !status(); }
+  // In name order; empty for an empty multi_lease.
+  const std::vector<lease>& leases() const noexcept;
+  // The fencing token of `name`'s lease; 0 if `name` is not one of them.
+  std::int64_t fencing_token(std::string_view name) const noexcept;
+
+  // Releases every lease at once. Completion: void(error_code): {} if every release succeeded,
+  // else the first error in name order (lease::async_release's codes); errc::not_held for an
+  // empty multi_lease. Cancellation: not supported (the releases always run).
+  template <class Token = boost::asio::deferred_t>
+  auto async_release(Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        detail::initiation(executor(),
+                           [](auto h, shared s) {
+                             if (!s || s->empty()) return complete_not_held(std::move(h));
+                             start_release(std::move(s), std::move(h));
+                           }),
+        token, leases_);
+  }
+
+  // Completion: void(error_code) when the first of the leases ends (errc::lease_lost or
+  // errc::released); errc::not_held at once for an empty multi_lease. No server call.
+  // Cancellation: terminal, partial and total; completes with operation_aborted.
+  template <class Token = boost::asio::deferred_t>
+  auto async_wait_lost(Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        detail::initiation(executor(),
+                           [](auto h, shared s) {
+                             if (!s || s->empty()) return complete_not_held(std::move(h));
+                             start_wait_lost(std::move(s), std::move(h));
+                           }),
+        token, leases_);
+  }
+
+  // lease::async_guard over all of them: `work` is cancelled when any lease is lost (before any
+  // other owner can take that lock) and the operation fails with system_error(errc::lease_lost).
+  // Throws system_error(errc::not_held) at once on an empty multi_lease.
+  template <class T, class Token = boost::asio::use_awaitable_t<>>
+  auto async_guard(boost::asio::awaitable<T> work, Token&& token = {}) {
+    if constexpr (detail::awaitable_instead_v<Token>) {
+      return async_guard(std::move(work), boost::asio::use_awaitable);
+    } else {
+      if (!*this) throw boost::system::system_error(make_error_code(errc::not_held));
+      return boost::asio::async_initiate<Token, detail::guard_signature<T>>(
+          detail::initiation(executor(),
+                             [](auto handler, shared s, boost::asio::awaitable<T> w) {
+                               auto strand = s->front().get_executor();
+                               boost::asio::any_io_executor work_ex = boost::asio::get_associated_executor(handler, strand);
+                               boost::asio::co_spawn(strand, guard_body<T>(std::move(s), std::move(w), std::move(work_ex)),
+                                                     std::move(handler));
+                             }),
+          token, leases_, std::move(work));
+    }
+  }
+
+ private:
+  friend struct detail::access;  // made by multi_lock's acquire
+  // Shared with the operations in flight, so that moving or destroying this object meanwhile is safe.
+  using shared = std::shared_ptr<std::vector<lease>>;
+  using handler_ec = boost::asio::any_completion_handler<void(boost::system::error_code)>;
+  explicit multi_lease(std::vector<lease> leases) : leases_(std::make_shared<std::vector<lease>>(std::move(leases))) {}
+
+  boost::asio::any_io_executor executor() const {
+    if (!*this) return boost::asio::system_executor();
+    return leases_->front().get_executor();
+  }
+  template <class Handler>
+  static void complete_not_held(Handler&& h) {
+    boost::asio::post(boost::asio::append(std::forward<Handler>(h), make_error_code(errc::not_held)));
+  }
+  static void start_release(shared, handler_ec);
+  static void start_wait_lost(shared, handler_ec);
+
+  // As lease::guard_body, with the first loss among the leases as the other branch.
+  template <class T>
+  static boost::asio::awaitable<T> guard_body(shared s, boost::asio::awaitable<T> work, boost::asio::any_io_executor work_ex) {
+    namespace asio = boost::asio;
+    for (const auto& l : *s)
+      if (auto ec = l.status()) throw boost::system::system_error(ec);
+    auto any_lost = [s](auto token) {
+      return asio::async_initiate<decltype(token), void(boost::system::error_code)>(
+          [](auto h, shared s) { start_wait_lost(std::move(s), std::move(h)); }, token, s);
+    };
+    // Built outside the co_await expression: GCC 12 may destroy temporaries there twice.
+    auto group = asio::experimental::make_parallel_group(asio::co_spawn(work_ex, std::move(work), asio::deferred),
+                                                         any_lost(asio::deferred));
+    auto both = std::move(group).async_wait(asio::experimental::wait_for_one(), asio::deferred);
+    auto result = co_await std::move(both);
+    const auto& order = std::get<0>(result);
+    const std::exception_ptr& failure = std::get<1>(result);
+    const boost::system::error_code& ended = std::get<std::tuple_size_v<decltype(result)> - 1>(result);
+    if (order[0] == 1) throw boost::system::system_error(ended);
+    if (failure) std::rethrow_exception(failure);
+    if constexpr (!std::is_void_v<T>) co_return std::move(std::get<2>(result));
+  }
+
+  shared leases_;
+};
+
+// Made by provider::create_multi_lock. A list of lock names plus their provider: cheap, no
+// server state until acquired; copy freely. Handlers default to the provider's executor.
+class multi_lock {
+ public:
+  // The names as given (acquisition sorts them; duplicates are refused when acquiring).
+  const std::vector<std::string>& names() const noexcept { return names_; }
+
+  // Takes every lock, waiting for each in turn (as lock::async_acquire), within one acquire
+  // timeout for the whole set (the provider's; 0 = never). Completion:
+  // void(error_code, multi_lease). Errors: lock::async_acquire's, and errc::invalid_options for
+  // an empty list, a name given twice or more than limits::max_multi_lock_names names,
+  // errc::invalid_name for a bad name (nothing is taken then). If a lease taken early is lost
+  // while a later lock is awaited, everything is released and the set is taken again (within
+  // the same timeout). On any failure every lock taken so far is released before completion.
+  // Cancellation: terminal, partial and total, until the set is complete.
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_acquire(Token&& token = {}) {
+    return initiate(std::nullopt, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_acquire(diagnostics& d, Token&& token = {}) {
+    return initiate(std::nullopt, &d, std::forward<Token>(token));
+  }
+  // With this timeout for the whole set; 0 = one try of each (errc::busy if any is held).
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_acquire_for(std::chrono::milliseconds timeout, Token&& token = {}) {
+    return initiate(timeout, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_acquire_for(std::chrono::milliseconds timeout, diagnostics& d, Token&& token = {}) {
+    return initiate(timeout, &d, std::forward<Token>(token));
+  }
+
+ private:
+  friend class provider;
+  using handler = boost::asio::any_completion_handler<void(boost::system::error_code, multi_lease)>;
+  multi_lock(lock prototype, std::vector<std::string> names) : prototype_(std::move(prototype)), names_(std::move(names)) {}
+
+  static void start(lock prototype, std::vector<std::string> names, std::optional<std::chrono::milliseconds> timeout,
+                    diagnostics* d, handler h);
+  static boost::asio::any_io_executor executor_of(const lock& l) noexcept;
+
+  template <class Token>
+  auto initiate(std::optional<std::chrono::milliseconds> timeout, diagnostics* d, Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, multi_lease)>(
+        detail::initiation(executor_of(prototype_),
+                           [](auto h, lock proto, std::vector<std::string> names,
+                              std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
+                             start(std::move(proto), std::move(names), t, diag, std::move(h));
+                           }),
+        token, prototype_, names_, timeout, d);
+  }
+
+  lock prototype_;  // a lock of this provider; its name is unused
+  std::vector<std::string> names_;
+};
+
+}  // namespace mongolock
