@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "direct.hpp"
+#include "election.hpp"
 #include "handoff.hpp"
 #include "mongolock.hpp"
 #include "stats.hpp"
@@ -26,7 +27,7 @@ namespace {
 
 struct config {
   std::string uri, out = ".", kind = "unknown", self;
-  std::string only = "123456";  // which scenarios to run
+  std::string only = "1234567";  // which scenarios to run
   std::string peer;            // built DistributedLock.MongoDB harness (a .dll run with dotnet), if any
   int seconds = 3;
 };
@@ -271,6 +272,22 @@ void scenario_multi_lock(const config& c) {
             .num("ratio_to_single_locks", multi.lib_median() / single.lib_median()));
 }
 
+// ---- Scenario 7: leader election failover after SIGKILL ----------------------------------------
+
+void scenario_election(const config& c) {
+  const int expiry_ms = 1000, margin_ms = 100, renew_ms = 333;  // lock_options defaults for a 1 s expiry
+  auto r = bench::election_failover(c.self, c.uri, c.out, 3, 8, expiry_ms);
+  // Waiting candidates count the dead leader's silence from its last renewal, up to renew_every
+  // before the kill: a new leader is due between E + m - renew_every and E + m after the kill,
+  // plus the first in line's polling and the campaign's two commands.
+  print(row{"7 election failover"}.num("candidates", 3).num("kills", static_cast<double>(r.failover_ms.size()))
+            .num("expiry_ms", expiry_ms).num("failover_median_ms", bench::percentile(r.failover_ms, .5))
+            .num("failover_max_ms", r.failover_ms.empty() ? 0 : *std::max_element(r.failover_ms.begin(), r.failover_ms.end()))
+            .num("window_min_ms", expiry_ms + margin_ms - renew_ms).num("window_max_ms", expiry_ms + margin_ms)
+            .num("ratio_median_to_window_max", bench::percentile(r.failover_ms, .5) / (expiry_ms + margin_ms))
+            .num("max_term_gap", r.terms_gap.empty() ? 0 : *std::max_element(r.terms_gap.begin(), r.terms_gap.end())));
+}
+
 // Untimed: the first seconds of a fresh server are slower (measured: up to 2x on jongodb).
 void warm_up(const config& c) {
   config quick = c;
@@ -502,6 +519,7 @@ int main(int argc, char** argv) {
   config c;
   bench::child_args child;
   bool is_child = false;
+  int expiry_ms = 1000;  // scenario 7's candidates
   c.self = argv[0];
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
@@ -519,12 +537,13 @@ int main(int argc, char** argv) {
     else if (k == "--workers") child.workers = std::stoi(next());
     else if (k == "--hold-ms") child.hold_ms = std::stoi(next());
     else if (k == "--think-ms") child.think_ms = std::stoi(next());
+    else if (k == "--expiry-ms") expiry_ms = std::stoi(next());
     else { std::cerr << "unknown option " << k << "\n"; return 64; }
   }
   if (is_child) {
     mongoc_log_set_handler(nullptr, nullptr);
     mongoc_init();
-    return bench::run_child(child);
+    return child.algo == "leader" ? bench::run_leader_child(child, expiry_ms) : bench::run_child(child);
   }
   if (c.uri.empty()) { std::cerr << "usage: mongolock-bench --uri URI --out DIR\n"; return 64; }
   mongoc_log_set_handler(nullptr, nullptr);  // the driver's own log lines would garble the table
@@ -543,6 +562,7 @@ int main(int argc, char** argv) {
   if (want('4')) scenario_many_waiters(c);
   if (want('5')) scenario_many_leases(c);
   if (want('6')) scenario_multi_lock(c);
+  if (want('7')) scenario_election(c);
   std::ofstream json(c.out + "/results.json");
   json << "{\"server\":\"" << c.kind << " " << version << "\",\"machine\":\"" << machine() << "\",\"rows\":[\n";
   for (std::size_t i = 0; i < rows.size(); ++i) json << rows[i].json() << (i + 1 < rows.size() ? ",\n" : "\n");

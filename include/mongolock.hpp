@@ -1,6 +1,7 @@
 #pragma once
 // Umbrella header: a distributed lock for Boost.Asio servers, stored in MongoDB.
 #include "mongolock/client.hpp"
+#include "mongolock/election.hpp"
 #include "mongolock/error.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/lock.hpp"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mongolock/client.hpp"
+#include "mongolock/election.hpp"
 #include "mongolock/initiation.hpp"
 #include "mongolock/lock.hpp"
 #include "mongolock/multi_lock.hpp"
@@ -38,6 +39,8 @@ struct lock_info {
   std::string host;
   std::int64_t pid = 0;
   std::string label;
+  // An election's leader value (election.hpp), once its holder proclaimed one; else empty.
+  std::string value;
 };
 
 // How async_force_release takes a lock from its holder.
@@ -70,6 +73,9 @@ class provider {
   multi_lock create_multi_lock(std::vector<std::string> names) const {
     return multi_lock(create_lock(std::string()), std::move(names));
   }
+  // Leader election on one lock name (election.hpp). The name is the election's lock: a lock of
+  // the same name taken elsewhere also blocks campaigns.
+  election create_election(std::string name) const { return election(create_lock(std::move(name))); }
   const lock_options& options() const noexcept;
   stats snapshot() const noexcept;
 

@@ -23,6 +23,7 @@ inline lock_info to_info(std::string name, const lock_doc& d) {
     i.host = d.meta->host;
     i.pid = d.meta->pid;
     i.label = d.meta->label;
+    i.value = d.meta->value;
   }
   return i;
 }

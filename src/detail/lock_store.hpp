@@ -48,6 +48,9 @@ struct holder_meta {
   std::string host;
   std::int64_t pid = 0;
   std::string label;
+  // An election's leader value (election.hpp): written by proclaim after the take, removed by
+  // every take and release, so a document shows only the value its current holder proclaimed.
+  std::string value;
 };
 
 // A waiting acquire in the lock's line (issue 10, item 3): its owner id and its ticket.
@@ -148,6 +151,9 @@ class lock_store {
                          reply<outcome<bool>>) = 0;
   // Leaves the line (an acquire that gives up); value false if `owner` was not in it.
   virtual void leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>>) = 0;
+  // Sets the election value of the holder (owner, token); value false if it no longer holds it.
+  virtual void proclaim(const std::string& name, const std::string& owner, std::int64_t token,
+                        const std::string& value, reply<outcome<bool>>) = 0;
   // Operator override: takes the lock from whoever holds it. value = the owner that was removed
   // (empty: nothing to do). `immediate`: free at once; otherwise hand it to broken_owner, which
   // nobody renews (a lock already broken so is left alone).

@@ -63,6 +63,13 @@ void mongo_store::leave_line(const std::string& name, const std::string& owner, 
       [cfg = cfg_, name, owner](mongoc_client_t* c) { return detail::leave_line(c, *cfg, name, owner); });
 }
 
+void mongo_store::proclaim(const std::string& name, const std::string& owner, std::int64_t token,
+                           const std::string& value, reply<outcome<bool>> r) {
+  run(lane::acquisition, std::move(r), [cfg = cfg_, name, owner, token, value](mongoc_client_t* c) {
+    return detail::proclaim(c, *cfg, name, owner, token, value);
+  });
+}
+
 void mongo_store::force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) {
   run(lane::maintenance, std::move(r),
       [cfg = cfg_, name, immediate](mongoc_client_t* c) { return detail::force_release(c, *cfg, name, immediate); });

@@ -27,6 +27,8 @@ class mongo_store final : public lock_store {
   void join_line(const std::string& name, const std::string& owner, std::int64_t ticket,
                  reply<outcome<bool>> r) override;
   void leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) override;
+  void proclaim(const std::string& name, const std::string& owner, std::int64_t token, const std::string& value,
+                reply<outcome<bool>> r) override;
   void force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) override;
   bool accepting() const noexcept override { return !client_->stopped; }
 

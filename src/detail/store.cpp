@@ -124,6 +124,7 @@ void set_owner_gone(bson_t* change, const char* owner) {
   BSON_APPEND_UTF8(&unset, "host", "");
   BSON_APPEND_UTF8(&unset, "pid", "");
   BSON_APPEND_UTF8(&unset, "label", "");
+  BSON_APPEND_UTF8(&unset, "value", "");
   bson_append_document_end(change, &unset);
   BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
   BSON_APPEND_INT64(&inc, "beat", 1);
@@ -155,9 +156,10 @@ lock_doc parse_lock(const bson_t* doc) {
   bson_iter_t it;
   if (bson_iter_init_find(&it, doc, "idle_since") && BSON_ITER_HOLDS_DATE_TIME(&it))
     d.idle_since_ms = bson_iter_date_time(&it);
-  if (bson_has_field(doc, "host") || bson_has_field(doc, "pid") || bson_has_field(doc, "label"))
+  if (bson_has_field(doc, "host") || bson_has_field(doc, "pid") || bson_has_field(doc, "label") ||
+      bson_has_field(doc, "value"))
     d.meta = std::make_shared<const holder_meta>(holder_meta{get_str(doc, "host"), get_int(doc, "pid"),
-                                                             get_str(doc, "label")});
+                                                             get_str(doc, "label"), get_str(doc, "value")});
   if (bson_iter_init_find(&it, doc, "acquired_at") && BSON_ITER_HOLDS_DATE_TIME(&it))
     d.acquired_at_ms = bson_iter_date_time(&it);
   if (bson_iter_init_find(&it, doc, "renewed_at") && BSON_ITER_HOLDS_DATE_TIME(&it))
@@ -291,6 +293,7 @@ void build_swap(const take_request& t, std::int64_t now_ms, bson_t* filter, bson
   bson_append_document_end(change, &set);
   BSON_APPEND_DOCUMENT_BEGIN(change, "$unset", &unset);
   BSON_APPEND_UTF8(&unset, "idle_since", "");
+  BSON_APPEND_UTF8(&unset, "value", "");  // a new holder has proclaimed nothing yet
   for (auto& e : t.leaving) BSON_APPEND_UTF8(&unset, ("line." + e.owner).c_str(), "");
   bson_append_document_end(change, &unset);
   if (!t.leaving.empty()) {
@@ -517,6 +520,23 @@ outcome<bool> release(mongoc_client_t* client, const store_config& cfg, std::str
   append_str(filter.get(), "owner", owner);  // never frees someone else's lock
   BSON_APPEND_INT64(filter.get(), "token", token);
   set_released(change.get());
+  auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
+  auto out = failure_from<bool>(r);
+  out.value = !r.ec && r.value == 1;
+  return out;
+}
+
+outcome<bool> proclaim(mongoc_client_t* client, const store_config& cfg, std::string_view name,
+                       std::string_view owner, std::int64_t token, std::string_view value) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, change;
+  append_str(filter.get(), "_id", name);
+  append_str(filter.get(), "owner", owner);  // only the holder itself speaks for its term
+  BSON_APPEND_INT64(filter.get(), "token", token);
+  bson_t set;
+  BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$set", &set);
+  append_str(&set, "value", value);
+  bson_append_document_end(change.get(), &set);
   auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
   auto out = failure_from<bool>(r);
   out.value = !r.ec && r.value == 1;

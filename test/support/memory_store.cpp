@@ -265,6 +265,18 @@ void memory_store::leave_line(const std::string& name, const std::string& owner,
   });
 }
 
+void memory_store::proclaim(const std::string& name, const std::string& owner, std::int64_t token,
+                            const std::string& value, reply<outcome<bool>> r) {
+  write<bool>(op::proclaim, {op::proclaim, name, owner, token}, std::move(r), [this, name, owner, token, value] {
+    auto it = docs_.find(name);
+    if (it == docs_.end() || it->second.held.owner != owner || it->second.held.token != token) return success(false);
+    auto meta = it->second.meta ? *it->second.meta : mongolock::detail::holder_meta{};
+    meta.value = value;
+    it->second.meta = std::make_shared<const mongolock::detail::holder_meta>(std::move(meta));
+    return success(true);
+  });
+}
+
 void memory_store::force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) {
   write<std::string>(op::force_release, {op::force_release, name}, std::move(r), [this, name, immediate] {
     auto it = docs_.find(name);

@@ -19,7 +19,7 @@ namespace test {
 using mongolock::detail::lock_doc;
 using mongolock::detail::outcome;
 
-enum class op { prepare, read, list, next_epoch, take, renew, release, release_owners, force_release, join_line, leave_line };
+enum class op { prepare, read, list, next_epoch, take, renew, release, release_owners, force_release, join_line, leave_line, proclaim };
 
 struct fault {
   enum class kind {
@@ -73,6 +73,8 @@ class memory_store final : public mongolock::detail::lock_store {
   void release(const std::string& name, const std::string& owner, std::int64_t token, reply<outcome<bool>> r) override;
   void release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>> r) override;
   void force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) override;
+  void proclaim(const std::string& name, const std::string& owner, std::int64_t token, const std::string& value,
+                reply<outcome<bool>> r) override;
   void join_line(const std::string& name, const std::string& owner, std::int64_t ticket,
                  reply<outcome<bool>> r) override;
   void leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) override;

@@ -1,0 +1,190 @@
+#pragma once
+// Leader election on one lock name (provider::create_election), as etcd's concurrency.Election:
+// campaign (wait to become leader, with a value such as an address), observe (the leaders as
+// they change: owner, value, term), resign. The leader holds the name's lease: it renews itself,
+// and a leader that loses it learns so (guarded work cancelled, async_wait_lost) before anyone
+// else can win. The term is the lease's fencing token, so it only ever increases.
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "mongolock/error.hpp"
+#include "mongolock/initiation.hpp"
+#include "mongolock/lease.hpp"
+#include "mongolock/lock.hpp"
+
+namespace mongolock {
+
+namespace limits {
+inline constexpr std::size_t max_election_value = 4096;  // bytes of UTF-8
+}  // namespace limits
+
+// A leader as the lock document shows it.
+struct leader_info {
+  bool has_leader = false;  // a holder that has proclaimed its value (campaign completed)
+  std::string value;
+  std::int64_t term = 0;    // the leader's fencing token; 0 without a leader
+  std::string owner;        // the leader's owner id (new every term)
+  bool operator==(const leader_info&) const = default;
+};
+
+// Being the leader: a lease plus the value it proclaimed. Move-only. Thread safety: as lease;
+// value() is not safe against an async_proclaim in flight.
+class leadership {
+ public:
+  leadership() noexcept = default;
+  leadership(leadership&&) noexcept = default;
+  leadership& operator=(leadership&&) noexcept = default;
+
+  explicit operator bool() const noexcept { return static_cast<bool>(lease_); }
+  bool held() const noexcept { return lease_.held(); }
+  // {} while leading; errc::lease_lost, errc::released (resigned) or errc::not_held.
+  boost::system::error_code status() const noexcept { return lease_.status(); }
+  std::int64_t term() const noexcept { return lease_.fencing_token(); }
+  const std::string& value() const noexcept {
+    static const std::string none;
+    return value_ ? *value_ : none;  // a moved-from leadership has none
+  }
+  // The underlying lease (its strand, owner id, and async_wait_lost / async_guard as for a lock).
+  const lease& get_lease() const noexcept { return lease_; }
+
+  // Replaces the value observers see, keeping the term. Completion: void(error_code): {};
+  // errc::lease_lost if this is no longer the leader (errc::released after async_resign);
+  // errc::invalid_options for an empty value,
+  // one above limits::max_election_value bytes or not UTF-8; errc::not_held when empty; server
+  // errors. Cancellation: not supported.
+  template <class Token = boost::asio::deferred_t>
+  auto async_proclaim(std::string value, Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        detail::initiation(lease_executor(),
+                           [](auto h, const leadership* self, std::string v) {
+                             start_proclaim(*self, std::move(v), std::move(h));
+                           }),
+        token, this, std::move(value));
+  }
+  // Steps down: releases the lease (lease::async_release's completion and errors).
+  template <class Token = boost::asio::deferred_t>
+  auto async_resign(Token&& token = {}) {
+    return lease_.async_release(std::forward<Token>(token));
+  }
+  // lease::async_wait_lost and lease::async_guard of the leader's lease.
+  template <class Token = boost::asio::deferred_t>
+  auto async_wait_lost(Token&& token = {}) {
+    return lease_.async_wait_lost(std::forward<Token>(token));
+  }
+  template <class T, class Token = boost::asio::use_awaitable_t<>>
+  auto async_guard(boost::asio::awaitable<T> work, Token&& token = {}) {
+    return lease_.async_guard(std::move(work), std::forward<Token>(token));
+  }
+
+ private:
+  friend class election;
+  using handler_ec = boost::asio::any_completion_handler<void(boost::system::error_code)>;
+  leadership(lease l, std::string value) : lease_(std::move(l)), value_(std::make_shared<std::string>(std::move(value))) {}
+  boost::asio::any_io_executor lease_executor() const;
+  // `self` is read in the initiating call only (the operation keeps what it needs).
+  static void start_proclaim(const leadership& self, std::string value, handler_ec h);
+
+  lease lease_;
+  // Shared with a proclaim in flight, which replaces it on success.
+  std::shared_ptr<std::string> value_ = std::make_shared<std::string>();
+};
+
+// Made by provider::create_election. A name plus its provider, as lock; copy freely. Handlers
+// default to the provider's executor.
+class election {
+ public:
+  const std::string& name() const noexcept { return lock_.name(); }
+
+  // Waits to become the leader (lock::async_acquire, the provider's acquire timeout), then
+  // proclaims `value`. Completion: void(error_code, leadership). Errors: the acquire's, and
+  // errc::invalid_options for an empty value, one above limits::max_election_value bytes or not
+  // valid UTF-8 (before any server call); a lease lost before the value was written (the
+  // lock is released, errc::lease_lost). Cancellation: as lock::async_acquire.
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_campaign(std::string value, Token&& token = {}) {
+    return initiate(std::move(value), std::nullopt, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_campaign(std::string value, diagnostics& d, Token&& token = {}) {
+    return initiate(std::move(value), std::nullopt, &d, std::forward<Token>(token));
+  }
+  // With this timeout in place of the provider's acquire timeout (0 = one try: errc::busy).
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_campaign_for(std::chrono::milliseconds timeout, std::string value, Token&& token = {}) {
+    return initiate(std::move(value), timeout, nullptr, std::forward<Token>(token));
+  }
+
+  // One primary read: the current leader. Completion: void(error_code, leader_info).
+  // Cancellation: terminal (the read has no side effect).
+  template <class Token = boost::asio::deferred_t>
+  auto async_leader(Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, leader_info)>(
+        detail::initiation(executor_of(lock_), [](auto h, lock l) { start_leader(std::move(l), std::move(h)); }), token,
+        lock_);
+  }
+
+  // The leaders as they change, polled every `every` (0: a tenth of the provider's expiry).
+  class observer;
+  observer observe(std::chrono::milliseconds every = std::chrono::milliseconds{0}) const;
+
+ private:
+  friend class provider;
+  using campaign_handler = boost::asio::any_completion_handler<void(boost::system::error_code, leadership)>;
+  using leader_handler = boost::asio::any_completion_handler<void(boost::system::error_code, leader_info)>;
+  explicit election(lock l) : lock_(std::move(l)) {}
+
+  static void start_campaign(lock l, std::string value, std::optional<std::chrono::milliseconds> timeout,
+                             diagnostics* d, campaign_handler h);
+  static void start_leader(lock l, leader_handler h);
+  static boost::asio::any_io_executor executor_of(const lock& l) noexcept;
+
+  template <class Token>
+  auto initiate(std::string value, std::optional<std::chrono::milliseconds> timeout, diagnostics* d, Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, leadership)>(
+        detail::initiation(executor_of(lock_),
+                           [](auto h, lock l, std::string v, std::optional<std::chrono::milliseconds> t,
+                              diagnostics* diag) { start_campaign(std::move(l), std::move(v), t, diag, std::move(h)); }),
+        token, lock_, std::move(value), timeout, d);
+  }
+
+  lock lock_;
+};
+
+// An async stream of leader changes. The first async_next completes with the leader of the
+// moment; each later one when the document shows a different leader_info (a new term, a new
+// value, or no leader: resigned, or taken over by a campaign that has not proclaimed yet). A
+// leader that died keeps showing until a campaign takes over after its expiry. Changes between
+// two polls may be missed (each call reports the latest state). Not thread-safe; one
+// async_next at a time. Cancellation: terminal, partial and total: operation_aborted.
+class election::observer {
+ public:
+  template <class Token = boost::asio::deferred_t>
+  auto async_next(Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, leader_info)>(
+        detail::initiation(executor_of(lock_),
+                           [](auto h, observer* self) { start_next(*self, std::move(h)); }),
+        token, this);
+  }
+
+ private:
+  friend class election;
+  observer(lock l, std::chrono::milliseconds every) : lock_(std::move(l)), every_(every) {}
+  static void start_next(observer& self, leader_handler h);
+
+  lock lock_;
+  std::chrono::milliseconds every_;
+  // The last leader_info handed out (null before the first): shared with the poll in flight.
+  std::shared_ptr<std::optional<leader_info>> last_ = std::make_shared<std::optional<leader_info>>();
+};
+
+}  // namespace mongolock
