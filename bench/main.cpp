@@ -230,7 +230,10 @@ double library_sets(const config& c, int n, bool multi) {
         co_await held.async_release();
       } else {
         std::vector<mongolock::lease> held;
-        for (const auto& name : names) held.push_back(co_await locks.create_lock(name).async_acquire());
+        for (const auto& name : names) {
+          auto lock = locks.create_lock(name);  // named: no temporaries inside co_await (GCC 12)
+          held.push_back(co_await lock.async_acquire());
+        }
         for (auto& l : held) co_await l.async_release();
       }
       ++cycles;

@@ -98,6 +98,10 @@ void election::start_campaign(lock l, std::string value, std::optional<std::chro
       if (d) d->reason = r.ec ? r.message : "the lease was lost before the leader's value was written";
       co_return campaign_result{r.ec ? r.ec : make_error_code(errc::lease_lost), leadership{}};
     }
+    if (!won.held()) {  // lost while the value was being written: not a leadership to hand out
+      if (d) d->reason = "the lease was lost while the leader's value was being written";
+      co_return campaign_result{make_error_code(errc::lease_lost), leadership{}};
+    }
     if (d) d->reason.clear();
     co_return campaign_result{error_code{}, leadership(std::move(won), std::move(value))};
   };
@@ -125,8 +129,9 @@ election::observer election::observe(std::chrono::milliseconds every) const {
   return observer(lock_, every);
 }
 
-void election::observer::start_next(observer& self, leader_handler h) {
-  auto p = detail::access::impl(self.lock_);
+void election::observer::start_next(lock l, std::chrono::milliseconds every,
+                                    std::shared_ptr<std::optional<leader_info>> last, leader_handler h) {
+  auto p = detail::access::impl(l);
   auto strand = asio::make_strand(p->ex);
   auto body = [](std::shared_ptr<detail::provider_impl> p, std::string name, std::chrono::milliseconds every,
                  std::shared_ptr<std::optional<leader_info>> last) -> asio::awaitable<std::tuple<error_code, leader_info>> {
@@ -134,7 +139,8 @@ void election::observer::start_next(observer& self, leader_handler h) {
     co_await asio::this_coro::throw_if_cancelled(false);
     std::string why;
     if (auto ec = validate_lock_name(name, &why)) co_return std::tuple{ec, leader_info{}};
-    asio::steady_timer timer(co_await asio::this_coro::executor);
+    auto ex = co_await asio::this_coro::executor;  // named: GCC 12 and co_await in constructor arguments
+    asio::steady_timer timer(ex);
     for (bool first = true;; first = false) {
       if (!first) {
         timer.expires_after(every);
@@ -151,7 +157,7 @@ void election::observer::start_next(observer& self, leader_handler h) {
       }
     }
   };
-  detail::spawn_op(strand, body(std::move(p), self.lock_.name(), self.every_, self.last_), std::move(h));
+  detail::spawn_op(strand, body(std::move(p), l.name(), every, std::move(last)), std::move(h));
 }
 
 // ---- leadership ------------------------------------------------------------------------------
@@ -161,8 +167,10 @@ asio::any_io_executor leadership::lease_executor() const {
   return lease_.get_executor();
 }
 
-void leadership::start_proclaim(const leadership& self, std::string value, handler_ec h) {
-  auto st = detail::access::state(self.lease_);
+leadership::target leadership::proclaim_target() const { return {detail::access::state(lease_), value_}; }
+
+void leadership::start_proclaim(target t, std::string value, handler_ec h) {
+  auto st = std::move(t.lease);
   std::string why;
   auto ec = st ? check_value(value, why) : make_error_code(errc::not_held);
   auto strand = st ? st->strand : asio::make_strand(asio::any_io_executor(asio::system_executor()));
@@ -181,7 +189,8 @@ void leadership::start_proclaim(const leadership& self, std::string value, handl
     *shown = std::move(value);
     co_return std::tuple{error_code{}};
   };
-  detail::spawn_op(strand, body(std::move(st), self.value_, std::move(value), ec), std::move(h), false);
+  if (!t.shown) t.shown = std::make_shared<std::string>();  // a moved-from leadership
+  detail::spawn_op(strand, body(std::move(st), std::move(t.shown), std::move(value), ec), std::move(h), false);
 }
 
 }  // namespace mongolock

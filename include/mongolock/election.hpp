@@ -62,12 +62,12 @@ class leadership {
   // errors. Cancellation: not supported.
   template <class Token = boost::asio::deferred_t>
   auto async_proclaim(std::string value, Token&& token = {}) {
+    // The target is taken now, by value: a deferred operation may start after this object was
+    // moved from or reassigned.
     return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
         detail::initiation(lease_executor(),
-                           [](auto h, const leadership* self, std::string v) {
-                             start_proclaim(*self, std::move(v), std::move(h));
-                           }),
-        token, this, std::move(value));
+                           [](auto h, target t, std::string v) { start_proclaim(std::move(t), std::move(v), std::move(h)); }),
+        token, proclaim_target(), std::move(value));
   }
   // Steps down: releases the lease (lease::async_release's completion and errors).
   template <class Token = boost::asio::deferred_t>
@@ -89,8 +89,13 @@ class leadership {
   using handler_ec = boost::asio::any_completion_handler<void(boost::system::error_code)>;
   leadership(lease l, std::string value) : lease_(std::move(l)), value_(std::make_shared<std::string>(std::move(value))) {}
   boost::asio::any_io_executor lease_executor() const;
-  // `self` is read in the initiating call only (the operation keeps what it needs).
-  static void start_proclaim(const leadership& self, std::string value, handler_ec h);
+  // What a proclaim writes for: the lease's state (null when empty) and the value it shows.
+  struct target {
+    std::shared_ptr<detail::lease_state> lease;
+    std::shared_ptr<std::string> shown;
+  };
+  target proclaim_target() const;
+  static void start_proclaim(target t, std::string value, handler_ec h);
 
   lease lease_;
   // Shared with a proclaim in flight, which replaces it on success.
@@ -170,16 +175,22 @@ class election::observer {
  public:
   template <class Token = boost::asio::deferred_t>
   auto async_next(Token&& token = {}) {
+    // By value (the lock is a name and a pointer): a deferred operation may start after this
+    // object was moved or destroyed.
     return boost::asio::async_initiate<Token, void(boost::system::error_code, leader_info)>(
         detail::initiation(executor_of(lock_),
-                           [](auto h, observer* self) { start_next(*self, std::move(h)); }),
-        token, this);
+                           [](auto h, lock l, std::chrono::milliseconds every,
+                              std::shared_ptr<std::optional<leader_info>> last) {
+                             start_next(std::move(l), every, std::move(last), std::move(h));
+                           }),
+        token, lock_, every_, last_);
   }
 
  private:
   friend class election;
   observer(lock l, std::chrono::milliseconds every) : lock_(std::move(l)), every_(every) {}
-  static void start_next(observer& self, leader_handler h);
+  static void start_next(lock l, std::chrono::milliseconds every, std::shared_ptr<std::optional<leader_info>> last,
+                         leader_handler h);
 
   lock lock_;
   std::chrono::milliseconds every_;

@@ -118,7 +118,8 @@ BOOST_FIXTURE_TEST_CASE(a_stopped_leader_learns_it_lost_and_is_fenced_off, io_fi
     BOOST_TEST(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
     ::close(fd);
     ::kill(old.pid, SIGCONT);
-    asio::steady_timer t(co_await asio::this_coro::executor, 1500ms);
+    auto ex = co_await asio::this_coro::executor;
+    asio::steady_timer t(ex, 1500ms);
     co_await t.async_wait(asio::deferred);
     BOOST_TEST(lead.held());
     co_await lead.async_resign();
@@ -163,16 +164,18 @@ BOOST_FIXTURE_TEST_CASE(values_go_with_their_term_and_bad_input_is_refused, io_f
   auto p = make_provider(fast_options(), "elections");  // the collection mongolock-leader uses
   auto el = p.create_election(name);
   ml::leader_info after_takeover, after_resign;
-  ml::lock_info doc;
+  ml::lock_info doc, resigned_doc;
   error_code empty_value, long_value;
+  auto plain_lock = p.create_lock(name);  // named: no temporaries inside co_await (GCC 12)
   run([&]() -> asio::awaitable<void> {
-    auto plain = co_await p.create_lock(name).async_acquire_for(10000ms);
+    auto plain = co_await plain_lock.async_acquire_for(10000ms);
     after_takeover = co_await el.async_leader();
     doc = co_await p.async_inspect(name);
     co_await plain.async_release();
     auto lead = co_await el.async_campaign_for(5000ms, "me:3");
     co_await lead.async_resign();
     after_resign = co_await el.async_leader();
+    resigned_doc = co_await p.async_inspect(name);
     std::tie(empty_value, std::ignore) = co_await el.async_campaign("", asio::as_tuple(asio::deferred));
     std::tie(long_value, std::ignore) =
         co_await el.async_campaign(std::string(ml::limits::max_election_value + 1, 'x'), asio::as_tuple(asio::deferred));
@@ -180,6 +183,7 @@ BOOST_FIXTURE_TEST_CASE(values_go_with_their_term_and_bad_input_is_refused, io_f
   BOOST_TEST(!after_takeover.has_leader, "term " << after_takeover.term << " shows '" << after_takeover.value << "'");
   BOOST_TEST(doc.value.empty(), doc.value);
   BOOST_TEST(!after_resign.has_leader);
+  BOOST_TEST(resigned_doc.value.empty(), "a release removes the value: " << resigned_doc.value);
   BOOST_TEST((empty_value == ml::errc::invalid_options));
   BOOST_TEST((long_value == ml::errc::invalid_options));
 }

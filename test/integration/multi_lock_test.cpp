@@ -113,12 +113,14 @@ BOOST_FIXTURE_TEST_CASE(a_stopped_holder_of_a_set_is_cancelled_on_resume_and_fen
   ::kill(holder.pid, SIGSTOP);
   auto p = make_provider();
   std::map<std::string, std::int64_t> mine;
+  auto both = p.create_multi_lock(names);  // named: no temporaries inside co_await (GCC 12)
   run([&]() -> asio::awaitable<void> {
-    auto set = co_await p.create_multi_lock(names).async_acquire_for(10000ms);
+    auto set = co_await both.async_acquire_for(10000ms);
     for (const auto& n : names) mine[n] = set.fencing_token(n);
     for (const auto& [n, token] : mine) write_resource(dir / ("resource-" + n), token);
     ::kill(holder.pid, SIGCONT);
-    asio::steady_timer t(co_await asio::this_coro::executor, 1500ms);
+    auto ex = co_await asio::this_coro::executor;
+    asio::steady_timer t(ex, 1500ms);
     co_await t.async_wait(asio::deferred);  // the old holder runs again meanwhile
     BOOST_TEST(set.held());
     co_await set.async_release();
@@ -140,19 +142,21 @@ BOOST_FIXTURE_TEST_CASE(clocks_off_by_hours_change_nothing_for_a_set, io_fixture
   const std::vector<std::string> names{base + "-1", base + "-2"};
   const auto list = names[0] + "," + names[1];
   auto p = make_provider();
+  auto both = p.create_multi_lock(names);  // named: no temporaries inside co_await (GCC 12)
   {
     child holder(multi_args(list, dir, {"--forever", "--expiry-ms", "1000"}), dir / "ahead", "+5h");
     BOOST_REQUIRE_MESSAGE(holder.wait_for_text("acquired", 10s), slurp(dir / "ahead"));
     auto [ec, set] = run([&]() -> asio::awaitable<std::tuple<error_code, ml::multi_lease>> {
-      co_return co_await p.create_multi_lock(names).async_acquire_for(2500ms, asio::as_tuple(asio::deferred));
+      co_return co_await both.async_acquire_for(2500ms, asio::as_tuple(asio::deferred));
     }());
     BOOST_TEST((ec == ml::errc::timeout), "a skewed live holder must not be taken over");
   }  // killed here
   run([&]() -> asio::awaitable<void> {
-    auto set = co_await p.create_multi_lock(names).async_acquire_for(10000ms);  // after the killed one expires
+    auto set = co_await both.async_acquire_for(10000ms);  // after the killed one expires
     child waiter(multi_args(list, dir, {"--count", "1", "--hold-ms", "10", "--expiry-ms", "1000"}), dir / "behind",
                  "-3h");
-    asio::steady_timer t(co_await asio::this_coro::executor, 2500ms);
+    auto ex = co_await asio::this_coro::executor;
+    asio::steady_timer t(ex, 2500ms);
     co_await t.async_wait(asio::deferred);
     BOOST_TEST(slurp(dir / "behind").find("acquired") == std::string::npos, slurp(dir / "behind"));
     co_await set.async_release();

@@ -188,12 +188,15 @@ BOOST_AUTO_TEST_CASE(a_leader_that_loses_its_lease_learns_it_before_another_wins
   std::optional<steady::time_point> a_lost, b_won;
   a.async_wait_lost([&](error_code) { a_lost = steady::now(); });
   auto b = start_campaign(election_of(second, "lose"), "b", 5000ms);
-  while (!b_won && b.wait_for(0s) != std::future_status::ready) e.run_one();
-  b_won = steady::now();
+  BOOST_REQUIRE(e.wait(b, 6s));
   auto [ec_b, lead_b] = b.get();
   BOOST_REQUIRE(!ec_b);
+  for (auto& c : e.store->calls())  // when b's winning take reached the store
+    if (c.what == op::take && c.owner == lead_b.get_lease().owner_id()) b_won = c.at;
   BOOST_REQUIRE(a_lost.has_value());
-  BOOST_TEST((*a_lost < *b_won));
+  BOOST_REQUIRE(b_won.has_value());
+  BOOST_TEST((*a_lost < *b_won), "a learned " << std::chrono::duration_cast<std::chrono::milliseconds>(*b_won - *a_lost).count()
+                                             << " ms before b's take");
   BOOST_TEST(lead_b.term() > a.term());
 }
 

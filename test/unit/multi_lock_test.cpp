@@ -104,6 +104,43 @@ BOOST_AUTO_TEST_CASE(a_timeout_on_a_later_member_releases_the_earlier_ones) {
   BOOST_TEST(!is_free(e, "t-2"), "the other holder's lock is left alone");
 }
 
+// One timeout for the set, not one per member: t-a is free after 300 ms, t-b never; with a
+// 500 ms timeout the set gives up about 500 ms after the call (per member it would be 800).
+BOOST_AUTO_TEST_CASE(one_timeout_covers_the_whole_set) {
+  engine e;
+  auto [ec_a, a] = e.acquire("w-a", 1s);
+  auto [ec_b, b] = e.acquire("w-b", 1s);
+  BOOST_REQUIRE(!ec_a && !ec_b);
+  auto done = std::make_shared<std::promise<multi_result>>();
+  auto f = done->get_future();
+  const auto t0 = steady::now();
+  multi(other_provider(e), {"w-b", "w-a"}).async_acquire_for(500ms, [done](error_code ec, ml::multi_lease got) {
+    done->set_value({ec, std::move(got)});
+  });
+  e.run_for(300ms);
+  BOOST_REQUIRE(!e.release(a));
+  BOOST_REQUIRE(e.wait(f, 3s));
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t0).count();
+  BOOST_TEST((std::get<0>(f.get()) == ml::errc::timeout));
+  BOOST_TEST(took < 700, took << " ms");
+  BOOST_TEST(is_free(e, "w-a"), "taken after 300 ms, released at the timeout");
+}
+
+// A server error on a later member ends the acquire with that error, and what was taken before
+// it is released.
+BOOST_AUTO_TEST_CASE(an_error_on_a_later_member_releases_the_earlier_ones) {
+  engine e;
+  e.store->inject(op::take, {fault::kind::pass});
+  e.store->inject(op::take, {fault::kind::unavailable});
+  ml::diagnostics d;
+  auto [ec, held] = acquire(e, multi(e.p, {"e-1", "e-2"}), 1s, &d);
+  BOOST_TEST((ec == ml::errc::server_unavailable), ec.message());
+  BOOST_TEST(d.reason.find("e-2") != std::string::npos, d.reason);
+  BOOST_TEST(!held);
+  BOOST_TEST(takes_of(e, "e-1") == 1u);
+  BOOST_TEST(is_free(e, "e-1"));
+}
+
 BOOST_AUTO_TEST_CASE(cancelling_while_waiting_releases_what_was_taken) {
   engine e;
   auto [ec0, theirs] = e.acquire("c-2", 1s);
