@@ -18,6 +18,7 @@
 #include <iostream>
 #include <string>
 
+#include "fenced_file.hpp"
 #include "mongolock.hpp"
 
 namespace asio = boost::asio;
@@ -36,24 +37,13 @@ void say(const std::string& line) {
   std::fflush(stdout);
 }
 
-// The resource a leader works on: refuses a term below the highest it has seen.
+// Through the fencing-checked resource (fenced_file.hpp); a refusal is printed.
 bool fenced_write(const std::string& path, std::int64_t term) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);
-  if (fd < 0) return false;
-  ::flock(fd, LOCK_EX);
-  char buf[32] = {};
-  const auto n = ::pread(fd, buf, sizeof buf - 1, 0);
-  const long long max = n > 0 ? std::atoll(buf) : 0;
-  bool ok = term >= max;
-  if (ok) {
-    const auto text = std::to_string(term) + "\n";
-    ok = ::ftruncate(fd, 0) == 0 && ::pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size());
-  } else {
-    say("REJECTED term=" + std::to_string(term) + " max=" + std::to_string(max));
-  }
-  ::flock(fd, LOCK_UN);
-  ::close(fd);
-  return ok;
+  long long highest = 0;
+  if (examples::fenced_write(path, term, highest)) return true;
+  if (highest < 0) say("ERROR: cannot open " + path);
+  else say("REJECTED term=" + std::to_string(term) + " max=" + std::to_string(highest));
+  return false;
 }
 
 // The leader's work: runs under the leadership's guard, so a lost lease cancels it.

@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "fenced_file.hpp"
 #include "mongolock.hpp"
 
 namespace asio = boost::asio;
@@ -40,24 +41,13 @@ void say(const std::string& line) {
   std::fflush(stdout);
 }
 
-// A resource that honours fencing tokens: a write with a token below the highest seen is refused.
+// Through the fencing-checked resource (fenced_file.hpp); a refusal is printed.
 bool fenced_write(const std::string& path, std::int64_t token) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);
-  if (fd < 0) return false;
-  ::flock(fd, LOCK_EX);
-  char buf[32] = {};
-  const auto n = ::pread(fd, buf, sizeof buf - 1, 0);
-  const long long max = n > 0 ? std::atoll(buf) : 0;
-  bool ok = token >= max;
-  if (ok) {
-    const auto text = std::to_string(token) + "\n";
-    ok = ::ftruncate(fd, 0) == 0 && ::pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size());
-  } else {
-    say("REJECTED token=" + std::to_string(token) + " max=" + std::to_string(max));
-  }
-  ::flock(fd, LOCK_UN);
-  ::close(fd);
-  return ok;
+  long long highest = 0;
+  if (examples::fenced_write(path, token, highest)) return true;
+  if (highest < 0) say("ERROR: cannot open " + path);
+  else say("REJECTED token=" + std::to_string(token) + " max=" + std::to_string(highest));
+  return false;
 }
 
 void journal(const std::string& path, std::int64_t token) {

@@ -38,6 +38,25 @@ struct guard_signature_of<void> {
 };
 template <class T>
 using guard_signature = typename guard_signature_of<T>::type;
+
+// The body of every guard: `work` (spawned on `work_ex`) next to `ended`, a deferred operation
+// that completes with void(error_code) when the lease (or one of several) ends; whichever ends
+// first cancels the other. An end first rethrows as system_error(its code).
+template <class T, class Ended>
+boost::asio::awaitable<T> guarded(boost::asio::awaitable<T> work, boost::asio::any_io_executor work_ex, Ended ended) {
+  namespace asio = boost::asio;
+  // Built outside the co_await expression: GCC 12 may destroy temporaries there twice.
+  auto group = asio::experimental::make_parallel_group(asio::co_spawn(work_ex, std::move(work), asio::deferred),
+                                                       std::move(ended));
+  auto both = std::move(group).async_wait(asio::experimental::wait_for_one(), asio::deferred);
+  auto result = co_await std::move(both);
+  const auto& order = std::get<0>(result);
+  const std::exception_ptr& failure = std::get<1>(result);
+  const boost::system::error_code& end = std::get<std::tuple_size_v<decltype(result)> - 1>(result);
+  if (order[0] == 1) throw boost::system::system_error(end);
+  if (failure) std::rethrow_exception(failure);
+  if constexpr (!std::is_void_v<T>) co_return std::move(std::get<2>(result));
+}
 }  // namespace detail
 
 // Thread safety: a lease object is not (like any Asio I/O object); status(), held() and the
@@ -162,19 +181,10 @@ class lease {
   template <class T>
   static boost::asio::awaitable<T> guard_body(state_ptr st, boost::asio::awaitable<T> work,
                                               boost::asio::any_io_executor work_ex) {
-    namespace asio = boost::asio;
     if (auto ec = status_of(*st)) throw boost::system::system_error(ec);
-    // Built outside the co_await expression: GCC 12 may destroy temporaries there twice.
-    auto group = asio::experimental::make_parallel_group(asio::co_spawn(work_ex, std::move(work), asio::deferred),
-                                                         wait_lost(st, asio::deferred));
-    auto both = std::move(group).async_wait(asio::experimental::wait_for_one(), asio::deferred);
-    auto result = co_await std::move(both);
-    const auto& order = std::get<0>(result);
-    const std::exception_ptr& failure = std::get<1>(result);
-    const boost::system::error_code& ended = std::get<std::tuple_size_v<decltype(result)> - 1>(result);
-    if (order[0] == 1) throw boost::system::system_error(ended);
-    if (failure) std::rethrow_exception(failure);
-    if constexpr (!std::is_void_v<T>) co_return std::move(std::get<2>(result));
+    auto body = detail::guarded<T>(std::move(work), std::move(work_ex), wait_lost(st, boost::asio::deferred));
+    if constexpr (std::is_void_v<T>) co_await std::move(body);
+    else co_return co_await std::move(body);
   }
 
   template <class T, class Token>

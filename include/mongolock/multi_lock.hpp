@@ -127,21 +127,11 @@ class multi_lease {
     namespace asio = boost::asio;
     for (const auto& l : *s)
       if (auto ec = l.status()) throw boost::system::system_error(ec);
-    auto any_lost = [s](auto token) {
-      return asio::async_initiate<decltype(token), void(boost::system::error_code)>(
-          [](auto h, shared s) { start_wait_lost(std::move(s), std::move(h)); }, token, s);
-    };
-    // Built outside the co_await expression: GCC 12 may destroy temporaries there twice.
-    auto group = asio::experimental::make_parallel_group(asio::co_spawn(work_ex, std::move(work), asio::deferred),
-                                                         any_lost(asio::deferred));
-    auto both = std::move(group).async_wait(asio::experimental::wait_for_one(), asio::deferred);
-    auto result = co_await std::move(both);
-    const auto& order = std::get<0>(result);
-    const std::exception_ptr& failure = std::get<1>(result);
-    const boost::system::error_code& ended = std::get<std::tuple_size_v<decltype(result)> - 1>(result);
-    if (order[0] == 1) throw boost::system::system_error(ended);
-    if (failure) std::rethrow_exception(failure);
-    if constexpr (!std::is_void_v<T>) co_return std::move(std::get<2>(result));
+    auto any_lost = asio::async_initiate<decltype(asio::deferred), void(boost::system::error_code)>(
+        [](auto h, shared s) { start_wait_lost(std::move(s), std::move(h)); }, asio::deferred, s);
+    auto body = detail::guarded<T>(std::move(work), std::move(work_ex), std::move(any_lost));
+    if constexpr (std::is_void_v<T>) co_await std::move(body);
+    else co_return co_await std::move(body);
   }
 
   shared leases_;
