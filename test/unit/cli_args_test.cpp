@@ -210,6 +210,18 @@ BOOST_AUTO_TEST_CASE(status_json_replaces_invalid_utf8_from_the_document) {
   BOOST_TEST(json.find("\"label\":\"caf\xC3\xA9 \\\"q\\\"\"") != std::string::npos, json);
 }
 
+// An election's lock shows its leader's value; a plain lock, null.
+BOOST_AUTO_TEST_CASE(status_json_shows_an_election_leaders_value) {
+  mongolock::lock_info i;
+  i.name = "scheduler";
+  i.exists = i.held = true;
+  i.owner = "0123456789abcdef0123456789abcdef";
+  i.value = "10.0.0.7:8080";
+  BOOST_TEST(mongolock::cli::to_json(i, 0).find(",\"value\":\"10.0.0.7:8080\"}") != std::string::npos);
+  i.value.clear();
+  BOOST_TEST(mongolock::cli::to_json(i, 0).find(",\"value\":null}") != std::string::npos);
+}
+
 // Found by fuzz/lock_doc_fuzz.cpp (UBSan): renewed_at is whatever the document says, so "now -
 // renewed_at" overflowed for a date near the int64 limits. It saturates.
 BOOST_AUTO_TEST_CASE(status_json_survives_dates_at_the_int64_limits) {

@@ -49,7 +49,8 @@ inline std::string to_json(const lock_info& i, std::int64_t now_ms) {
       ",\"host\":" + str_or_null(i.host) + ",\"pid\":" + (i.held && i.pid ? std::to_string(i.pid) : "null") +
       ",\"label\":" + str_or_null(i.label) +
       ",\"renewed_at\":" + (i.held && i.renewed_at_ms ? json_string(iso8601(i.renewed_at_ms)) : "null") +
-      ",\"holder_silent_ms\":" + (i.held && i.renewed_at_ms ? std::to_string(detail::saturating_sub(now_ms, i.renewed_at_ms)) : "null");
+      ",\"holder_silent_ms\":" + (i.held && i.renewed_at_ms ? std::to_string(detail::saturating_sub(now_ms, i.renewed_at_ms)) : "null") +
+      ",\"value\":" + str_or_null(i.value);  // a leader's election value (election.hpp), once proclaimed
   std::string out = "{\"name\":" + json_string(i.name) + ",\"exists\":" + (i.exists ? "true" : "false") +
                     ",\"held\":" + (i.held ? "true" : "false") +
                     ",\"owner\":" + (i.held ? json_string(i.owner) : "null") +
