@@ -16,6 +16,7 @@
 #include "direct.hpp"
 #include "election.hpp"
 #include "handoff.hpp"
+#include "spawn.hpp"
 #include "mongolock.hpp"
 #include "stats.hpp"
 
@@ -325,15 +326,7 @@ handoff_result handoff(const config& c, const std::string& algo, int processes, 
     if (algo == "distributedlock")
       args = {"/usr/bin/env", "dotnet", c.peer, "child", c.uri, coll, name, std::to_string(workers),
               std::to_string(hold_ms), std::to_string(think_ms), std::to_string(seconds), files.back()};
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    kids.push_back(pid);
+    kids.push_back(bench::spawn(std::move(args)));
   }
   for (pid_t k : kids) ::waitpid(k, nullptr, 0);
   std::vector<std::tuple<std::int64_t, std::int64_t, std::string>> all;

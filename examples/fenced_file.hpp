@@ -7,10 +7,17 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
 namespace examples {
+
+// One line of an example's output: "<who> <pid> <line>", flushed at once (the tests read it).
+inline void say(const char* who, const std::string& line) {
+  std::printf("%s %d %s\n", who, static_cast<int>(getpid()), line.c_str());
+  std::fflush(stdout);
+}
 
 // True when written; false when refused (then `highest` is the token that refused it) or when
 // the file could not be opened (`highest` -1).
@@ -30,6 +37,15 @@ inline bool fenced_write(const std::string& path, std::int64_t token, long long&
   ::flock(fd, LOCK_UN);
   ::close(fd);
   return ok;
+}
+
+// The same, saying (as `who`) why a write did not happen: "REJECTED <what>=T max=M".
+inline bool fenced_write(const char* who, const std::string& path, const char* what, std::int64_t token) {
+  long long highest = 0;
+  if (fenced_write(path, token, highest)) return true;
+  if (highest < 0) say(who, "ERROR: cannot open " + path);
+  else say(who, std::string("REJECTED ") + what + "=" + std::to_string(token) + " max=" + std::to_string(highest));
+  return false;
 }
 
 }  // namespace examples

@@ -9,12 +9,9 @@
 // is lost, "RESIGNED" and exits 0 after --lead-ms (default: lead until killed). An observer
 // prints "leader term=T value=V" or "no leader" for each change, until killed. Scripted in
 // scripts/leader-demo.sh: three candidates, the leader killed twice, the term advancing.
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <boost/asio.hpp>
-#include <cstdio>
 #include <iostream>
 #include <string>
 
@@ -32,18 +29,11 @@ struct args {
   bool observe = false;
 };
 
-void say(const std::string& line) {
-  std::printf("leader %d %s\n", static_cast<int>(getpid()), line.c_str());
-  std::fflush(stdout);
-}
+void say(const std::string& line) { examples::say("leader", line); }
 
 // Through the fencing-checked resource (fenced_file.hpp); a refusal is printed.
 bool fenced_write(const std::string& path, std::int64_t term) {
-  long long highest = 0;
-  if (examples::fenced_write(path, term, highest)) return true;
-  if (highest < 0) say("ERROR: cannot open " + path);
-  else say("REJECTED term=" + std::to_string(term) + " max=" + std::to_string(highest));
-  return false;
+  return examples::fenced_write("leader", path, "term", term);
 }
 
 // The leader's work: runs under the leadership's guard, so a lost lease cancels it.

@@ -14,7 +14,6 @@
 
 #include <boost/asio.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -36,18 +35,11 @@ struct args {
   bool forever = false, quiet = false;
 };
 
-void say(const std::string& line) {
-  std::printf("worker %d %s\n", static_cast<int>(getpid()), line.c_str());
-  std::fflush(stdout);
-}
+void say(const std::string& line) { examples::say("worker", line); }
 
 // Through the fencing-checked resource (fenced_file.hpp); a refusal is printed.
 bool fenced_write(const std::string& path, std::int64_t token) {
-  long long highest = 0;
-  if (examples::fenced_write(path, token, highest)) return true;
-  if (highest < 0) say("ERROR: cannot open " + path);
-  else say("REJECTED token=" + std::to_string(token) + " max=" + std::to_string(highest));
-  return false;
+  return examples::fenced_write("worker", path, "token", token);
 }
 
 void journal(const std::string& path, std::int64_t token) {

@@ -11,6 +11,7 @@
 #include "detail/acquire_fsm.hpp"
 #include "detail/boot_clock.hpp"
 #include "detail/lease_state.hpp"
+#include "detail/timeout_check.hpp"
 #include "mongolock/lock.hpp"
 
 namespace mongolock::detail {
@@ -248,10 +249,7 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   turn_guard turn(p, holds_turn ? name : std::string(), holds_turn);
   std::string why;
   if (auto ec = validate_lock_name(name, &why)) co_return fail(*p, d, ec, "(invalid)", why);
-  if (timeout && timeout->count() < 0)
-    co_return fail(*p, d, make_error_code(errc::invalid_options), name, "the acquire timeout is negative");
-  if (timeout && *timeout > limits::max_acquire_timeout)
-    co_return fail(*p, d, make_error_code(errc::invalid_options), name, "the acquire timeout is above 366 days");
+  if (auto ec = check_acquire_timeout(timeout, &why)) co_return fail(*p, d, ec, name, why);
   // The ticket first: a shutdown that finds no work cannot miss this acquire's start.
   const auto working = p->begin_work();  // async_shutdown waits for this acquire to end
   const in_progress gauge(p->count.acquiring);
@@ -454,7 +452,7 @@ void lock::start_acquire(impl_ptr p, std::string name, std::shared_ptr<const loc
                          acquire_handler h) {
   const auto since = std::chrono::steady_clock::now();
   // A try looks once and never parks; a timeout acquire_body will refuse is refused at once.
-  const bool bad_timeout = timeout && (timeout->count() < 0 || *timeout > limits::max_acquire_timeout);
+  const bool bad_timeout = static_cast<bool>(detail::check_acquire_timeout(timeout));
   if (mode != detail::acquire_mode::wait || bad_timeout || p->closing())
     return detail::start_body(std::move(p), std::move(name), std::move(timing), mode, timeout, d, since, false,
                               std::move(h));

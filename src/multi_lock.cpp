@@ -9,6 +9,7 @@
 #include "detail/access.hpp"
 #include "detail/provider_impl.hpp"
 #include "detail/spawn.hpp"
+#include "detail/timeout_check.hpp"
 #include "mongolock/multi_lock.hpp"
 
 namespace mongolock {
@@ -118,10 +119,7 @@ void multi_lock::start(lock prototype, std::vector<std::string> names, std::opti
   auto strand = asio::make_strand(p->ex);
   std::string why;
   auto ec = check_names(names, why);
-  if (!ec && timeout && (timeout->count() < 0 || *timeout > limits::max_acquire_timeout)) {
-    ec = make_error_code(errc::invalid_options);
-    why = timeout->count() < 0 ? "the acquire timeout is negative" : "the acquire timeout is above 366 days";
-  }
+  if (!ec) ec = detail::check_acquire_timeout(timeout, &why);
   if (ec) {
     if (d) d->reason = why;
     auto fail = [](error_code e) -> asio::awaitable<result> { co_return result{e, multi_lease{}}; };

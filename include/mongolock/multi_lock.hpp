@@ -59,13 +59,7 @@ class multi_lease {
   // empty multi_lease. Cancellation: not supported (the releases always run).
   template <class Token = boost::asio::deferred_t>
   auto async_release(Token&& token = {}) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-        detail::initiation(executor(),
-                           [](auto h, shared s) {
-                             if (!s || s->empty()) return complete_not_held(std::move(h));
-                             start_release(std::move(s), std::move(h));
-                           }),
-        token, leases_);
+    return initiate_on_leases<&multi_lease::start_release>(std::forward<Token>(token));
   }
 
   // Completion: void(error_code) when the first of the leases ends (errc::lease_lost or
@@ -73,13 +67,7 @@ class multi_lease {
   // Cancellation: terminal, partial and total; completes with operation_aborted.
   template <class Token = boost::asio::deferred_t>
   auto async_wait_lost(Token&& token = {}) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-        detail::initiation(executor(),
-                           [](auto h, shared s) {
-                             if (!s || s->empty()) return complete_not_held(std::move(h));
-                             start_wait_lost(std::move(s), std::move(h));
-                           }),
-        token, leases_);
+    return initiate_on_leases<&multi_lease::start_wait_lost>(std::forward<Token>(token));
   }
 
   // lease::async_guard over all of them: `work` is cancelled when any lease is lost (before any
@@ -120,6 +108,17 @@ class multi_lease {
   }
   static void start_release(shared, handler_ec);
   static void start_wait_lost(shared, handler_ec);
+  // A void(error_code) operation over the leases: `start`, or not_held at once when empty.
+  template <void (*start)(shared, handler_ec), class Token>
+  auto initiate_on_leases(Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        detail::initiation(executor(),
+                           [](auto h, shared s) {
+                             if (!s || s->empty()) return complete_not_held(std::move(h));
+                             start(std::move(s), std::move(h));
+                           }),
+        token, leases_);
+  }
 
   // As lease::guard_body, with the first loss among the leases as the other branch.
   template <class T>

@@ -50,20 +50,14 @@ bool waiter_overlapped(std::chrono::milliseconds margin) {
 BOOST_AUTO_TEST_SUITE(clock_rates, *boost::unit_test::precondition(proxyable()))
 
 BOOST_AUTO_TEST_CASE(a_margin_chosen_by_the_rule_keeps_holder_and_waiter_apart) {
-  if (!have_faketime()) {
-    BOOST_TEST_MESSAGE("skipped: faketime is not installed (scripts/install-deps.sh)");
-    return;
-  }
+  if (skip_without_faketime()) return;
   for (int trial = 0; trial < 2; ++trial) BOOST_TEST(!waiter_overlapped(expiry * 3 / 10), "trial " << trial);
 }
 
 // The rule is tight, not decorative: with the default margin the same two clocks overlap (the
 // black-box run found it in 12 trials of 12). The window is about 1 s of the 4 s lease.
 BOOST_AUTO_TEST_CASE(beyond_the_rule_the_same_clocks_overlap) {
-  if (!have_faketime()) {
-    BOOST_TEST_MESSAGE("skipped: faketime is not installed (scripts/install-deps.sh)");
-    return;
-  }
+  if (skip_without_faketime()) return;
   bool seen = false;
   for (int trial = 0; trial < 2 && !seen; ++trial) seen = waiter_overlapped(expiry / 10);
   BOOST_TEST(seen, "no overlap at the default margin: the rule's premise does not hold here");

@@ -17,11 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string leader_path() {
-  const char* l = std::getenv("MONGOLOCK_LEADER");
-  BOOST_REQUIRE_MESSAGE(l, "MONGOLOCK_LEADER is not set (run through ctest)");
-  return l;
-}
+std::string leader_path() { return program_path("MONGOLOCK_LEADER"); }
 
 std::vector<std::string> leader_args(const std::string& name, const fs::path& dir, std::vector<std::string> extra) {
   std::vector<std::string> a{leader_path(), "--uri", server_uri(), "--db", "mongolock_test", "--name", name,
@@ -54,8 +50,6 @@ std::vector<std::int64_t> observed_terms(const fs::path& out) {
   }
   return terms;
 }
-
-std::int64_t read_token(const fs::path& p) { return std::atoll(read_file(p.string()).c_str()); }
 
 }  // namespace
 
@@ -113,10 +107,7 @@ BOOST_FIXTURE_TEST_CASE(a_stopped_leader_learns_it_lost_and_is_fenced_off, io_fi
   run([&]() -> asio::awaitable<void> {
     auto lead = co_await el.async_campaign_for(10000ms, "new:2");
     mine = lead.term();
-    const int fd = ::open((dir / "resource").c_str(), O_WRONLY | O_TRUNC | O_CREAT, 0644);
-    const auto text = std::to_string(mine) + "\n";
-    BOOST_TEST(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
-    ::close(fd);
+    write_resource(dir / "resource", mine);
     ::kill(old.pid, SIGCONT);
     auto ex = co_await asio::this_coro::executor;
     asio::steady_timer t(ex, 1500ms);
@@ -131,10 +122,7 @@ BOOST_FIXTURE_TEST_CASE(a_stopped_leader_learns_it_lost_and_is_fenced_off, io_fi
 
 // A leader whose clock runs 5 hours ahead keeps leading: a campaign with a 2.5 s timeout loses.
 BOOST_FIXTURE_TEST_CASE(a_leader_with_a_skewed_clock_keeps_leading, io_fixture) {
-  if (!have_faketime()) {
-    BOOST_TEST_MESSAGE("skipped: faketime is not installed (scripts/install-deps.sh installs it)");
-    return;
-  }
+  if (skip_without_faketime()) return;
   const auto dir = scratch("elect-skew");
   const auto name = unique("eskew");
   child ahead(leader_args(name, dir, {"--value", "ahead:1"}), dir / "ahead", "+5h");

@@ -21,29 +21,7 @@ namespace {
 
 // A worker on `names` (comma-separated) instead of one name.
 std::vector<std::string> multi_args(const std::string& names, const fs::path& dir, std::vector<std::string> extra) {
-  std::vector<std::string> a{worker_path(), "--uri", server_uri(), "--db", "mongolock_test", "--names", names,
-                             "--dir", dir.string()};
-  a.insert(a.end(), extra.begin(), extra.end());
-  return a;
-}
-
-std::vector<std::int64_t> journal_tokens(const fs::path& p) {
-  std::istringstream journal(slurp(p));
-  std::vector<std::int64_t> tokens;
-  std::int64_t t;
-  long pid;
-  while (journal >> t >> pid) tokens.push_back(t);
-  return tokens;
-}
-
-std::int64_t read_token(const fs::path& p) { return std::atoll(read_file(p.string()).c_str()); }
-
-// Writes `token` to a name's fenced resource, as its new holder.
-void write_resource(const fs::path& p, std::int64_t token) {
-  const int fd = ::open(p.c_str(), O_WRONLY | O_TRUNC | O_CREAT, 0644);
-  const auto text = std::to_string(token) + "\n";
-  BOOST_TEST(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
-  ::close(fd);
+  return worker_args(names, dir, std::move(extra), "--names");
 }
 
 }  // namespace
@@ -133,10 +111,7 @@ BOOST_FIXTURE_TEST_CASE(a_stopped_holder_of_a_set_is_cancelled_on_resume_and_fen
 // A holder of a set whose clock runs 5 hours ahead keeps every lock; a waiter 3 hours behind
 // waits for the set and gets it once released.
 BOOST_FIXTURE_TEST_CASE(clocks_off_by_hours_change_nothing_for_a_set, io_fixture) {
-  if (!have_faketime()) {
-    BOOST_TEST_MESSAGE("skipped: faketime is not installed (scripts/install-deps.sh installs it)");
-    return;
-  }
+  if (skip_without_faketime()) return;
   const auto dir = scratch("multi-skew");
   const auto base = unique("mskew");
   const std::vector<std::string> names{base + "-1", base + "-2"};

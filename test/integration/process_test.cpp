@@ -18,8 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::int64_t read_token(const fs::path& p) { return std::atoll(read_file(p.string()).c_str()); }
-
 std::int64_t now_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -48,11 +46,7 @@ BOOST_AUTO_TEST_CASE(four_processes_never_overlap) {
   for (int i = 0; i < 4; ++i) all += slurp(dir / ("out" + std::to_string(i)));
   BOOST_TEST(all.find("OVERLAP") == std::string::npos, all);
   BOOST_TEST(all.find("REJECTED") == std::string::npos, all);
-  std::istringstream journal(slurp(dir / "journal"));
-  std::vector<std::int64_t> tokens;
-  std::int64_t t;
-  long pid;
-  while (journal >> t >> pid) tokens.push_back(t);
+  const auto tokens = journal_tokens(dir / "journal");
   BOOST_TEST(tokens.size() == 16u);
   for (std::size_t i = 1; i < tokens.size(); ++i) BOOST_TEST(tokens[i] > tokens[i - 1]);
 }
@@ -87,12 +81,9 @@ BOOST_FIXTURE_TEST_CASE(stopped_holder_is_cancelled_on_resume_and_fenced_out, io
   run([&]() -> asio::awaitable<void> {
     auto l = co_await p.create_lock(name).async_acquire_for(10000ms);
     mine = l.fencing_token();
-    // Write through the token-checking resource, as the new holder.
-    // O_CREAT: the old holder may have been stopped before its first write created the file.
-    const int fd = ::open((dir / "resource").c_str(), O_WRONLY | O_TRUNC | O_CREAT, 0644);
-    const auto text = std::to_string(mine) + "\n";
-    BOOST_TEST(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
-    ::close(fd);
+    // Write through the token-checking resource, as the new holder (the old one may have been
+    // stopped before its first write created the file).
+    write_resource(dir / "resource", mine);
     ::kill(holder.pid, SIGCONT);
     asio::steady_timer t(co_await asio::this_coro::executor, 1500ms);
     co_await t.async_wait(asio::deferred);  // the old holder runs again meanwhile
@@ -106,10 +97,7 @@ BOOST_FIXTURE_TEST_CASE(stopped_holder_is_cancelled_on_resume_and_fenced_out, io
 }
 
 BOOST_FIXTURE_TEST_CASE(clocks_off_by_hours_change_nothing, io_fixture) {
-  if (!have_faketime()) {
-    BOOST_TEST_MESSAGE("skipped: faketime is not installed (scripts/install-deps.sh installs it)");
-    return;
-  }
+  if (skip_without_faketime()) return;
   const auto dir = scratch("skew");
   const auto name = unique("skew");
   auto p = make_provider();

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,11 +19,14 @@ namespace fs = std::filesystem;
 
 inline constexpr const char* libfaketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 
-inline std::string worker_path() {
-  const char* w = std::getenv("MONGOLOCK_WORKER");
-  BOOST_REQUIRE_MESSAGE(w, "MONGOLOCK_WORKER is not set (run through ctest)");
-  return w;
+// The path of a program ctest built, from the variable ctest sets (test/CMakeLists.txt).
+inline std::string program_path(const char* variable) {
+  const char* path = std::getenv(variable);
+  BOOST_REQUIRE_MESSAGE(path, variable << " is not set (run through ctest)");
+  return path;
 }
+
+inline std::string worker_path() { return program_path("MONGOLOCK_WORKER"); }
 
 struct child {
   pid_t pid = -1;
@@ -104,13 +108,43 @@ inline fs::path scratch(const std::string& name) {
   return d;
 }
 
-inline std::vector<std::string> worker_args(const std::string& name, const fs::path& dir, std::vector<std::string> extra) {
-  std::vector<std::string> a{worker_path(), "--uri", server_uri(), "--db", "mongolock_test", "--name", name,
+// A worker on `name`; with name_flag "--names", on a comma-separated set (a multi-lock).
+inline std::vector<std::string> worker_args(const std::string& name, const fs::path& dir, std::vector<std::string> extra,
+                                            const char* name_flag = "--name") {
+  std::vector<std::string> a{worker_path(), "--uri", server_uri(), "--db", "mongolock_test", name_flag, name,
                              "--dir", dir.string()};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
 
 inline bool have_faketime() { return ::access(libfaketime, R_OK) == 0; }
+
+// For the clock-skew tests: true (and says so) when they cannot run here.
+inline bool skip_without_faketime() {
+  if (have_faketime()) return false;
+  BOOST_TEST_MESSAGE("skipped: faketime is not installed (scripts/install-deps.sh installs it)");
+  return true;
+}
+
+// The token (or term) a fencing-checked resource file holds.
+inline std::int64_t read_token(const fs::path& p) { return std::atoll(read_file(p.string()).c_str()); }
+
+// Writes `token` to a resource file, as its new holder.
+inline void write_resource(const fs::path& p, std::int64_t token) {
+  const int fd = ::open(p.c_str(), O_WRONLY | O_TRUNC | O_CREAT, 0644);
+  const auto text = std::to_string(token) + "\n";
+  BOOST_TEST(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  ::close(fd);
+}
+
+// The tokens of a worker journal ("token pid" lines), in the order written.
+inline std::vector<std::int64_t> journal_tokens(const fs::path& p) {
+  std::istringstream journal(slurp(p));
+  std::vector<std::int64_t> tokens;
+  std::int64_t t;
+  long pid;
+  while (journal >> t >> pid) tokens.push_back(t);
+  return tokens;
+}
 
 }  // namespace test
