@@ -5,12 +5,14 @@
 #include <unistd.h>
 
 #include <boost/asio.hpp>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <thread>
 
 #include "mongolock.hpp"
+#include "spawn.hpp"
 #include "stats.hpp"
 
 namespace bench {
@@ -45,15 +47,8 @@ candidate start(const std::string& self, const std::string& uri, const std::stri
                 const std::string& out, int expiry_ms) {
   std::vector<std::string> args{self, "--child", "--algo", "leader", "--uri", uri, "--name", name,
                                 "--collection", coll, "--expiry-ms", std::to_string(expiry_ms), "--out", out};
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    std::vector<char*> argv;
-    for (auto& s : args) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  return {pid, out};
+  std::remove(out.c_str());  // the child appends: a file left by an earlier run would read as a win
+  return {spawn(std::move(args)), out};
 }
 
 // (win time, term) of a candidate that has won, if it has.
