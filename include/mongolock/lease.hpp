@@ -21,6 +21,7 @@
 
 #include "mongolock/error.hpp"
 #include "mongolock/initiation.hpp"
+#include "mongolock/spawn_relayed.hpp"
 
 namespace mongolock {
 namespace detail {
@@ -46,7 +47,7 @@ template <class T, class Ended>
 boost::asio::awaitable<T> guarded(boost::asio::awaitable<T> work, boost::asio::any_io_executor work_ex, Ended ended) {
   namespace asio = boost::asio;
   // Built outside the co_await expression: GCC 12 may destroy temporaries there twice.
-  auto group = asio::experimental::make_parallel_group(asio::co_spawn(work_ex, std::move(work), asio::deferred),
+  auto group = asio::experimental::make_parallel_group(co_spawn_relayed(work_ex, std::move(work), asio::deferred),
                                                        std::move(ended));
   auto both = std::move(group).async_wait(asio::experimental::wait_for_one(), asio::deferred);
   auto result = co_await std::move(both);
@@ -195,7 +196,7 @@ class lease {
                            [](auto handler, state_ptr st, boost::asio::awaitable<T> w) {
                              auto strand = strand_of(*st);
                              boost::asio::any_io_executor work_ex = boost::asio::get_associated_executor(handler, strand);
-                             boost::asio::co_spawn(strand, guard_body<T>(std::move(st), std::move(w), std::move(work_ex)),
+                             detail::co_spawn_relayed(strand, guard_body<T>(std::move(st), std::move(w), std::move(work_ex)),
                                                    std::move(handler));
                            }),
         token, state_, std::move(work));

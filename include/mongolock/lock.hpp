@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "mongolock/initiation.hpp"
+#include "mongolock/spawn_relayed.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/options.hpp"
 
@@ -23,7 +24,9 @@ namespace detail {
 struct provider_impl;
 struct access;
 // try_confirming: a try that may watch a long-silent holder (try_options::confirm_silent_holder).
-enum class acquire_mode { wait, try_once, try_confirming };
+// try_in_turn: one look that takes a free lock only while nobody is in its line (a semaphore's
+// first look at each permit: a newcomer does not overtake waiters).
+enum class acquire_mode { wait, try_once, try_confirming, try_in_turn };
 }  // namespace detail
 
 // Thread safety: a lock object is a name plus its provider and may be copied freely; distinct
@@ -167,7 +170,7 @@ class lock {
                              auto acquire = [l, diag](auto tok) mutable {
                                return diag ? l.async_acquire(*diag, std::move(tok)) : l.async_acquire(std::move(tok));
                              };
-                             boost::asio::co_spawn(ex, run_body<T>(std::move(acquire), std::move(w)), std::move(handler));
+                             detail::co_spawn_relayed(ex, run_body<T>(std::move(acquire), std::move(w)), std::move(handler));
                            }),
         token, *this, std::move(work), d);
   }

@@ -84,7 +84,7 @@ class multi_lease {
                              [](auto handler, shared s, boost::asio::awaitable<T> w) {
                                auto strand = s->front().get_executor();
                                boost::asio::any_io_executor work_ex = boost::asio::get_associated_executor(handler, strand);
-                               boost::asio::co_spawn(strand, guard_body<T>(std::move(s), std::move(w), std::move(work_ex)),
+                               detail::co_spawn_relayed(strand, guard_body<T>(std::move(s), std::move(w), std::move(work_ex)),
                                                      std::move(handler));
                              }),
           token, leases_, std::move(work));

@@ -50,4 +50,33 @@ BOOST_AUTO_TEST_CASE(empty_lease_operations_name_an_executor_too) {
   BOOST_TEST(!!empty.async_wait_lost(test::executor_probe{}));
 }
 
+// Boost 1.81's co_spawn relays a cancellation through memory it leaves in the caller's slot: an
+// emission from outside the strand after the operation completed, followed by the slot's signal
+// going away (what a parallel_group does when its last operation is done), used freed memory (the
+// semaphore's wait on all its permits crashed on it). Asio recycles that memory, so the read
+// rarely faults; what the test checks is the cause: once complete, the operation has left nothing
+// in the caller's slot (plain co_spawn fails this), and a late emission is harmless.
+template <class Spawn>
+void emit_after_completion(Spawn spawn) {
+  asio::io_context io;
+  auto strand = asio::make_strand(io);
+  auto sig = std::make_unique<asio::cancellation_signal>();
+  bool completed = false;
+  auto body = []() -> asio::awaitable<void> { co_return; };
+  spawn(strand, body(), asio::bind_cancellation_slot(sig->slot(), [&](std::exception_ptr) {
+    completed = true;
+    BOOST_TEST(!sig->slot().has_handler(), "the completed operation left a handler in the caller's slot");
+    asio::post(io, [&] {  // off the strand: an emission would be posted to it
+      sig->emit(asio::cancellation_type::terminal);
+      sig.reset();
+    });
+  }));
+  io.run();
+  BOOST_TEST(completed);
+}
+
+BOOST_AUTO_TEST_CASE(a_completed_operation_leaves_nothing_in_the_callers_slot) {
+  emit_after_completion([](auto ex, auto a, auto h) { ml::detail::co_spawn_relayed(ex, std::move(a), std::move(h)); });
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,69 @@
+#pragma once
+// co_spawn with a cancellation relay (implementation detail of the public operations).
+//
+// Boost 1.81's co_spawn puts a handler into the completion handler's cancellation slot that, when
+// the emitter is not already on the coroutine's executor, posts the emission there with a raw
+// pointer to a signal living in that slot's memory. If the operation completes first and the
+// slot's owner then destroys or reuses it (a parallel_group does so once all its operations are
+// done: `||`, wait_for_one, a guard's lost lease), the posted emission uses freed memory. Here
+// the slot holds a relay shared by the slot's handler, the posted emission and the completion,
+// so it outlives all three; once the operation completed it emits nothing and the caller's slot
+// is cleared.
+#include <boost/asio/append.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+namespace mongolock::detail {
+
+struct cancel_relay {
+  boost::asio::cancellation_signal signal;
+  std::atomic<bool> done{false};  // the completion and a posted emission may run on different threads
+};
+
+template <class T>
+struct spawn_signature_of {
+  using type = void(std::exception_ptr, T);
+};
+template <>
+struct spawn_signature_of<void> {
+  using type = void(std::exception_ptr);
+};
+
+// As boost::asio::co_spawn(ex, std::move(a), token), with the relay when the token's handler has
+// a connected cancellation slot. The handler runs on its associated executor, as with co_spawn.
+template <class Executor, class T, class Token>
+auto co_spawn_relayed(const Executor& ex, boost::asio::awaitable<T> a, Token&& token) {
+  namespace asio = boost::asio;
+  return asio::async_initiate<Token, typename spawn_signature_of<T>::type>(
+      [](auto handler, Executor ex, asio::awaitable<T> a) {
+        auto slot = asio::get_associated_cancellation_slot(handler);
+        if (!slot.is_connected()) return asio::co_spawn(ex, std::move(a), std::move(handler));
+        auto relay = std::make_shared<cancel_relay>();
+        slot.assign([relay, ex](asio::cancellation_type type) {
+          asio::dispatch(ex, [relay, type] {
+            if (!relay->done.load(std::memory_order_acquire)) relay->signal.emit(type);
+          });
+        });
+        asio::co_spawn(ex, std::move(a),
+                       asio::bind_cancellation_slot(relay->signal.slot(),
+                                                    [h = std::move(handler), relay, slot](auto&&... results) mutable {
+                                                      relay->done.store(true, std::memory_order_release);
+                                                      slot.clear();
+                                                      asio::dispatch(asio::append(
+                                                          std::move(h), std::forward<decltype(results)>(results)...));
+                                                    }));
+      },
+      token, ex, std::move(a));
+}
+
+}  // namespace mongolock::detail
