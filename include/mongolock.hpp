@@ -8,4 +8,5 @@
 #include "mongolock/multi_lock.hpp"
 #include "mongolock/options.hpp"
 #include "mongolock/provider.hpp"
+#include "mongolock/semaphore.hpp"
 #include "mongolock/stats.hpp"

@@ -118,6 +118,7 @@ acquire_fsm new_fsm(provider_impl& p, const lock_options& o, std::string name, a
   acquire_params params;
   params.try_once = mode != acquire_mode::wait;
   params.confirm_silent = mode == acquire_mode::try_confirming;
+  params.in_turn = mode == acquire_mode::try_in_turn;
   params.owner = new_owner_id();
   // The engine's instants count suspended time (boot_clock.hpp); the call deadlines are steady.
   if (deadline) params.deadline = boot_clock::now() + (*deadline - steady::now());

@@ -24,6 +24,7 @@ class category_impl final : public boost::system::error_category {
       case errc::unsupported_server: return "MongoDB server version is not supported";
       case errc::ambiguous_result: return "the outcome of a write could not be determined";
       case errc::not_authorized: return "not authorized by the MongoDB server (authentication or privileges)";
+      case errc::declaration_mismatch: return "the name is already declared with another kind or number of permits";
     }
     return "unknown mongolock error";
   }

@@ -22,6 +22,7 @@ enum class errc {
   unsupported_server,  // the server is older than the minimum supported version
   ambiguous_result,    // a write's outcome could not be determined, even after re-checking
   not_authorized,      // authentication failed, or the user may not run a command the lock needs
+  declaration_mismatch,  // a semaphore or rw_lock name is already declared with another kind or count
 };
 
 // The reason behind an error code, in words (as Boost.MySQL's diagnostics): the server's or the

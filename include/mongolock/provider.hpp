@@ -16,6 +16,7 @@
 #include "mongolock/lock.hpp"
 #include "mongolock/multi_lock.hpp"
 #include "mongolock/options.hpp"
+#include "mongolock/semaphore.hpp"
 #include "mongolock/stats.hpp"
 
 namespace mongolock {
@@ -76,6 +77,11 @@ class provider {
   // Leader election on one lock name (election.hpp). The name is the election's lock: a lock of
   // the same name taken elsewhere also blocks campaigns.
   election create_election(std::string name) const { return election(create_lock(std::move(name))); }
+  // At most `permits` holders of `name` at a time, each with a permit of its own (semaphore.hpp).
+  // Checked when acquiring: errc::invalid_options outside 1..limits::max_permits.
+  semaphore create_semaphore(std::string name, int permits) const {
+    return semaphore(create_lock(std::string()), std::move(name), permits);
+  }
   const lock_options& options() const noexcept;
   stats snapshot() const noexcept;
 

@@ -2,7 +2,9 @@
 // The library's (and its tests') way to the private parts of the public classes: a lease made from
 // its state, a lock from a provider's state without a provider object, a client's state. Users
 // get these objects only from the operations that make them.
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,13 @@ struct access {
   static lock make_lock(std::shared_ptr<provider_impl> p, std::string name,
                         std::shared_ptr<const lock_options> timing = nullptr) {
     return lock(std::move(p), std::move(name), std::move(timing));
+  }
+  // The lock's acquire in any mode (semaphore.cpp uses acquire_mode::try_in_turn, which lock
+  // does not offer).
+  template <class Token>
+  static auto acquire(lock& l, acquire_mode m, std::optional<std::chrono::milliseconds> t, diagnostics* d,
+                      Token&& token) {
+    return l.initiate(m, t, d, std::forward<Token>(token));
   }
   static const std::shared_ptr<client_impl>& impl(const client& c) noexcept { return c.impl_; }
   static const std::shared_ptr<provider_impl>& impl(const lock& l) noexcept { return l.provider_; }

@@ -30,7 +30,7 @@ acquire_action acquire_fsm::start(time_point, std::optional<lock_doc> remembered
   // If this provider freed the lock last, swap against that state without a read: one round
   // trip. If it is stale the swap matches nothing and we read.
   // A waiting acquire's swap also requires that nobody joined the line since (issue 10, item 3).
-  if (remembered) return take_in_line(*remembered, {}, !p_.try_once);
+  if (remembered) return take_in_line(*remembered, {}, !p_.try_once || p_.in_turn);
   return read();
 }
 
@@ -82,7 +82,7 @@ acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
   const bool takeable = free || observer_.expired(received);
   // Tries look once and do not queue: the line is for waiting acquires.
   if (p_.try_once) {
-    if (takeable) return take_in_line(seen, {}, false);
+    if (takeable && !(p_.in_turn && !seen.line.empty())) return take_in_line(seen, {}, p_.in_turn);
     ++busy_;
     return wait_or_give_up(received, changed, seen);
   }

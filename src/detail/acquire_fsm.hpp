@@ -28,6 +28,7 @@ namespace mongolock::detail {
 struct acquire_params {
   bool try_once = false;  // one look: errc::busy instead of waiting for a live holder
   bool confirm_silent = false;  // try_once: watch a long-silent holder for expiry + margin
+  bool in_turn = false;         // try_once: busy while anyone is in the line, as for a waiting acquire
   std::string owner;
   std::optional<boot_clock::time_point> deadline;  // nullopt: wait until cancelled
   std::chrono::milliseconds expiry{0}, margin{0}, backoff_min{0}, backoff_max{0};

@@ -86,6 +86,15 @@ struct named_doc {
   lock_doc doc;
 };
 
+// What a semaphore or reader-writer lock name was declared as (issue 12): its kind and its number
+// of permits, recorded by its first user and never changed, so that two programs cannot use one
+// name with different numbers of permits (each would admit its own number of holders).
+struct declaration {
+  std::string kind;  // "semaphore" or "rw_lock"
+  std::int64_t permits = 0;
+  bool operator==(const declaration&) const = default;
+};
+
 struct server_info {
   std::string version;      // buildInfo.version, e.g. "8.0.4"
   int max_wire_version = 0;
@@ -154,6 +163,9 @@ class lock_store {
   // Sets the election value of the holder (owner, token); value false if it no longer holds it.
   virtual void proclaim(const std::string& name, const std::string& owner, std::int64_t token,
                         const std::string& value, reply<outcome<bool>>) = 0;
+  // Records `d` under `name` unless a declaration is there already; value: the one the store
+  // holds afterwards (read with majority read concern when writes are majority).
+  virtual void declare(const std::string& name, const declaration& d, reply<outcome<declaration>>) = 0;
   // Operator override: takes the lock from whoever holds it. value = the owner that was removed
   // (empty: nothing to do). `immediate`: free at once; otherwise hand it to broken_owner, which
   // nobody renews (a lock already broken so is left alone).

@@ -70,6 +70,10 @@ void mongo_store::proclaim(const std::string& name, const std::string& owner, st
   });
 }
 
+void mongo_store::declare(const std::string& name, const declaration& d, reply<outcome<declaration>> r) {
+  run(lane::acquisition, std::move(r), [cfg = cfg_, name, d](mongoc_client_t* c) { return detail::declare(c, *cfg, name, d); });
+}
+
 void mongo_store::force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) {
   run(lane::maintenance, std::move(r),
       [cfg = cfg_, name, immediate](mongoc_client_t* c) { return detail::force_release(c, *cfg, name, immediate); });

@@ -417,6 +417,45 @@ outcome<std::optional<std::int64_t>> next_epoch(mongoc_client_t* client, const s
   return out;
 }
 
+// A declaration lives in a document of its own whose _id is not a string, so it can be neither a
+// lock name nor listed as one: {_id: {mongolock: "declaration", name}, kind, permits}. No
+// idle_since: the TTL index never removes it. Two round trips, once per semaphore or rw_lock
+// object: an upsert that only inserts, then a read of whatever is there.
+outcome<declaration> declare(mongoc_client_t* client, const store_config& cfg, std::string_view name,
+                             const declaration& d) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, change, opts;
+  bson_t id, insert;
+  BSON_APPEND_DOCUMENT_BEGIN(filter.get(), "_id", &id);
+  BSON_APPEND_UTF8(&id, "mongolock", "declaration");
+  append_str(&id, "name", name);
+  bson_append_document_end(filter.get(), &id);
+  BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$setOnInsert", &insert);
+  append_str(&insert, "kind", d.kind);
+  BSON_APPEND_INT64(&insert, "permits", d.permits);
+  bson_append_document_end(change.get(), &insert);
+  append_write_concern(opts.get(), cfg);
+  BSON_APPEND_BOOL(opts.get(), "upsert", true);
+  bson_error_t err;
+  // E11000: a concurrent first declaration won the insert; the read below shows it.
+  if (!mongoc_collection_update_one(coll.get(), filter.get(), change.get(), opts.get(), nullptr, &err) &&
+      !is_duplicate_key(err))
+    return failed<declaration>(err, true);
+  bson_doc read_opts;
+  mongoc_read_prefs_t* prefs = nullptr;
+  build_read_opts(cfg.durability == write_concern::majority ? read_mode::majority : read_mode::primary,
+                  read_opts.get(), &prefs);
+  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll.get(), filter.get(), read_opts.get(), prefs);
+  mongoc_read_prefs_destroy(prefs);
+  const bson_t* doc = nullptr;
+  outcome<declaration> out;
+  if (mongoc_cursor_next(cur, &doc)) out.value = declaration{get_str(doc, "kind"), get_int(doc, "permits")};
+  else if (mongoc_cursor_error(cur, &err)) out = failed<declaration>(err, false);
+  else out.ec = make_error_code(errc::server_error), out.message = "the declaration of '" + std::string(name) + "' vanished";
+  mongoc_cursor_destroy(cur);
+  return out;
+}
+
 outcome<bool> take(mongoc_client_t* client, const store_config& cfg, const take_request& t) {
   collection_ref coll(client, cfg.database, cfg.collection);
   if (!t.observed.exists) {

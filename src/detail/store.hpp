@@ -73,6 +73,7 @@ outcome<bool> release(mongoc_client_t*, const store_config&, std::string_view na
 outcome<std::string> force_release(mongoc_client_t*, const store_config&, std::string_view name, bool immediate);
 outcome<bool> proclaim(mongoc_client_t*, const store_config&, std::string_view name, std::string_view owner,
                        std::int64_t token, std::string_view value);
+outcome<declaration> declare(mongoc_client_t*, const store_config&, std::string_view name, const declaration&);
 outcome<bool> join_line(mongoc_client_t*, const store_config&, std::string_view name, std::string_view owner,
                         std::int64_t ticket);
 outcome<bool> leave_line(mongoc_client_t*, const store_config&, std::string_view name, std::string_view owner);

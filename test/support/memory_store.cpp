@@ -277,6 +277,12 @@ void memory_store::proclaim(const std::string& name, const std::string& owner, s
   });
 }
 
+void memory_store::declare(const std::string& name, const mongolock::detail::declaration& d,
+                           reply<outcome<mongolock::detail::declaration>> r) {
+  write<mongolock::detail::declaration>(op::declare, {op::declare, name, d.kind, d.permits}, std::move(r),
+                                        [this, name, d] { return success(declarations_.try_emplace(name, d).first->second); });
+}
+
 void memory_store::force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) {
   write<std::string>(op::force_release, {op::force_release, name}, std::move(r), [this, name, immediate] {
     auto it = docs_.find(name);

@@ -19,7 +19,7 @@ namespace test {
 using mongolock::detail::lock_doc;
 using mongolock::detail::outcome;
 
-enum class op { prepare, read, list, next_epoch, take, renew, release, release_owners, force_release, join_line, leave_line, proclaim };
+enum class op { prepare, read, list, next_epoch, take, renew, release, release_owners, force_release, join_line, leave_line, proclaim, declare };
 
 struct fault {
   enum class kind {
@@ -77,6 +77,8 @@ class memory_store final : public mongolock::detail::lock_store {
                 reply<outcome<bool>> r) override;
   void join_line(const std::string& name, const std::string& owner, std::int64_t ticket,
                  reply<outcome<bool>> r) override;
+  void declare(const std::string& name, const mongolock::detail::declaration& d,
+               reply<outcome<mongolock::detail::declaration>> r) override;
   void leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) override;
   bool accepting() const noexcept override { return accepting_; }
 
@@ -92,6 +94,7 @@ class memory_store final : public mongolock::detail::lock_store {
   mutable std::mutex mu_;
   std::map<std::string, lock_doc> docs_;
   std::int64_t epoch_ = 0;
+  std::map<std::string, mongolock::detail::declaration> declarations_;
   std::map<op, std::deque<fault>> faults_;
   std::vector<call_record> calls_;
   bool accepting_ = true;

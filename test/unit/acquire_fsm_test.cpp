@@ -199,6 +199,30 @@ BOOST_AUTO_TEST_CASE(try_once_answers_busy_for_a_live_holder) {
   BOOST_TEST((f.on_read(success(d), t0).ec == ml::errc::busy));
 }
 
+// A semaphore's first look at a permit (issue 12): a free permit with waiters in its line is
+// theirs, so the try is busy; with an empty line it takes, requiring the line to stay empty.
+BOOST_AUTO_TEST_CASE(a_try_in_turn_does_not_overtake_the_line) {
+  auto p = params(true);
+  p.in_turn = true;
+  acquire_fsm f("x", p);
+  f.start(t0);
+  auto queued = held_by("", 7);
+  queued.line = {line_entry{"someone", 3}};
+  queued.waiting = 1;
+  BOOST_TEST((f.on_read(success(queued), t0).ec == ml::errc::busy));
+
+  acquire_fsm g("x", p);
+  g.start(t0);
+  auto a = g.on_read(success(held_by("", 7)), t0);
+  BOOST_REQUIRE((a.what == kind::take));
+  BOOST_TEST(g.request().nobody_waiting);
+  // The same try without in_turn takes the queued permit (a plain try jumps the line).
+  acquire_fsm h("x", params(true));
+  h.start(t0);
+  BOOST_TEST((h.on_read(success(queued), t0).what == kind::take));
+  BOOST_TEST(!h.request().nobody_waiting);
+}
+
 // Issue 9, item 2: a try answers at once unless the caller opted in to confirming a silent holder.
 lock_doc silent_since(std::int64_t renewed_at_ms) {
   auto d = held_by("other", 1, 4);

@@ -82,7 +82,7 @@ int exit_code_for(boost::system::error_code ec, int conflict_exit_code) {
   if (ec == errc::busy || ec == errc::timeout) return conflict_exit_code;
   if (ec == errc::server_unavailable || ec == errc::unsupported_server) return exit_unavailable;
   if (ec == errc::not_authorized) return exit_not_authorized;
-  if (ec == errc::invalid_name) return exit_usage;
+  if (ec == errc::invalid_name || ec == errc::declaration_mismatch) return exit_usage;
   return exit_software;
 }
 

@@ -16,7 +16,8 @@ inline constexpr int exit_not_acquired = 75; // EX_TEMPFAIL: not acquired within
 inline constexpr int exit_not_authorized = 77;  // EX_NOPERM: authentication or privileges
 
 // The exit status for a library failure: the lock busy or --wait out -> `conflict_exit_code`;
-// server unreachable or unsupported 69; not authorized 77; a bad lock name 64; anything else 70.
+// server unreachable or unsupported 69; not authorized 77; a bad lock name or a permit count that
+// does not match the name's declaration 64; anything else 70.
 int exit_code_for(boost::system::error_code ec, int conflict_exit_code = exit_not_acquired);
 
 // "250ms", "10s", "2m", "1h", "0", compound "1m30s", fractional "1.5s". nullopt for anything else

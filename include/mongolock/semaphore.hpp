@@ -1,0 +1,108 @@
+#pragma once
+// A counting semaphore (provider::create_semaphore): at most N holders of one name at a time.
+// Each permit is a lock of its own, named "NAME#1" .. "NAME#N", with its own lease and fencing
+// token, so what a lock guarantees holds for every permit: renewal on a strand, guarded work
+// cancelled when the lease is lost (before anyone else can take that permit), a crashed holder's
+// permit taken over after its observed expiry, tokens that only increase on that permit.
+//
+// N is declared under NAME by the first user and never changes: a program that asks for another
+// N (or for a rw_lock of that name) fails with errc::declaration_mismatch instead of admitting
+// its own number of holders.
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "mongolock/error.hpp"
+#include "mongolock/initiation.hpp"
+#include "mongolock/lease.hpp"
+#include "mongolock/lock.hpp"
+
+namespace mongolock {
+
+namespace limits {
+inline constexpr int max_permits = 64;
+}  // namespace limits
+
+namespace detail {
+struct semaphore_state;
+}  // namespace detail
+
+// Made by provider::create_semaphore. Cheap to copy (copies share the declaration check); no
+// server state until acquired. Thread safety: as lock. Handlers default to the provider's executor.
+class semaphore {
+ public:
+  const std::string& name() const noexcept;
+  int permits() const noexcept;
+
+  // Waits for a permit. First one look at each permit, starting at a random one, taking the first
+  // that is free and has nobody waiting for it; then a wait on every permit at once (each as
+  // lock::async_acquire: backoff, the permit's line, observed expiry), keeping the first granted
+  // and releasing any other granted meanwhile. Completion: void(error_code, lease); the lease's
+  // name() is the permit's ("NAME#k"). Errors: lock::async_acquire's (timeout after the acquire
+  // timeout), errc::invalid_name (a name whose permit names are not valid lock names),
+  // errc::invalid_options (permits outside 1..limits::max_permits), errc::declaration_mismatch.
+  // Cancellation: terminal, partial and total, as lock::async_acquire.
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_acquire(Token&& token = {}) {
+    return initiate(detail::acquire_mode::wait, std::nullopt, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_acquire(diagnostics& d, Token&& token = {}) {
+    return initiate(detail::acquire_mode::wait, std::nullopt, &d, std::forward<Token>(token));
+  }
+  // With this timeout for the whole call; 0 = the first look only (errc::busy if no permit is free).
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_acquire_for(std::chrono::milliseconds timeout, Token&& token = {}) {
+    return initiate(mode_for(timeout), timeout, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_acquire_for(std::chrono::milliseconds timeout, diagnostics& d, Token&& token = {}) {
+    return initiate(mode_for(timeout), timeout, &d, std::forward<Token>(token));
+  }
+  // The first look only: errc::busy if every permit is held or waited for.
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_try_acquire(Token&& token = {}) {
+    return initiate(detail::acquire_mode::try_in_turn, std::nullopt, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_try_acquire(diagnostics& d, Token&& token = {}) {
+    return initiate(detail::acquire_mode::try_in_turn, std::nullopt, &d, std::forward<Token>(token));
+  }
+
+ private:
+  friend class provider;
+  friend class rw_lock;
+  using shared = std::shared_ptr<detail::semaphore_state>;
+  using handler = boost::asio::any_completion_handler<void(boost::system::error_code, lease)>;
+  // `kind`: what the declaration records ("semaphore", or "rw_lock" for a rw_lock's read permits).
+  semaphore(const lock& prototype, std::string name, int permits, const char* kind = "semaphore");
+
+  static detail::acquire_mode mode_for(std::chrono::milliseconds t) {
+    return t.count() == 0 ? detail::acquire_mode::try_in_turn : detail::acquire_mode::wait;
+  }
+  static boost::asio::any_io_executor executor_of(const shared&) noexcept;
+  static void start(shared, detail::acquire_mode, std::optional<std::chrono::milliseconds>, diagnostics*, handler);
+
+  template <class Token>
+  auto initiate(detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                Token&& token) const {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, lease)>(
+        detail::initiation(executor_of(state_),
+                           [](auto h, shared s, detail::acquire_mode mode,
+                              std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
+                             start(std::move(s), mode, t, diag, std::move(h));
+                           }),
+        token, state_, m, timeout, d);
+  }
+
+  shared state_;
+};
+
+}  // namespace mongolock

@@ -1,0 +1,43 @@
+#pragma once
+// What a semaphore and a rw_lock share: the permits of one name ("NAME#1" .. "NAME#N", each a
+// lock), the declaration of their number, and the acquire of one permit (semaphore.cpp).
+#include <boost/asio/awaitable.hpp>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "mongolock/lock.hpp"
+
+namespace mongolock::detail {
+
+struct semaphore_state {
+  std::shared_ptr<provider_impl> p;
+  std::string name, kind;
+  int permits = 0;
+  std::vector<lock> slots;  // the permits' locks; empty when `permits` is out of range
+  // Set once the store confirmed the declaration: later acquires of this object skip it.
+  std::atomic<bool> declared{false};
+};
+
+// The name of permit k (1-based) of `name`.
+std::string permit_name(const std::string& name, int k);
+
+// {} if `s` is usable: its name, its permit names and its number of permits; else why not.
+boost::system::error_code check_permits(const semaphore_state& s, std::string* why);
+
+// Records (or finds) the declaration of `s` in the store: {} when it matches, else
+// errc::declaration_mismatch or the store's error, with why.
+boost::asio::awaitable<boost::system::error_code> ensure_declared(std::shared_ptr<semaphore_state> s,
+                                                                  std::string& why);
+
+// One permit of `s` (semaphore::async_acquire's body), on a strand. `mode`: wait, or
+// try_in_turn / try_once for the first look alone (try_once also takes a permit others wait for).
+boost::asio::awaitable<std::tuple<boost::system::error_code, lease>> acquire_permit(
+    std::shared_ptr<semaphore_state> s, acquire_mode mode, std::optional<std::chrono::milliseconds> timeout,
+    diagnostics* d);
+
+}  // namespace mongolock::detail

@@ -1,0 +1,200 @@
+// semaphore: N permits of one name, each a lock. An acquire looks once at each permit (from a
+// random one, so that acquirers spread over the permits), then waits on all of them at once and
+// keeps the first granted.
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "detail/access.hpp"
+#include "detail/permits.hpp"
+#include "detail/provider_impl.hpp"
+#include "detail/spawn.hpp"
+#include "detail/timeout_check.hpp"
+#include "mongolock/semaphore.hpp"
+
+namespace mongolock {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using steady = std::chrono::steady_clock;
+
+namespace detail {
+
+namespace {
+
+using permit_result = std::tuple<error_code, lease>;
+
+bool cancelled(const asio::cancellation_state& s) { return s.cancelled() != asio::cancellation_type::none; }
+
+// What is left until `deadline`, rounded up; 0 or less when it has passed.
+std::chrono::milliseconds left_until(steady::time_point deadline) {
+  return std::chrono::ceil<std::chrono::milliseconds>(deadline - steady::now());
+}
+
+}  // namespace
+
+std::string permit_name(const std::string& name, int k) { return name + "#" + std::to_string(k); }
+
+error_code check_permits(const semaphore_state& s, std::string* why) {
+  if (auto ec = validate_lock_name(s.name, why)) return ec;
+  if (s.permits < 1 || s.permits > limits::max_permits) {
+    if (why)
+      *why = "a " + s.kind + " has 1.." + std::to_string(limits::max_permits) + " permits, not " +
+             std::to_string(s.permits);
+    return make_error_code(errc::invalid_options);
+  }
+  // The name is valid, so only the length of the longest permit name can fail.
+  std::string reason;
+  if (auto ec = validate_lock_name(permit_name(s.name, s.permits), &reason)) {
+    if (why) *why = "the permit names of '" + s.name + "' are not valid lock names: " + reason;
+    return ec;
+  }
+  return {};
+}
+
+asio::awaitable<error_code> ensure_declared(std::shared_ptr<semaphore_state> s, std::string& why) {
+  if (s->declared.load(std::memory_order_acquire)) co_return error_code{};
+  auto p = s->p;
+  const declaration mine{s->kind, s->permits};
+  store_call<outcome<declaration>> call = [p, name = s->name, mine](auto reply) {
+    p->store->declare(name, mine, std::move(reply));
+  };
+  auto op = p->call<outcome<declaration>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
+  auto r = co_await std::move(op);
+  if (r.ec) {
+    why = "declaring '" + s->name + "': " + r.message;
+    co_return r.ec;
+  }
+  if (r.value != mine) {
+    why = "'" + s->name + "' is declared as a " + r.value.kind + " of " + std::to_string(r.value.permits) +
+          " permits, not a " + s->kind + " of " + std::to_string(s->permits);
+    co_return make_error_code(errc::declaration_mismatch);
+  }
+  s->declared.store(true, std::memory_order_release);
+  co_return error_code{};
+}
+
+asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s, acquire_mode mode,
+                                              std::optional<std::chrono::milliseconds> timeout, diagnostics* d) {
+  co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+  co_await asio::this_coro::throw_if_cancelled(false);
+  std::optional<steady::time_point> deadline;
+  if (timeout && timeout->count() > 0) deadline = steady::now() + *timeout;
+  std::string why;
+  auto fail = [&](error_code ec) {
+    if (d) d->reason = why;
+    return permit_result{ec, lease{}};
+  };
+  auto declared = ensure_declared(s, why);
+  if (auto ec = co_await std::move(declared)) co_return fail(ec);
+
+  // The first look: one try of each permit. A try in turn leaves a permit whose line is not
+  // empty to its waiters (a newcomer never overtakes them).
+  const int n = s->permits;
+  const int first = static_cast<int>(s->p->next_seed() % static_cast<std::uint64_t>(n));
+  const auto look = mode == acquire_mode::try_once ? acquire_mode::try_once : acquire_mode::try_in_turn;
+  diagnostics inner;
+  for (int i = 0; i < n; ++i) {
+    if (cancelled(co_await asio::this_coro::cancellation_state)) {
+      why = "cancelled";
+      co_return fail(asio::error::operation_aborted);
+    }
+    std::optional<std::chrono::milliseconds> within;
+    if (deadline) {
+      within = left_until(*deadline);
+      if (within->count() <= 0) {
+        why = "the acquire timeout passed while looking at the permits of '" + s->name + "'";
+        co_return fail(make_error_code(errc::timeout));
+      }
+    }
+    auto& slot = s->slots[static_cast<std::size_t>((first + i) % n)];
+    auto op = access::acquire(slot, look, within, &inner, asio::as_tuple(asio::use_awaitable));
+    auto [ec, got] = co_await std::move(op);
+    if (!ec) {
+      if (d) d->reason.clear();
+      co_return permit_result{ec, std::move(got)};
+    }
+    if (ec != errc::busy) {
+      why = "permit '" + slot.name() + "'" + (inner.reason.empty() ? "" : ": " + inner.reason);
+      co_return fail(ec);
+    }
+  }
+  if (mode != acquire_mode::wait) {
+    why = "all " + std::to_string(n) + " permits of '" + s->name + "' are held or waited for";
+    co_return fail(make_error_code(errc::busy));
+  }
+
+  // The wait: on every permit at once, each with the lock's whole waiting machinery. The first to
+  // complete cancels the others; a permit granted to one of them in the same moment is released
+  // (by its lease's destructor, in the background).
+  std::optional<std::chrono::milliseconds> left;
+  if (deadline) {
+    left = left_until(*deadline);
+    if (left->count() <= 0) {
+      why = "the acquire timeout passed while looking at the permits of '" + s->name + "'";
+      co_return fail(make_error_code(errc::timeout));
+    }
+  }
+  std::vector<diagnostics> diags(static_cast<std::size_t>(n));
+  using wait_op = decltype(access::acquire(s->slots[0], acquire_mode::wait, left, nullptr, asio::deferred));
+  std::vector<wait_op> ops;
+  ops.reserve(diags.size());
+  for (std::size_t i = 0; i < diags.size(); ++i)
+    ops.push_back(access::acquire(s->slots[i], acquire_mode::wait, left, &diags[i], asio::deferred));
+  auto group = asio::experimental::make_parallel_group(std::move(ops));
+  auto first_done = std::move(group).async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
+  auto [order, codes, leases] = co_await std::move(first_done);
+  for (auto i : order) {
+    if (!codes[i] && leases[i]) {
+      if (d) d->reason.clear();
+      co_return permit_result{error_code{}, std::move(leases[i])};
+    }
+  }
+  const auto i = order.front();
+  why = codes[i] == errc::timeout ? "no permit of '" + s->name + "' came free within the acquire timeout"
+                                  : "permit '" + s->slots[i].name() + "'" +
+                                        (diags[i].reason.empty() ? "" : ": " + diags[i].reason);
+  co_return fail(codes[i]);
+}
+
+}  // namespace detail
+
+semaphore::semaphore(const lock& prototype, std::string name, int permits, const char* kind)
+    : state_(std::make_shared<detail::semaphore_state>()) {
+  state_->p = detail::access::impl(prototype);
+  state_->name = std::move(name);
+  state_->kind = kind;
+  state_->permits = permits;
+  if (!detail::check_permits(*state_, nullptr))
+    for (int k = 1; k <= permits; ++k)
+      state_->slots.push_back(detail::access::make_lock(state_->p, detail::permit_name(state_->name, k)));
+}
+
+const std::string& semaphore::name() const noexcept { return state_->name; }
+int semaphore::permits() const noexcept { return state_->permits; }
+
+asio::any_io_executor semaphore::executor_of(const shared& s) noexcept { return s->p->ex; }
+
+void semaphore::start(shared s, detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout,
+                      diagnostics* d, handler h) {
+  auto strand = asio::make_strand(s->p->ex);
+  std::string why;
+  auto ec = detail::check_permits(*s, &why);
+  if (!ec) ec = detail::check_acquire_timeout(timeout, &why);
+  if (!ec && s->p->closing()) {
+    ec = asio::error::operation_aborted;
+    why = "the provider is shutting down";
+  }
+  if (ec) {
+    if (d) d->reason = why;
+    auto fail = [](error_code e) -> asio::awaitable<std::tuple<error_code, lease>> { co_return std::tuple{e, lease{}}; };
+    return detail::spawn_op(strand, fail(ec), std::move(h));
+  }
+  // One timeout for the whole call: the provider's unless given (its 0 means never).
+  if (!timeout && s->p->opts.acquire_timeout.count() > 0) timeout = s->p->opts.acquire_timeout;
+  detail::spawn_op(strand, detail::acquire_permit(std::move(s), mode, timeout, d), std::move(h));
+}
+
+}  // namespace mongolock
