@@ -8,5 +8,6 @@
 #include "mongolock/multi_lock.hpp"
 #include "mongolock/options.hpp"
 #include "mongolock/provider.hpp"
+#include "mongolock/rw_lock.hpp"
 #include "mongolock/semaphore.hpp"
 #include "mongolock/stats.hpp"

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "detail/access.hpp"
+#include "detail/permits.hpp"
 #include "detail/provider_impl.hpp"
 #include "detail/spawn.hpp"
 #include "detail/timeout_check.hpp"
@@ -46,14 +47,6 @@ error_code check_names(std::vector<std::string>& names, std::string& why) {
     return make_error_code(errc::invalid_options);
   }
   return {};
-}
-
-asio::awaitable<void> release_all(std::vector<lease>& held) {
-  for (auto& l : held) {
-    auto op = l.async_release(asio::as_tuple(asio::use_awaitable));
-    co_await std::move(op);  // a failed release: that lock expires (or is retried) on its own
-  }
-  held.clear();
 }
 
 bool cancelled(const asio::cancellation_state& s) { return s.cancelled() != asio::cancellation_type::none; }
@@ -101,7 +94,8 @@ asio::awaitable<result> acquire_all(std::vector<lock> locks, std::optional<std::
       if (d) d->reason.clear();
       co_return result{error_code{}, detail::access::make_multi_lease(std::move(held))};
     }
-    co_await release_all(held);
+    auto give_back = detail::release_each(held);
+    co_await std::move(give_back);
     if (ec) {
       if (d) d->reason = why;
       co_return result{ec, multi_lease{}};
@@ -153,6 +147,12 @@ std::int64_t multi_lease::fencing_token(std::string_view name) const noexcept {
   for (const auto& l : leases())
     if (l.name() == name) return l.fencing_token();
   return 0;
+}
+
+std::int64_t multi_lease::highest_fencing_token() const noexcept {
+  std::int64_t most = 0;
+  for (const auto& l : leases()) most = std::max(most, l.fencing_token());
+  return most;
 }
 
 void multi_lease::start_release(shared s, handler_ec h) {

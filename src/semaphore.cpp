@@ -28,12 +28,20 @@ using permit_result = std::tuple<error_code, lease>;
 
 bool cancelled(const asio::cancellation_state& s) { return s.cancelled() != asio::cancellation_type::none; }
 
-// What is left until `deadline`, rounded up; 0 or less when it has passed.
-std::chrono::milliseconds left_until(steady::time_point deadline) {
-  return std::chrono::ceil<std::chrono::milliseconds>(deadline - steady::now());
+}  // namespace
+
+std::optional<std::chrono::milliseconds> left_until(std::optional<steady::time_point> deadline) {
+  if (!deadline) return std::nullopt;
+  return std::chrono::ceil<std::chrono::milliseconds>(*deadline - steady::now());
 }
 
-}  // namespace
+asio::awaitable<void> release_each(std::vector<lease>& held) {
+  for (auto& l : held) {
+    auto op = l.async_release(asio::as_tuple(asio::use_awaitable));
+    co_await std::move(op);
+  }
+  held.clear();
+}
 
 std::string permit_name(const std::string& name, int k) { return name + "#" + std::to_string(k); }
 
@@ -76,7 +84,7 @@ asio::awaitable<error_code> ensure_declared(std::shared_ptr<semaphore_state> s, 
   co_return error_code{};
 }
 
-asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s, acquire_mode mode,
+asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s, bool wait, bool overtake,
                                               std::optional<std::chrono::milliseconds> timeout, diagnostics* d) {
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
@@ -94,20 +102,17 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
   // empty to its waiters (a newcomer never overtakes them).
   const int n = s->permits;
   const int first = static_cast<int>(s->p->next_seed() % static_cast<std::uint64_t>(n));
-  const auto look = mode == acquire_mode::try_once ? acquire_mode::try_once : acquire_mode::try_in_turn;
+  const auto look = overtake ? acquire_mode::try_once : acquire_mode::try_in_turn;
   diagnostics inner;
   for (int i = 0; i < n; ++i) {
     if (cancelled(co_await asio::this_coro::cancellation_state)) {
       why = "cancelled";
       co_return fail(asio::error::operation_aborted);
     }
-    std::optional<std::chrono::milliseconds> within;
-    if (deadline) {
-      within = left_until(*deadline);
-      if (within->count() <= 0) {
-        why = "the acquire timeout passed while looking at the permits of '" + s->name + "'";
-        co_return fail(make_error_code(errc::timeout));
-      }
+    const auto within = left_until(deadline);
+    if (within && within->count() <= 0) {
+      why = "the acquire timeout passed while looking at the permits of '" + s->name + "'";
+      co_return fail(make_error_code(errc::timeout));
     }
     auto& slot = s->slots[static_cast<std::size_t>((first + i) % n)];
     auto op = access::acquire(slot, look, within, &inner, asio::as_tuple(asio::use_awaitable));
@@ -121,7 +126,7 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
       co_return fail(ec);
     }
   }
-  if (mode != acquire_mode::wait) {
+  if (!wait) {
     why = "all " + std::to_string(n) + " permits of '" + s->name + "' are held or waited for";
     co_return fail(make_error_code(errc::busy));
   }
@@ -129,13 +134,10 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
   // The wait: on every permit at once, each with the lock's whole waiting machinery. The first to
   // complete cancels the others; a permit granted to one of them in the same moment is released
   // (by its lease's destructor, in the background).
-  std::optional<std::chrono::milliseconds> left;
-  if (deadline) {
-    left = left_until(*deadline);
-    if (left->count() <= 0) {
-      why = "the acquire timeout passed while looking at the permits of '" + s->name + "'";
-      co_return fail(make_error_code(errc::timeout));
-    }
+  const auto left = left_until(deadline);
+  if (left && left->count() <= 0) {
+    why = "the acquire timeout passed while looking at the permits of '" + s->name + "'";
+    co_return fail(make_error_code(errc::timeout));
   }
   std::vector<diagnostics> diags(static_cast<std::size_t>(n));
   using wait_op = decltype(access::acquire(s->slots[0], acquire_mode::wait, left, nullptr, asio::deferred));
@@ -194,7 +196,8 @@ void semaphore::start(shared s, detail::acquire_mode mode, std::optional<std::ch
   }
   // One timeout for the whole call: the provider's unless given (its 0 means never).
   if (!timeout && s->p->opts.acquire_timeout.count() > 0) timeout = s->p->opts.acquire_timeout;
-  detail::spawn_op(strand, detail::acquire_permit(std::move(s), mode, timeout, d), std::move(h));
+  detail::spawn_op(strand, detail::acquire_permit(std::move(s), mode == detail::acquire_mode::wait, false, timeout, d),
+                   std::move(h));
 }
 
 }  // namespace mongolock

@@ -53,6 +53,10 @@ class multi_lease {
   const std::vector<lease>& leases() const noexcept;
   // The fencing token of `name`'s lease; 0 if `name` is not one of them.
   std::int64_t fencing_token(std::string_view name) const noexcept;
+  // The highest of the leases' tokens (0 when empty). For a rw_lock's writer, which holds every
+  // permit of its name, it is above every token of the readers it excluded and of earlier
+  // writers: the token to fence a writer's writes with.
+  std::int64_t highest_fencing_token() const noexcept;
 
   // Releases every lease at once. Completion: void(error_code): {} if every release succeeded,
   // else the first error in name order (lease::async_release's codes); errc::not_held for an

@@ -16,6 +16,7 @@
 #include "mongolock/lock.hpp"
 #include "mongolock/multi_lock.hpp"
 #include "mongolock/options.hpp"
+#include "mongolock/rw_lock.hpp"
 #include "mongolock/semaphore.hpp"
 #include "mongolock/stats.hpp"
 
@@ -81,6 +82,10 @@ class provider {
   // Checked when acquiring: errc::invalid_options outside 1..limits::max_permits.
   semaphore create_semaphore(std::string name, int permits) const {
     return semaphore(create_lock(std::string()), std::move(name), permits);
+  }
+  // Many readers or one writer (rw_lock.hpp). Options are checked when acquiring.
+  rw_lock create_rw_lock(std::string name, rw_options o = {}) const {
+    return rw_lock(create_lock(std::string()), std::move(name), o);
   }
   const lock_options& options() const noexcept;
   stats snapshot() const noexcept;

@@ -34,10 +34,18 @@ boost::system::error_code check_permits(const semaphore_state& s, std::string* w
 boost::asio::awaitable<boost::system::error_code> ensure_declared(std::shared_ptr<semaphore_state> s,
                                                                   std::string& why);
 
-// One permit of `s` (semaphore::async_acquire's body), on a strand. `mode`: wait, or
-// try_in_turn / try_once for the first look alone (try_once also takes a permit others wait for).
+// One permit of `s` (semaphore::async_acquire's body), on a strand: one look at each permit, then
+// (if `wait`) a wait on all of them. `overtake`: the look takes a free permit even if others are
+// in its line (a rw_lock's readers without writer preference); else it leaves it to them.
 boost::asio::awaitable<std::tuple<boost::system::error_code, lease>> acquire_permit(
-    std::shared_ptr<semaphore_state> s, acquire_mode mode, std::optional<std::chrono::milliseconds> timeout,
+    std::shared_ptr<semaphore_state> s, bool wait, bool overtake, std::optional<std::chrono::milliseconds> timeout,
     diagnostics* d);
+
+// Releases each lease in turn and waits for each (a failed release: that lock expires or is retried
+// on its own); `held` is empty afterwards. For whatever a failed acquisition of several took.
+boost::asio::awaitable<void> release_each(std::vector<lease>& held);
+
+// `deadline` as the timeout of one more acquire: nullopt without a deadline; 0 or less once passed.
+std::optional<std::chrono::milliseconds> left_until(std::optional<std::chrono::steady_clock::time_point> deadline);
 
 }  // namespace mongolock::detail

@@ -1,0 +1,136 @@
+#pragma once
+// A reader-writer lock (provider::create_rw_lock): many readers or one writer per name.
+//
+// Built from locks: NAME's readers share max_readers permits ("NAME#1" .. "NAME#R", as a
+// semaphore of R permits: a reader holds one); a writer first takes "NAME#w" (one writer at a
+// time), then every permit. So a writer excludes every reader, readers exclude no one but a
+// writer, and every part keeps what a lock guarantees: renewal, guarded work cancelled when a
+// lease is lost, takeover of a crashed holder's parts by observed expiry. R is declared under
+// NAME: a program asking for another R (or for a semaphore of that name) gets
+// errc::declaration_mismatch.
+//
+// Fencing: a writer's token is multi_lease::highest_fencing_token(). It is above the token of
+// every reader it excluded (each permit's token rises with each holder) and of every earlier
+// writer (which held the same permits). A reader's token orders it only on its own permit.
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "mongolock/error.hpp"
+#include "mongolock/initiation.hpp"
+#include "mongolock/lease.hpp"
+#include "mongolock/lock.hpp"
+#include "mongolock/multi_lock.hpp"
+#include "mongolock/semaphore.hpp"
+
+namespace mongolock {
+
+struct rw_options {
+  // How many readers may hold the lock at once (1..limits::max_permits); a writer takes as many
+  // permits, so this is also what one write acquisition costs in server calls.
+  int max_readers = 16;
+  // A reader's first look never takes a permit that others (a writer among them) are in line
+  // for, so a stream of readers cannot keep a waiting writer out. Off: a reader takes any free
+  // permit at once, and readers can starve writers.
+  bool prefer_writers = true;
+};
+
+namespace detail {
+struct rw_state;
+}  // namespace detail
+
+// Made by provider::create_rw_lock. Cheap to copy; no server state until acquired. Thread
+// safety: as lock. Handlers default to the provider's executor.
+class rw_lock {
+ public:
+  const std::string& name() const noexcept;
+  const rw_options& options() const noexcept;
+
+  // A read permit, as semaphore::async_acquire (one look at each permit, then a wait on all).
+  // Completion: void(error_code, lease). Errors: semaphore::async_acquire's (errc::invalid_options
+  // for max_readers outside 1..limits::max_permits). Cancellation: terminal, partial and total.
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_acquire_read(Token&& token = {}) {
+    return initiate_read(std::nullopt, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_acquire_read(diagnostics& d, Token&& token = {}) {
+    return initiate_read(std::nullopt, &d, std::forward<Token>(token));
+  }
+  // With this timeout for the call; 0 = one look (errc::busy).
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_acquire_read_for(std::chrono::milliseconds timeout, Token&& token = {}) {
+    return initiate_read(timeout, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_acquire_read_for(std::chrono::milliseconds timeout, diagnostics& d, Token&& token = {}) {
+    return initiate_read(timeout, &d, std::forward<Token>(token));
+  }
+
+  // The write lock: "NAME#w", then every permit at once (each waited for as lock::async_acquire
+  // does), within one timeout for the whole (the provider's acquire timeout unless given).
+  // Completion: void(error_code, multi_lease) with the leases of "NAME#w" and of every permit;
+  // fence with highest_fencing_token(). On any failure everything taken is released before
+  // completion; a part lost while the others are awaited makes it release all and start over.
+  // Errors: lock::async_acquire's, invalid_options, invalid_name, declaration_mismatch.
+  // Cancellation: terminal, partial and total.
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_acquire_write(Token&& token = {}) {
+    return initiate_write(std::nullopt, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_acquire_write(diagnostics& d, Token&& token = {}) {
+    return initiate_write(std::nullopt, &d, std::forward<Token>(token));
+  }
+  // With this timeout for the whole; 0 = one look at each part (errc::busy if any is held).
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_acquire_write_for(std::chrono::milliseconds timeout, Token&& token = {}) {
+    return initiate_write(timeout, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_acquire_write_for(std::chrono::milliseconds timeout, diagnostics& d, Token&& token = {}) {
+    return initiate_write(timeout, &d, std::forward<Token>(token));
+  }
+
+ private:
+  friend class provider;
+  using shared = std::shared_ptr<detail::rw_state>;
+  using read_handler = boost::asio::any_completion_handler<void(boost::system::error_code, lease)>;
+  using write_handler = boost::asio::any_completion_handler<void(boost::system::error_code, multi_lease)>;
+  rw_lock(const lock& prototype, std::string name, rw_options o);
+
+  static boost::asio::any_io_executor executor_of(const shared&) noexcept;
+  static void start_read(shared, std::optional<std::chrono::milliseconds>, diagnostics*, read_handler);
+  static void start_write(shared, std::optional<std::chrono::milliseconds>, diagnostics*, write_handler);
+
+  template <class Token>
+  auto initiate_read(std::optional<std::chrono::milliseconds> timeout, diagnostics* d, Token&& token) const {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, lease)>(
+        detail::initiation(executor_of(state_),
+                           [](auto h, shared s, std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
+                             start_read(std::move(s), t, diag, std::move(h));
+                           }),
+        token, state_, timeout, d);
+  }
+  template <class Token>
+  auto initiate_write(std::optional<std::chrono::milliseconds> timeout, diagnostics* d, Token&& token) const {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, multi_lease)>(
+        detail::initiation(executor_of(state_),
+                           [](auto h, shared s, std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
+                             start_write(std::move(s), t, diag, std::move(h));
+                           }),
+        token, state_, timeout, d);
+  }
+
+  shared state_;
+};
+
+}  // namespace mongolock
