@@ -8,6 +8,12 @@
 //                    [--margin-ms M] [--backoff-max-ms B] [--dir DIR] [--forever] [--quiet]
 //   --names A,B,...  instead of --name: all of them at once (a multi-lock); each name then has
 //                    its own marker, journal and resource (in-critical-section-A, journal-A, ...).
+//   --permits N      a permit of the semaphore NAME of N permits; each permit has its own marker,
+//                    journal and resource (in-critical-section-NAME#k, ...), and a holder-PID file
+//                    counts the holders: more than N at once prints OVERLAP.
+//   --read | --write the rw_lock NAME (--readers R, default 4): a reader makes reader-PID, a
+//                    writer writer; a reader beside a writer prints OVERLAP. Writers write the
+//                    resource and journal with multi_lease::highest_fencing_token().
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -15,6 +21,7 @@
 #include <boost/asio.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <type_traits>
@@ -31,6 +38,9 @@ namespace {
 struct args {
   std::string uri = "mongodb://127.0.0.1:27017", name = "demo", dir = ".", db = "mongolock_demo", coll = "locks";
   std::vector<std::string> names;  // --names: a multi-lock
+  int permits = 0;                 // --permits: a semaphore
+  std::string rw;                  // --read / --write: a rw_lock
+  int readers = 4;
   int count = 3, hold_ms = 100, expiry_ms = 5000, margin_ms = 0, backoff_max_ms = 0;  // 0: the defaults
   bool forever = false, quiet = false;
 };
@@ -55,10 +65,34 @@ struct held_name {
   std::int64_t token;
 };
 
+// Files in `dir` whose names start with `prefix`.
+int count_files(const std::string& dir, const std::string& prefix) {
+  int n = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir))
+    n += f.path().filename().string().rfind(prefix, 0) == 0;
+  return n;
+}
+
+// The marker of a holder that shares the critical section (a semaphore's holders, a rw_lock's
+// readers and writer), and the check that nobody is inside who must not be: made on entry.
+std::string enter_shared(const args& a) {
+  const std::string mine = a.dir + "/" + (a.rw == "write" ? std::string("writer") : (a.rw == "read" ? "reader-" : "holder-") + std::to_string(getpid()));
+  if (a.permits == 0 && a.rw.empty()) return {};
+  const int fd = ::open(mine.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+  if (fd < 0) say("OVERLAP: another writer is inside");
+  else ::close(fd);
+  if (a.permits > 0 && count_files(a.dir, "holder-") > a.permits)
+    say("OVERLAP: more than " + std::to_string(a.permits) + " holders inside");
+  if (a.rw == "read" && count_files(a.dir, "writer") > 0) say("OVERLAP: a reader beside a writer");
+  if (a.rw == "write" && count_files(a.dir, "reader-") > 0) say("OVERLAP: a writer beside a reader");
+  return fd < 0 ? std::string() : mine;
+}
+
 // The critical section: runs under the lease's (or multi-lease's) guard, so losing the lease
 // cancels it.
 asio::awaitable<void> critical_section(const args& a, std::vector<held_name> held) {
   std::vector<std::string> markers;
+  if (auto shared = enter_shared(a); !shared.empty()) markers.push_back(shared);
   for (const auto& h : held) {
     const std::string marker = a.dir + "/in-critical-section" + h.suffix;
     const int fd = ::open(marker.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
@@ -76,9 +110,11 @@ asio::awaitable<void> critical_section(const args& a, std::vector<held_name> hel
   for (const auto& m : markers) ::unlink(m.c_str());
 }
 
-void unlink_markers(const args& a) {
-  if (a.names.empty()) ::unlink((a.dir + "/in-critical-section").c_str());
-  for (const auto& n : a.names) ::unlink((a.dir + "/in-critical-section-" + n).c_str());
+void unlink_markers(const args& a, const std::vector<held_name>& held) {
+  for (const auto& h : held) ::unlink((a.dir + "/in-critical-section" + h.suffix).c_str());
+  if (a.rw == "write") ::unlink((a.dir + "/writer").c_str());
+  if (a.rw == "read") ::unlink((a.dir + "/reader-" + std::to_string(getpid())).c_str());
+  if (a.permits > 0) ::unlink((a.dir + "/holder-" + std::to_string(getpid())).c_str());
 }
 
 std::string wallclock() {
@@ -86,6 +122,18 @@ std::string wallclock() {
   return std::to_string(
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
 }
+
+// The rw_lock's two sides, each with the async_acquire that one_round calls.
+struct reading {
+  mongolock::rw_lock l;
+  template <class Token>
+  auto async_acquire(Token token) { return l.async_acquire_read(std::move(token)); }
+};
+struct writing {
+  mongolock::rw_lock l;
+  template <class Token>
+  auto async_acquire(Token token) { return l.async_acquire_write(std::move(token)); }
+};
 
 // Acquires, runs the critical section under the guard and releases: 0, or the exit code.
 template <class Lock>
@@ -98,8 +146,13 @@ asio::awaitable<int> one_round(const args& a, Lock& lock) {
   std::vector<held_name> held;
   std::string tokens;
   if constexpr (std::is_same_v<decltype(lease), mongolock::lease>) {
-    held.push_back({"", lease.fencing_token()});
-    tokens = std::to_string(lease.fencing_token());
+    // A permit has files of its own; a reader writes nothing.
+    if (a.permits > 0) held.push_back({"-" + lease.name(), lease.fencing_token()});
+    else if (a.rw.empty()) held.push_back({"", lease.fencing_token()});
+    tokens = (a.permits > 0 || !a.rw.empty() ? lease.name() + ":" : "") + std::to_string(lease.fencing_token());
+  } else if (a.rw == "write") {
+    held.push_back({"", lease.highest_fencing_token()});
+    tokens = std::to_string(lease.highest_fencing_token());
   } else {
     for (const auto& l : lease.leases()) {
       held.push_back({"-" + l.name(), l.fencing_token()});
@@ -108,10 +161,10 @@ asio::awaitable<int> one_round(const args& a, Lock& lock) {
   }
   say("acquired token=" + tokens + " wallclock=" + wallclock());
   try {
-    co_await lease.async_guard(critical_section(a, std::move(held)));
+    co_await lease.async_guard(critical_section(a, held));
   } catch (const boost::system::system_error& e) {
     say(std::string("LOST: ") + e.code().message());
-    unlink_markers(a);
+    unlink_markers(a, held);
     co_return 3;
   }
   auto rel = co_await lease.async_release(asio::as_tuple(asio::deferred));
@@ -129,14 +182,29 @@ asio::awaitable<int> run(const args& a) {
   mongolock::provider locks(db, a.db, a.coll, opts);
   auto lock = locks.create_lock(a.name);
   auto multi = locks.create_multi_lock(a.names);
+  auto permits = locks.create_semaphore(a.name, a.permits);
+  mongolock::rw_options rwo;
+  rwo.max_readers = a.readers;
+  auto rw = locks.create_rw_lock(a.name, rwo);
+  reading reader{rw};
+  writing writer{rw};
   for (int i = 0; i < a.count; ++i) {
     // Named, not temporaries inside co_await: GCC 12 may destroy those twice.
     int rc = 0;
-    if (a.names.empty()) {
-      auto round = one_round(a, lock);
+    if (!a.names.empty()) {
+      auto round = one_round(a, multi);
+      rc = co_await std::move(round);
+    } else if (a.permits > 0) {
+      auto round = one_round(a, permits);
+      rc = co_await std::move(round);
+    } else if (a.rw == "read") {
+      auto round = one_round(a, reader);
+      rc = co_await std::move(round);
+    } else if (a.rw == "write") {
+      auto round = one_round(a, writer);
       rc = co_await std::move(round);
     } else {
-      auto round = one_round(a, multi);
+      auto round = one_round(a, lock);
       rc = co_await std::move(round);
     }
     if (rc != 0) co_return rc;
@@ -164,6 +232,10 @@ int main(int argc, char** argv) {
         at = comma + 1;
       }
     }
+    else if (k == "--permits") a.permits = std::stoi(next());
+    else if (k == "--read") a.rw = "read";
+    else if (k == "--write") a.rw = "write";
+    else if (k == "--readers") a.readers = std::stoi(next());
     else if (k == "--dir") a.dir = next();
     else if (k == "--db") a.db = next();
     else if (k == "--count") a.count = std::stoi(next());
