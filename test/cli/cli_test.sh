@@ -259,5 +259,29 @@ n=$(name finished)
 check "finished inside the lease: COMMAND's status (3), not 74, and a message saying why" \
   '[ $rc = 3 ] && grep -q "no longer ours at release" "$work/fin.err"'
 
+# 15. A semaphore (-n) and a rw_lock (--shared / --exclusive), issue 12.
+n=$(name permits); d=$work/p; mkdir -p "$d"
+for i in 1 2 3 4 5; do
+  "$bin" run -n 2 "$n" -- sh -c "touch '$d/in.$i'; [ \$(ls '$d' | grep -c '^in') -le 2 ] || echo OVERLAP >> '$d/over'; \
+    echo \$MONGOLOCK_PERMIT >> '$d/permits'; sleep 0.2; rm '$d/in.$i'" &
+done
+wait
+check "-n 2: five commands ran, never more than two at once" \
+  '[ "$(wc -l < "$d/permits")" = 5 ] && [ ! -e "$d/over" ] && [ "$(sort -u "$d/permits" | tr "\n" " ")" = "$n#1 $n#2 " ]'
+"$bin" run -n 1 "$n" true 2>"$work/decl.err"; rc=$?
+check "-n 1 on a name declared with 2 permits exits 64 with the reason" \
+  '[ $rc = 64 ] && grep -q "declared as a semaphore of 2 permits, not a semaphore of 1" "$work/decl.err"'
+n=$(name rw)
+"$bin" run --shared "$n" sleep 20 & r1=$!
+"$bin" run --shared "$n" sleep 20 & r2=$!
+sleep 1
+"$bin" --wait 0 run --shared "$n" true; rc_reader=$?
+"$bin" --wait 0 run --exclusive "$n" true 2>/dev/null; rc_writer=$?
+check "--shared: readers share (a third runs: $rc_reader), a writer waits (--wait 0: $rc_writer)" \
+  '[ $rc_reader = 0 ] && [ $rc_writer = 75 ]'
+kill -TERM $r1 $r2; wait $r1 $r2
+"$bin" --wait 5s run --exclusive "$n" sh -c 'echo $MONGOLOCK_FENCING_TOKEN > '"$work/wtoken"; rc=$?
+check "--exclusive runs once the readers are gone, with a token" '[ $rc = 0 ] && [ -s "$work/wtoken" ]'
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

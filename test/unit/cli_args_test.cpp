@@ -192,11 +192,45 @@ BOOST_AUTO_TEST_CASE(failures_map_to_their_documented_exit_codes) {
   BOOST_TEST(cli::exit_code_for(make_error_code(errc::busy)) == 75);
   BOOST_TEST(cli::exit_code_for(make_error_code(errc::timeout), 9) == 9);  // -E 9
   BOOST_TEST(cli::exit_code_for(make_error_code(errc::invalid_name)) == 64);
+  BOOST_TEST(cli::exit_code_for(make_error_code(errc::declaration_mismatch)) == 64);
   BOOST_TEST(cli::exit_code_for(make_error_code(errc::server_error)) == 70);
 }
 
 // Found by fuzz/lock_doc_fuzz.cpp: a host, label or owner written by something else passed
 // through as invalid UTF-8, so `status --json` printed invalid JSON.
+// run's kinds of lock (issue 12): -n N for a semaphore's permit, --shared / --exclusive for a
+// rw_lock's reader or writer, --readers R; one kind at a time, numbers in 1..64.
+BOOST_AUTO_TEST_CASE(run_takes_a_semaphore_permit_or_a_side_of_a_rw_lock) {
+  auto permit = parse({"run", "-n", "3", "jobs", "--", "true"});
+  BOOST_TEST(permit.error == "");
+  BOOST_TEST(permit.opts.permits == 3);
+  BOOST_TEST(permit.opts.name == "jobs");
+  BOOST_TEST(parse({"run", "--permits=5", "jobs", "true"}).opts.permits == 5);
+  BOOST_TEST(parse({"run", "-n7", "jobs", "true"}).opts.permits == 7);
+  auto reader = parse({"run", "--shared", "--readers", "4", "cfg", "cat", "f"});
+  BOOST_TEST(reader.error == "");
+  BOOST_TEST(reader.opts.shared);
+  BOOST_TEST(reader.opts.readers == 4);
+  BOOST_TEST((reader.opts.argv == std::vector<std::string>{"cat", "f"}));
+  auto writer = parse({"run", "--exclusive", "cfg", "--", "-n", "2"});  // after NAME: COMMAND's own
+  BOOST_TEST(writer.error == "");
+  BOOST_TEST(writer.opts.exclusive);
+  BOOST_TEST(writer.opts.readers == 16);
+  BOOST_TEST(writer.opts.permits == 0);
+  BOOST_TEST((writer.opts.argv == std::vector<std::string>{"-n", "2"}));
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad{
+      {{"run", "-n", "0", "j", "true"}, "-n must be a number from 1 to 64"},
+      {{"run", "-n", "65", "j", "true"}, "-n must be a number from 1 to 64"},
+      {{"run", "--permits", "two", "j", "true"}, "--permits must be a number from 1 to 64"},
+      {{"run", "--readers", "-1", "j", "true"}, "--readers must be a number from 1 to 64"},
+      {{"run", "-n", "2", "--shared", "j", "true"}, "give one of -n, --shared and --exclusive"},
+      {{"run", "--shared", "--exclusive", "j", "true"}, "give one of -n, --shared and --exclusive"},
+      {{"run", "--shared=yes", "j", "true"}, "--shared takes no value"},
+      {{"run", "j", "-n"}, "option -n needs a value"},
+  };
+  for (const auto& [args, error] : bad) BOOST_TEST(parse(args).error == error, error);
+}
+
 BOOST_AUTO_TEST_CASE(status_json_replaces_invalid_utf8_from_the_document) {
   mongolock::lock_info i;
   i.name = "jobs";

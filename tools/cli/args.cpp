@@ -5,6 +5,7 @@
 
 #include "mongolock/error.hpp"
 #include "mongolock/options.hpp"
+#include "mongolock/semaphore.hpp"
 
 namespace mongolock::cli {
 
@@ -90,6 +91,9 @@ std::string usage() {
   return R"(usage:
   mongolock [GLOBAL OPTIONS] run NAME [--] COMMAND [ARG...]
   mongolock [GLOBAL OPTIONS] run NAME -c 'SHELL COMMAND'     (runs sh -c, as flock -c)
+  mongolock [GLOBAL OPTIONS] run -n N NAME [--] COMMAND...   (a permit of the semaphore NAME of N)
+  mongolock [GLOBAL OPTIONS] run --shared|--exclusive [--readers R] NAME [--] COMMAND...
+                                      (a reader or the writer of the rw_lock NAME, R readers: 16)
   mongolock [GLOBAL OPTIONS] status NAME
   mongolock [GLOBAL OPTIONS] list
   mongolock [GLOBAL OPTIONS] release --force [--now] NAME
@@ -114,7 +118,9 @@ global options (environment variable in brackets):
 --opt=VALUE and -oVALUE work too. durations: 250ms, 1.5s, 1m30s, 2h, 0
 
 run: COMMAND runs (no shell) only while the lease is held, with MONGOLOCK_NAME, MONGOLOCK_OWNER
-and MONGOLOCK_FENCING_TOKEN set. Exit status: COMMAND's (128+N if killed by signal N); 75 (or -E)
+and MONGOLOCK_FENCING_TOKEN set (a permit or a reader: also MONGOLOCK_PERMIT, its permit's name
+and token; the writer: the highest token of its permits). A NAME declared with another -n or
+--readers, or as the other kind, exits 64. Exit status: COMMAND's (128+N if killed by signal N); 75 (or -E)
 not acquired within --wait; 74 lease lost while COMMAND ran; 69 server unreachable; 77 not
 authorized (authentication failed, or a privilege is missing); 64 usage error; 127 COMMAND not
 found, 126 not executable.
@@ -258,6 +264,25 @@ parse_result parse_args(const std::vector<std::string>& args,
     // flock(1)'s -c: the command is one string for `sh -c`, so pipes and && need no quoting games.
     if (o.cmd == command::run && a.starts_with("-") && a != "--") {
       const auto f = p.split_flag();
+      if (f.flag == "--shared" || f.flag == "--exclusive") {
+        if (f.attached) { p.fail(f.flag + " takes no value"); return p.r; }
+        (f.flag == "--shared" ? o.shared : o.exclusive) = true;
+        ++i;
+        continue;
+      }
+      if (f.flag == "-n" || f.flag == "--permits" || f.flag == "--readers") {
+        std::string v;
+        if (!p.take_value(f, v)) return p.r;
+        int n = 0;
+        const auto end = v.data() + v.size();
+        const auto [at, ec] = std::from_chars(v.data(), end, n);
+        if (v.empty() || ec != std::errc{} || at != end || n < 1 || n > limits::max_permits) {
+          p.fail(f.flag + " must be a number from 1 to " + std::to_string(limits::max_permits));
+          return p.r;
+        }
+        (f.flag == "--readers" ? o.readers : o.permits) = n;
+        continue;
+      }
       if (f.flag == "-c" || f.flag == "--command") {
         std::string script;
         if (!p.take_value(f, script)) return p.r;
@@ -292,6 +317,7 @@ parse_result parse_args(const std::vector<std::string>& args,
     case command::run:
       if (o.name.empty()) p.fail("run needs a lock NAME");
       else if (o.argv.empty()) p.fail("run needs a COMMAND");
+      else if ((o.permits > 0) + o.shared + o.exclusive > 1) p.fail("give one of -n, --shared and --exclusive");
       break;
     case command::status:
       if (o.name.empty()) p.fail("status needs a lock NAME");

@@ -39,6 +39,12 @@ struct options {
   bool quiet = false, verbose = false, force = false;
   bool now = false;  // release --force --now: free at once (force_mode::immediate)
   command cmd = command::none;
+  // run's kind of lock: a plain lock (neither), a permit of the semaphore NAME of `permits`
+  // (-n N), or a reader (--shared) or the writer (--exclusive) of the rw_lock NAME with `readers`
+  // read permits (--readers R).
+  int permits = 0;
+  bool shared = false, exclusive = false;
+  int readers = 16;
   std::string name;
   std::vector<std::string> argv;  // run: COMMAND [ARG...]
 };

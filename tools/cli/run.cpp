@@ -27,14 +27,51 @@ using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
+// Each operation is named before it is awaited, and never chosen by ?: inside a co_await: GCC 12
+// may destroy such temporaries twice.
+rw_lock rw_lock_of(provider& locks, const options& o) {
+  rw_options ro;
+  ro.max_readers = o.readers;
+  return locks.create_rw_lock(o.name, ro);
+}
+
 asio::awaitable<std::tuple<error_code, lease>> acquire(provider& locks, const options& o, diagnostics& d) {
-  auto lock = locks.create_lock(o.name);
   auto token = asio::as_tuple(asio::use_awaitable);
+  if (o.permits > 0) {
+    auto permits = locks.create_semaphore(o.name, o.permits);
+    if (!o.wait) co_return co_await permits.async_acquire(d, token);
+    auto op = permits.async_acquire_for(*o.wait, d, token);
+    co_return co_await std::move(op);
+  }
+  if (o.shared) {
+    auto l = rw_lock_of(locks, o);
+    if (!o.wait) co_return co_await l.async_acquire_read(d, token);
+    auto op = l.async_acquire_read_for(*o.wait, d, token);
+    co_return co_await std::move(op);
+  }
+  auto lock = locks.create_lock(o.name);
   if (!o.wait) co_return co_await lock.async_acquire(d, token);
   // A cron's --wait 0 must not find a crashed holder "busy" night after night: confirm silence.
   if (o.wait->count() == 0) co_return co_await lock.async_try_acquire({.confirm_silent_holder = true}, d, token);
   co_return co_await lock.async_acquire_for(*o.wait, d, token);
 }
+
+asio::awaitable<std::tuple<error_code, multi_lease>> acquire_writer(provider& locks, const options& o,
+                                                                     diagnostics& d) {
+  auto token = asio::as_tuple(asio::use_awaitable);
+  auto l = rw_lock_of(locks, o);
+  if (!o.wait) co_return co_await l.async_acquire_write(d, token);
+  auto op = l.async_acquire_write_for(*o.wait, d, token);
+  co_return co_await std::move(op);
+}
+
+// What COMMAND learns of its lease, and the release, for a lease and for a writer's leases.
+std::string owner_of(const lease& l) { return l.owner_id(); }
+std::string owner_of(const multi_lease& m) { return m.leases().front().owner_id(); }
+std::int64_t token_of(const lease& l) { return l.fencing_token(); }
+std::int64_t token_of(const multi_lease& m) { return m.highest_fencing_token(); }
+auto release(lease& l, diagnostics& d) { return l.async_release(d, asio::as_tuple(asio::use_awaitable)); }
+auto release(multi_lease& m, diagnostics&) { return m.async_release(asio::as_tuple(asio::use_awaitable)); }
 
 // A file descriptor closed when it goes out of scope.
 class owned_fd {
@@ -97,6 +134,9 @@ pid_t start_supervisor(const exec_plan& plan, std::chrono::milliseconds kill_aft
   return pid;
 }
 
+template <class Held>
+asio::awaitable<int> run_holding(Held& held, const options& o, asio::signal_set& stop, asio::signal_set& children);
+
 }  // namespace
 
 asio::awaitable<int> run_command(provider& locks, const options& o) {
@@ -106,35 +146,58 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
   asio::signal_set children(ex, SIGCHLD);
 
   diagnostics why;
-  auto raced = co_await (acquire(locks, o, why) || stop.async_wait(asio::use_awaitable));
-  if (raced.index() == 1) co_return 128 + std::get<1>(raced);  // interrupted while waiting
-  auto [ec, held] = std::move(std::get<0>(raced));
-  if (ec) {
+  auto report = [&](error_code ec) {
     if (!o.quiet)
       std::cerr << "mongolock: lock '" << o.name << "' not acquired: " << ec.message()
                 << (why.reason.empty() ? "" : " (" + why.reason + ")") << "\n";
-    co_return exit_code_for(ec, o.conflict_exit_code);
+    return exit_code_for(ec, o.conflict_exit_code);
+  };
+  if (o.exclusive) {
+    auto raced = co_await (acquire_writer(locks, o, why) || stop.async_wait(asio::use_awaitable));
+    if (raced.index() == 1) co_return 128 + std::get<1>(raced);  // interrupted while waiting
+    auto [ec, held] = std::move(std::get<0>(raced));
+    if (ec) co_return report(ec);
+    auto body = run_holding(held, o, stop, children);
+    co_return co_await std::move(body);
   }
-  if (o.verbose) std::cerr << "mongolock: acquired '" << o.name << "' token " << held.fencing_token() << "\n";
+  auto raced = co_await (acquire(locks, o, why) || stop.async_wait(asio::use_awaitable));
+  if (raced.index() == 1) co_return 128 + std::get<1>(raced);  // interrupted while waiting
+  auto [ec, held] = std::move(std::get<0>(raced));
+  if (ec) co_return report(ec);
+  auto body = run_holding(held, o, stop, children);
+  co_return co_await std::move(body);
+}
+
+namespace {
+
+// COMMAND under the lease(s) `held`: started, stopped if a lease is lost, then the release.
+template <class Held>
+asio::awaitable<int> run_holding(Held& held, const options& o, asio::signal_set& stop, asio::signal_set& children) {
+  auto ex = co_await asio::this_coro::executor;
+  if (o.verbose) std::cerr << "mongolock: acquired '" << o.name << "' token " << token_of(held) << "\n";
 
   // Everything the child needs is built here: after fork it may only call async-signal-safe
   // functions (see exec_plan.hpp). A command that cannot be found is reported without forking.
   const auto command = resolve_command(o.argv[0], std::getenv("PATH"));
   if (command.error) {
     std::cerr << cannot_run_message(o.argv[0], command.error);
-    co_await held.async_release(asio::as_tuple(asio::use_awaitable));
+    diagnostics ignored;
+    co_await release(held, ignored);
     co_return exit_code_for_exec_error(command.error);
   }
-  const exec_plan plan(command.path, o.argv,
-                       child_environment(environ, {{"MONGOLOCK_NAME", o.name},
-                                                   {"MONGOLOCK_OWNER", held.owner_id()},
-                                                   {"MONGOLOCK_FENCING_TOKEN", std::to_string(held.fencing_token())}}));
+  std::vector<std::pair<std::string, std::string>> env{{"MONGOLOCK_NAME", o.name},
+                                                        {"MONGOLOCK_OWNER", owner_of(held)},
+                                                        {"MONGOLOCK_FENCING_TOKEN", std::to_string(token_of(held))}};
+  if constexpr (std::is_same_v<Held, lease>)
+    if (o.permits > 0 || o.shared) env.emplace_back("MONGOLOCK_PERMIT", held.name());
+  const exec_plan plan(command.path, o.argv, child_environment(environ, env));
   int lifeline = -1;  // the write end of the supervisor's pipe: open until we return
   const pid_t pid = start_supervisor(plan, o.kill_after, lifeline);
   const owned_fd close_lifeline(lifeline);
   if (pid < 0) {
     std::cerr << "mongolock: cannot start the command: " << std::strerror(errno) << "\n";
-    co_await held.async_release(asio::as_tuple(asio::use_awaitable));
+    diagnostics ignored;
+    co_await release(held, ignored);
     co_return exit_software;
   }
   ::setpgid(pid, pid);  // also here: whichever runs first, the group exists before we signal it
@@ -183,7 +246,8 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
   stop_watching.emit(asio::cancellation_type::terminal);
   if (!finished_inside) co_return exit_lost;
   diagnostics release_why;
-  auto [rel] = co_await held.async_release(release_why, asio::as_tuple(asio::use_awaitable));
+  auto releasing = release(held, release_why);
+  auto [rel] = co_await std::move(releasing);
   if (rel == errc::lease_lost)
     std::cerr << "mongolock: '" << o.name << "' was no longer ours at release (force-released or taken "
               << "over; by this process's clock COMMAND finished inside the lease); exiting with COMMAND's status\n";
@@ -192,5 +256,7 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
   if (o.verbose && !rel) std::cerr << "mongolock: released '" << o.name << "'\n";
   co_return exit_code_of(status);
 }
+
+}  // namespace
 
 }  // namespace mongolock::cli
