@@ -85,7 +85,7 @@ asio::awaitable<write_result> acquire_writer(std::shared_ptr<detail::rw_state> s
     if (d) d->reason = why;
     return write_result{ec, multi_lease{}};
   };
-  auto declared = detail::ensure_declared(st->readers, why);
+  auto declared = detail::ensure_declared(st->readers, why, deadline);
   if (auto ec = co_await std::move(declared)) co_return fail(ec);
   auto timed_out = [&] {
     why = "the acquire timeout passed while taking the write lock of '" + st->readers->name + "'";

@@ -62,14 +62,15 @@ error_code check_permits(const semaphore_state& s, std::string* why) {
   return {};
 }
 
-asio::awaitable<error_code> ensure_declared(std::shared_ptr<semaphore_state> s, std::string& why) {
+asio::awaitable<error_code> ensure_declared(std::shared_ptr<semaphore_state> s, std::string& why,
+                                            std::optional<steady::time_point> deadline) {
   if (s->declared.load(std::memory_order_acquire)) co_return error_code{};
   auto p = s->p;
   const declaration mine{s->kind, s->permits};
   store_call<outcome<declaration>> call = [p, name = s->name, mine](auto reply) {
     p->store->declare(name, mine, std::move(reply));
   };
-  auto op = p->call<outcome<declaration>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
+  auto op = p->call<outcome<declaration>>(std::move(call), nullptr, deadline, asio::use_awaitable);
   auto r = co_await std::move(op);
   if (r.ec) {
     why = "declaring '" + s->name + "': " + r.message;
@@ -95,7 +96,7 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
     if (d) d->reason = why;
     return permit_result{ec, lease{}};
   };
-  auto declared = ensure_declared(s, why);
+  auto declared = ensure_declared(s, why, deadline);
   if (auto ec = co_await std::move(declared)) co_return fail(ec);
 
   // The first look: one try of each permit. A try in turn leaves a permit whose line is not

@@ -30,9 +30,10 @@ std::string permit_name(const std::string& name, int k);
 boost::system::error_code check_permits(const semaphore_state& s, std::string* why);
 
 // Records (or finds) the declaration of `s` in the store: {} when it matches, else
-// errc::declaration_mismatch or the store's error, with why.
-boost::asio::awaitable<boost::system::error_code> ensure_declared(std::shared_ptr<semaphore_state> s,
-                                                                  std::string& why);
+// errc::declaration_mismatch or the store's error (errc::timeout past `deadline`), with why.
+boost::asio::awaitable<boost::system::error_code> ensure_declared(
+    std::shared_ptr<semaphore_state> s, std::string& why,
+    std::optional<std::chrono::steady_clock::time_point> deadline);
 
 // One permit of `s` (semaphore::async_acquire's body), on a strand: one look at each permit, then
 // (if `wait`) a wait on all of them. `overtake`: the look takes a free permit even if others are

@@ -206,6 +206,19 @@ BOOST_AUTO_TEST_CASE(a_different_number_of_permits_is_a_declaration_mismatch) {
   BOOST_TEST(takes == 1u, "only the first semaphore's take");
 }
 
+// The declaration is a server call like any other: the acquire timeout bounds it.
+BOOST_AUTO_TEST_CASE(a_hanging_declaration_ends_at_the_acquire_timeout) {
+  engine e;
+  e.store->inject(op::declare, {fault::kind::hang, 3s});
+  ml::diagnostics d;
+  const auto t0 = steady::now();
+  auto [ec, got] = acquire(e, sem(e.p, "h", 2), 300ms, &d);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t0).count();
+  BOOST_TEST((ec == ml::errc::timeout), ec.message());
+  BOOST_TEST(d.reason.find("declaring 'h'") != std::string::npos, d.reason);
+  BOOST_TEST(took < 1000, took << " ms");
+}
+
 BOOST_AUTO_TEST_CASE(bad_input_is_refused_before_any_server_call) {
   engine e;
   struct bad {
