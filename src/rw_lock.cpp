@@ -105,7 +105,11 @@ asio::awaitable<write_result> acquire_writer(std::shared_ptr<detail::rw_state> s
     }
     held.push_back(std::move(w));
     left = detail::left_until(deadline);
-    if (left && left->count() <= 0) {
+    const auto cancelled = (co_await asio::this_coro::cancellation_state).cancelled();
+    if (cancelled != asio::cancellation_type::none) {  // emitted between the two steps
+      ec = asio::error::operation_aborted;
+      why = "cancelled";
+    } else if (left && left->count() <= 0) {
       ec = timed_out();
     } else if (try_once) {
       auto tries = try_permits(*st->readers, held, why);

@@ -96,6 +96,10 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
     if (d) d->reason = why;
     return permit_result{ec, lease{}};
   };
+  auto timed_out = [&] {
+    why = "the acquire timeout passed while looking at the permits of '" + s->name + "'";
+    return make_error_code(errc::timeout);
+  };
   auto declared = ensure_declared(s, why, deadline);
   if (auto ec = co_await std::move(declared)) co_return fail(ec);
 
@@ -112,8 +116,7 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
     }
     const auto within = left_until(deadline);
     if (within && within->count() <= 0) {
-      why = "the acquire timeout passed while looking at the permits of '" + s->name + "'";
-      co_return fail(make_error_code(errc::timeout));
+      co_return fail(timed_out());
     }
     auto& slot = s->slots[static_cast<std::size_t>((first + i) % n)];
     auto op = access::acquire(slot, look, within, &inner, asio::as_tuple(asio::use_awaitable));
@@ -135,10 +138,13 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
   // The wait: on every permit at once, each with the lock's whole waiting machinery. The first to
   // complete cancels the others; a permit granted to one of them in the same moment is released
   // (by its lease's destructor, in the background).
+  if (cancelled(co_await asio::this_coro::cancellation_state)) {  // emitted during the last look
+    why = "cancelled";
+    co_return fail(asio::error::operation_aborted);
+  }
   const auto left = left_until(deadline);
   if (left && left->count() <= 0) {
-    why = "the acquire timeout passed while looking at the permits of '" + s->name + "'";
-    co_return fail(make_error_code(errc::timeout));
+    co_return fail(timed_out());
   }
   std::vector<diagnostics> diags(static_cast<std::size_t>(n));
   using wait_op = decltype(access::acquire(s->slots[0], acquire_mode::wait, left, nullptr, asio::deferred));
