@@ -7,8 +7,7 @@
 // slot's owner then destroys or reuses it (a parallel_group does so once all its operations are
 // done: `||`, wait_for_one, a guard's lost lease), the posted emission uses freed memory. Here
 // the slot holds a relay shared by the slot's handler, the posted emission and the completion,
-// so it outlives all three; once the operation completed it emits nothing and the caller's slot
-// is cleared.
+// so it outlives all three, and once the operation completed it emits nothing.
 #include <boost/asio/append.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/async_result.hpp>
@@ -17,9 +16,12 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/prefer.hpp>
 #include <atomic>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -54,14 +56,19 @@ auto co_spawn_relayed(const Executor& ex, boost::asio::awaitable<T> a, Token&& t
             if (!relay->done.load(std::memory_order_acquire)) relay->signal.emit(type);
           });
         });
+        // The caller's slot is left alone: its signal may be emitting on another thread, and
+        // clearing it then would free the handler being run. The relay makes a late emission
+        // harmless instead. The handler's executor is kept busy until the handler runs, as
+        // co_spawn itself does.
+        std::optional work{asio::prefer(asio::get_associated_executor(handler, ex), asio::execution::outstanding_work.tracked)};
         asio::co_spawn(ex, std::move(a),
-                       asio::bind_cancellation_slot(relay->signal.slot(),
-                                                    [h = std::move(handler), relay, slot](auto&&... results) mutable {
-                                                      relay->done.store(true, std::memory_order_release);
-                                                      slot.clear();
-                                                      asio::dispatch(asio::append(
-                                                          std::move(h), std::forward<decltype(results)>(results)...));
-                                                    }));
+                       asio::bind_cancellation_slot(
+                           relay->signal.slot(),
+                           [h = std::move(handler), relay, work = std::move(work)](auto&&... results) mutable {
+                             relay->done.store(true, std::memory_order_release);
+                             asio::dispatch(asio::append(std::move(h), std::forward<decltype(results)>(results)...));
+                             work.reset();
+                           }));
       },
       token, ex, std::move(a));
 }
