@@ -161,7 +161,8 @@ asio::awaitable<int> one_round(const args& a, Lock& lock) {
   }
   say("acquired token=" + tokens + " wallclock=" + wallclock());
   try {
-    co_await lease.async_guard(critical_section(a, held));
+    auto guarded = lease.async_guard(critical_section(a, held));  // named: GCC 12 and temporaries
+    co_await std::move(guarded);
   } catch (const boost::system::system_error& e) {
     say(std::string("LOST: ") + e.code().message());
     unlink_markers(a, held);

@@ -1,6 +1,7 @@
 // rw_lock: readers hold one permit each (the semaphore's acquire); a writer takes "NAME#w", then
 // every permit at once, and gives everything back on any failure.
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -19,6 +20,7 @@ namespace mongolock {
 namespace asio = boost::asio;
 using boost::system::error_code;
 using steady = std::chrono::steady_clock;
+using namespace asio::experimental::awaitable_operators;
 
 namespace detail {
 struct rw_state {
@@ -115,8 +117,14 @@ asio::awaitable<write_result> acquire_writer(std::shared_ptr<detail::rw_state> s
       auto tries = try_permits(*st->readers, held, why);
       ec = co_await std::move(tries);
     } else {
+      // Raced against the loss of NAME#w: a writer without it must not sit on permits (the
+      // order that rules out a deadlock between writers needs NAME#w held while waiting).
+      held.reserve(st->readers->slots.size() + 1);  // the lease watched below stays in place
       auto waits = acquire_permits(*st->readers, left, held, why);
-      ec = co_await std::move(waits);
+      auto writer_lost = held.front().async_wait_lost(asio::as_tuple(asio::use_awaitable));
+      auto either = std::move(waits) || std::move(writer_lost);  // named: GCC 12 and temporaries
+      auto raced = co_await std::move(either);
+      if (raced.index() == 0) ec = std::get<0>(raced);  // else: NAME#w ended, start over below
     }
     const bool all_held = !ec && std::all_of(held.begin(), held.end(), [](const lease& l) { return l.held(); });
     if (all_held) {

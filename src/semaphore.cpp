@@ -107,7 +107,8 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
   // empty to its waiters (a newcomer never overtakes them).
   const int n = s->permits;
   const int first = static_cast<int>(s->p->next_seed() % static_cast<std::uint64_t>(n));
-  const auto look = overtake ? acquire_mode::try_once : acquire_mode::try_in_turn;
+  // A try (not waiting) never queues, so it ignores the lines, as a lock's try does.
+  const auto look = overtake || !wait ? acquire_mode::try_once : acquire_mode::try_in_turn;
   diagnostics inner;
   for (int i = 0; i < n; ++i) {
     if (cancelled(co_await asio::this_coro::cancellation_state)) {
@@ -131,7 +132,7 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
     }
   }
   if (!wait) {
-    why = "all " + std::to_string(n) + " permits of '" + s->name + "' are held or waited for";
+    why = "all " + std::to_string(n) + " permits of '" + s->name + "' are held";
     co_return fail(make_error_code(errc::busy));
   }
 

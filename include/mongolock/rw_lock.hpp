@@ -33,9 +33,10 @@ struct rw_options {
   // How many readers may hold the lock at once (1..limits::max_permits); a writer takes as many
   // permits, so this is also what one write acquisition costs in server calls.
   int max_readers = 16;
-  // A reader's first look never takes a permit that others (a writer among them) are in line
-  // for, so a stream of readers cannot keep a waiting writer out. Off: a reader takes any free
-  // permit at once, and readers can starve writers.
+  // A waiting reader's first look never takes a permit that others (a writer among them) are in
+  // line for, so a stream of readers cannot keep a waiting writer out. Off: a reader takes any
+  // free permit at once, and readers can starve writers. A try (timeout 0) never queues and
+  // ignores the lines either way, as lock::async_try_acquire does.
   bool prefer_writers = true;
 };
 

@@ -39,7 +39,7 @@ class semaphore {
   int permits() const noexcept;
 
   // Waits for a permit. First one look at each permit, starting at a random one, taking the first
-  // that is free and has nobody waiting for it; then a wait on every permit at once (each as
+  // that is free and has nobody in its line (a newcomer never overtakes waiters); then a wait on every permit at once (each as
   // lock::async_acquire: backoff, the permit's line, observed expiry), keeping the first granted
   // and releasing any other granted meanwhile. Completion: void(error_code, lease); the lease's
   // name() is the permit's ("NAME#k"). Errors: lock::async_acquire's (timeout after the acquire
@@ -55,7 +55,7 @@ class semaphore {
   auto async_acquire(diagnostics& d, Token&& token = {}) {
     return initiate(detail::acquire_mode::wait, std::nullopt, &d, std::forward<Token>(token));
   }
-  // With this timeout for the whole call; 0 = the first look only (errc::busy if no permit is free).
+  // With this timeout for the whole call; 0 = a try (errc::busy if no permit is free).
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_acquire_for(std::chrono::milliseconds timeout, Token&& token = {}) {
@@ -65,15 +65,17 @@ class semaphore {
   auto async_acquire_for(std::chrono::milliseconds timeout, diagnostics& d, Token&& token = {}) {
     return initiate(mode_for(timeout), timeout, &d, std::forward<Token>(token));
   }
-  // The first look only: errc::busy if every permit is held or waited for.
+  // One try of each permit: errc::busy if every permit is held. Like lock::async_try_acquire it
+  // does not queue, so it ignores the permits' lines: a waiter that crashed while in line cannot
+  // make it busy (only a waiting acquire removes such an entry, after one observation window).
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_try_acquire(Token&& token = {}) {
-    return initiate(detail::acquire_mode::try_in_turn, std::nullopt, nullptr, std::forward<Token>(token));
+    return initiate(detail::acquire_mode::try_once, std::nullopt, nullptr, std::forward<Token>(token));
   }
   template <class Token = boost::asio::deferred_t>
   auto async_try_acquire(diagnostics& d, Token&& token = {}) {
-    return initiate(detail::acquire_mode::try_in_turn, std::nullopt, &d, std::forward<Token>(token));
+    return initiate(detail::acquire_mode::try_once, std::nullopt, &d, std::forward<Token>(token));
   }
 
  private:
@@ -85,7 +87,7 @@ class semaphore {
   semaphore(const lock& prototype, std::string name, int permits, const char* kind = "semaphore");
 
   static detail::acquire_mode mode_for(std::chrono::milliseconds t) {
-    return t.count() == 0 ? detail::acquire_mode::try_in_turn : detail::acquire_mode::wait;
+    return t.count() == 0 ? detail::acquire_mode::try_once : detail::acquire_mode::wait;
   }
   static boost::asio::any_io_executor executor_of(const shared&) noexcept;
   static void start(shared, detail::acquire_mode, std::optional<std::chrono::milliseconds>, diagnostics*, handler);

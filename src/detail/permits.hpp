@@ -36,8 +36,8 @@ boost::asio::awaitable<boost::system::error_code> ensure_declared(
     std::optional<std::chrono::steady_clock::time_point> deadline);
 
 // One permit of `s` (semaphore::async_acquire's body), on a strand: one look at each permit, then
-// (if `wait`) a wait on all of them. `overtake`: the look takes a free permit even if others are
-// in its line (a rw_lock's readers without writer preference); else it leaves it to them.
+// (if `wait`) a wait on all of them. `overtake`, or not `wait` (a try): the look takes a free
+// permit even if others are in its line; else it leaves it to them.
 boost::asio::awaitable<std::tuple<boost::system::error_code, lease>> acquire_permit(
     std::shared_ptr<semaphore_state> s, bool wait, bool overtake, std::optional<std::chrono::milliseconds> timeout,
     diagnostics* d);

@@ -227,6 +227,7 @@ BOOST_AUTO_TEST_CASE(run_takes_a_semaphore_permit_or_a_side_of_a_rw_lock) {
       {{"run", "--shared", "--exclusive", "j", "true"}, "give one of -n, --shared and --exclusive"},
       {{"run", "--shared=yes", "j", "true"}, "--shared takes no value"},
       {{"run", "j", "-n"}, "option -n needs a value"},
+      {{"run", "--readers", "4", "j", "true"}, "--readers goes with --shared or --exclusive"},
   };
   for (const auto& [args, error] : bad) BOOST_TEST(parse(args).error == error, error);
 }

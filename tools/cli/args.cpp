@@ -318,6 +318,7 @@ parse_result parse_args(const std::vector<std::string>& args,
       if (o.name.empty()) p.fail("run needs a lock NAME");
       else if (o.argv.empty()) p.fail("run needs a COMMAND");
       else if ((o.permits > 0) + o.shared + o.exclusive > 1) p.fail("give one of -n, --shared and --exclusive");
+      else if (o.readers != 16 && !o.shared && !o.exclusive) p.fail("--readers goes with --shared or --exclusive");
       break;
     case command::status:
       if (o.name.empty()) p.fail("status needs a lock NAME");

@@ -27,8 +27,8 @@ using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
-// Each operation is named before it is awaited, and never chosen by ?: inside a co_await: GCC 12
-// may destroy such temporaries twice.
+// The semaphore's and rw_lock's operations are named before they are awaited, never chosen by ?:
+// inside a co_await: GCC 12 may destroy such temporaries twice.
 rw_lock rw_lock_of(provider& locks, const options& o) {
   rw_options ro;
   ro.max_readers = o.readers;
@@ -39,13 +39,19 @@ asio::awaitable<std::tuple<error_code, lease>> acquire(provider& locks, const op
   auto token = asio::as_tuple(asio::use_awaitable);
   if (o.permits > 0) {
     auto permits = locks.create_semaphore(o.name, o.permits);
-    if (!o.wait) co_return co_await permits.async_acquire(d, token);
+    if (!o.wait) {
+      auto op = permits.async_acquire(d, token);
+      co_return co_await std::move(op);
+    }
     auto op = permits.async_acquire_for(*o.wait, d, token);
     co_return co_await std::move(op);
   }
   if (o.shared) {
     auto l = rw_lock_of(locks, o);
-    if (!o.wait) co_return co_await l.async_acquire_read(d, token);
+    if (!o.wait) {
+      auto op = l.async_acquire_read(d, token);
+      co_return co_await std::move(op);
+    }
     auto op = l.async_acquire_read_for(*o.wait, d, token);
     co_return co_await std::move(op);
   }
@@ -60,7 +66,10 @@ asio::awaitable<std::tuple<error_code, multi_lease>> acquire_writer(provider& lo
                                                                      diagnostics& d) {
   auto token = asio::as_tuple(asio::use_awaitable);
   auto l = rw_lock_of(locks, o);
-  if (!o.wait) co_return co_await l.async_acquire_write(d, token);
+  if (!o.wait) {
+    auto op = l.async_acquire_write(d, token);
+    co_return co_await std::move(op);
+  }
   auto op = l.async_acquire_write_for(*o.wait, d, token);
   co_return co_await std::move(op);
 }
