@@ -361,6 +361,20 @@ outcome<std::vector<named_doc>> read_all(mongoc_client_t* client, const store_co
   return out;
 }
 
+namespace {
+// A find after our own write: majority read concern under majority writes; under w:1 a majority
+// read may not include our write yet, so the primary's. The caller destroys the cursor.
+mongoc_cursor_t* find_what_we_wrote(mongoc_collection_t* coll, const bson_t* filter, const store_config& cfg) {
+  bson_doc read_opts;
+  mongoc_read_prefs_t* prefs = nullptr;
+  build_read_opts(cfg.durability == write_concern::majority ? read_mode::majority : read_mode::primary,
+                  read_opts.get(), &prefs);
+  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll, filter, read_opts.get(), prefs);
+  mongoc_read_prefs_destroy(prefs);
+  return cur;
+}
+}  // namespace
+
 // Raises the per-collection epoch counter (never removed: it has no idle_since field) to
 // max(n, floor) + 1 and reads it back with majority read concern: the value is >= what our
 // increment produced, which is all the monotonicity argument needs (docs/design.md). Three
@@ -398,13 +412,7 @@ outcome<std::optional<std::int64_t>> next_epoch(mongoc_client_t* client, const s
     if (is_duplicate_key(err)) return success<std::optional<std::int64_t>>(std::nullopt);
     return failed<std::optional<std::int64_t>>(err, true);
   }
-  bson_doc read_opts;
-  mongoc_read_prefs_t* prefs = nullptr;
-  // Under w:1 a majority read may not include our own increment yet: read what we wrote.
-  build_read_opts(cfg.durability == write_concern::majority ? read_mode::majority : read_mode::primary,
-                  read_opts.get(), &prefs);
-  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll.get(), filter.get(), read_opts.get(), prefs);
-  mongoc_read_prefs_destroy(prefs);
+  mongoc_cursor_t* cur = find_what_we_wrote(coll.get(), filter.get(), cfg);
   const bson_t* doc = nullptr;
   outcome<std::optional<std::int64_t>> out;
   if (mongoc_cursor_next(cur, &doc)) out.value = get_int(doc, "n");
@@ -441,12 +449,7 @@ outcome<declaration> declare(mongoc_client_t* client, const store_config& cfg, s
   if (!mongoc_collection_update_one(coll.get(), filter.get(), change.get(), opts.get(), nullptr, &err) &&
       !is_duplicate_key(err))
     return failed<declaration>(err, true);
-  bson_doc read_opts;
-  mongoc_read_prefs_t* prefs = nullptr;
-  build_read_opts(cfg.durability == write_concern::majority ? read_mode::majority : read_mode::primary,
-                  read_opts.get(), &prefs);
-  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll.get(), filter.get(), read_opts.get(), prefs);
-  mongoc_read_prefs_destroy(prefs);
+  mongoc_cursor_t* cur = find_what_we_wrote(coll.get(), filter.get(), cfg);
   const bson_t* doc = nullptr;
   outcome<declaration> out;
   if (mongoc_cursor_next(cur, &doc)) out.value = declaration{get_str(doc, "kind"), get_int(doc, "permits")};

@@ -37,6 +37,29 @@ std::shared_ptr<ml::detail::provider_impl> other_provider(engine& e) {
 
 std::size_t count_of(engine& e, op what) { return e.store->count(what); }
 
+// Both permits of the semaphore `name` of 2, held by another provider: [0] and [1].
+std::vector<ml::lease> hold_both(engine& e, const std::string& name) {
+  auto theirs = sem(other_provider(e), name, 2);
+  std::vector<ml::lease> held;
+  for (int i = 0; i < 2; ++i) {
+    auto [ec, got] = acquire(e, theirs, std::nullopt);
+    BOOST_REQUIRE_MESSAGE(!ec, ec.message());
+    held.push_back(std::move(got));
+  }
+  return held;
+}
+
+// A waiting acquire (timeout t, or none) started and left running.
+std::future<result> start_waiting(ml::semaphore s, std::optional<std::chrono::milliseconds> t,
+                                  asio::cancellation_slot slot = {}) {
+  auto done = std::make_shared<std::promise<result>>();
+  auto f = done->get_future();
+  auto h = asio::bind_cancellation_slot(slot, [done](error_code ec, ml::lease got) { done->set_value({ec, std::move(got)}); });
+  if (t) s.async_acquire_for(*t, std::move(h));
+  else s.async_acquire(std::move(h));
+  return f;
+}
+
 bool is_free(engine& e, const std::string& name) { return e.store->get(name).held.owner.empty(); }
 
 }  // namespace
@@ -72,14 +95,11 @@ BOOST_AUTO_TEST_CASE(at_most_n_permits_each_its_own_lock_and_token) {
 
 BOOST_AUTO_TEST_CASE(a_waiter_gets_the_first_permit_released) {
   engine e;
-  auto theirs = sem(other_provider(e), "w", 2);
-  auto [ec1, a] = acquire(e, theirs, std::nullopt);
-  auto [ec2, b] = acquire(e, theirs, std::nullopt);
-  BOOST_REQUIRE(!ec1 && !ec2);
-  auto done = std::make_shared<std::promise<result>>();
-  auto f = done->get_future();
+  auto held = hold_both(e, "w");
+  auto& a = held[0];
+  auto& b = held[1];
   const auto t0 = steady::now();
-  sem(e.p, "w", 2).async_acquire_for(3s, [done](error_code ec, ml::lease got) { done->set_value({ec, std::move(got)}); });
+  auto f = start_waiting(sem(e.p, "w", 2), 3s);
   e.run_for(200ms);
   BOOST_TEST((f.wait_for(0s) == std::future_status::timeout), "no permit is free yet");
   BOOST_REQUIRE(!e.release(b));
@@ -95,10 +115,7 @@ BOOST_AUTO_TEST_CASE(a_waiter_gets_the_first_permit_released) {
 
 BOOST_AUTO_TEST_CASE(a_waiter_times_out_when_no_permit_comes_free) {
   engine e;
-  auto theirs = sem(other_provider(e), "t", 2);
-  auto [ec1, a] = acquire(e, theirs, std::nullopt);
-  auto [ec2, b] = acquire(e, theirs, std::nullopt);
-  BOOST_REQUIRE(!ec1 && !ec2);
+  auto held = hold_both(e, "t");
   ml::diagnostics d;
   const auto t0 = steady::now();
   auto [ec, got] = acquire(e, sem(e.p, "t", 2), 300ms, &d);
@@ -114,13 +131,10 @@ BOOST_AUTO_TEST_CASE(a_waiter_times_out_when_no_permit_comes_free) {
 // the late grant is given back.
 BOOST_AUTO_TEST_CASE(a_second_permit_granted_in_the_same_moment_is_given_back) {
   engine e;
-  auto theirs = sem(other_provider(e), "g", 2);
-  auto [ec1, a] = acquire(e, theirs, std::nullopt);
-  auto [ec2, b] = acquire(e, theirs, std::nullopt);
-  BOOST_REQUIRE(!ec1 && !ec2);
-  auto done = std::make_shared<std::promise<result>>();
-  auto f = done->get_future();
-  sem(e.p, "g", 2).async_acquire_for(3s, [done](error_code ec, ml::lease got) { done->set_value({ec, std::move(got)}); });
+  auto held = hold_both(e, "g");
+  auto& a = held[0];
+  auto& b = held[1];
+  auto f = start_waiting(sem(e.p, "g", 2), 3s);
   e.run_for(150ms);
   const auto takes_before = e.store->count(op::take);
   e.store->inject(op::take, {fault::kind::hang, 400ms});
@@ -159,16 +173,11 @@ BOOST_AUTO_TEST_CASE(a_dead_holders_permit_is_taken_over_after_its_expiry) {
 
 BOOST_AUTO_TEST_CASE(cancelling_a_wait_takes_nothing_and_leaves_every_line) {
   engine e;
-  auto theirs = sem(other_provider(e), "c", 2);
-  auto [ec1, a] = acquire(e, theirs, std::nullopt);
-  auto [ec2, b] = acquire(e, theirs, std::nullopt);
-  BOOST_REQUIRE(!ec1 && !ec2);
+  auto held = hold_both(e, "c");
+  auto& a = held[0];
+  auto& b = held[1];
   asio::cancellation_signal cancel;
-  auto done = std::make_shared<std::promise<result>>();
-  auto f = done->get_future();
-  sem(e.p, "c", 2).async_acquire(asio::bind_cancellation_slot(cancel.slot(), [done](error_code ec, ml::lease got) {
-    done->set_value({ec, std::move(got)});
-  }));
+  auto f = start_waiting(sem(e.p, "c", 2), std::nullopt, cancel.slot());
   e.run_for(150ms);
   BOOST_REQUIRE(e.store->get("c#1").line.size() + e.store->get("c#2").line.size() > 0u);
   cancel.emit(asio::cancellation_type::terminal);
