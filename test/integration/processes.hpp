@@ -13,6 +13,8 @@
 
 #include "fixture.hpp"
 
+extern "C" char** environ;  // NOLINT: POSIX
+
 namespace test {
 
 namespace fs = std::filesystem;
@@ -36,21 +38,34 @@ struct child {
   // offset through libfaketime (preloaded directly: the faketime(1) wrapper forks, and a signal
   // to it would not reach the worker).
   child(std::vector<std::string> argv, fs::path output, const std::string& faketime = "") : out(std::move(output)) {
+    // Everything is built before fork: the test process has threads (the driver's, the
+    // provider's), so the child may only make async-signal-safe calls until exec. An allocation
+    // there (setenv, a vector) can deadlock on a lock another thread held at fork: a worker
+    // that never started once left an empty output file and a 10 s timeout under ASan in CI.
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) {
+      const std::string_view v(*e);
+      const bool replaced = v.starts_with("LD_PRELOAD=") || v.starts_with("FAKETIME=") || v.starts_with("ASAN_OPTIONS=");
+      if (faketime.empty() || !replaced) env.emplace_back(v);
+    }
+    if (!faketime.empty()) {
+      env.push_back(std::string("LD_PRELOAD=") + libfaketime);
+      env.push_back("FAKETIME=" + faketime);
+      // Under AddressSanitizer the preloaded library would otherwise come before ASan's runtime.
+      env.push_back("ASAN_OPTIONS=verify_asan_link_order=0");
+    }
+    std::vector<char*> args, envp;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    const std::string path = out.string();
     pid = ::fork();
     if (pid == 0) {
-      if (!faketime.empty()) {
-        ::setenv("LD_PRELOAD", libfaketime, 1);
-        ::setenv("FAKETIME", faketime.c_str(), 1);
-        // Under AddressSanitizer the preloaded library would otherwise come before ASan's runtime.
-        ::setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
-      }
-      const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       ::dup2(fd, 1);
       ::dup2(fd, 2);
-      std::vector<char*> args;
-      for (auto& a : argv) args.push_back(a.data());
-      args.push_back(nullptr);
-      ::execvp(args[0], args.data());
+      ::execve(args[0], args.data(), envp.data());  // argv[0] is always a path (program_path)
       ::_exit(127);
     }
   }
