@@ -124,9 +124,17 @@ asio::awaitable<write_result> acquire_writer(std::shared_ptr<detail::rw_state> s
       auto writer_lost = held.front().async_wait_lost(asio::as_tuple(asio::use_awaitable));
       auto either = std::move(waits) || std::move(writer_lost);  // named: GCC 12 and temporaries
       auto raced = co_await std::move(either);
-      if (raced.index() == 0) ec = std::get<0>(raced);  // else: NAME#w ended, start over below
+      if (raced.index() == 0) {
+        ec = std::get<0>(raced);
+      } else if (std::get<0>(std::get<1>(raced)) == asio::error::operation_aborted) {
+        ec = asio::error::operation_aborted;  // the caller's cancellation reached this wait first
+        why = "cancelled";
+      }  // else NAME#w ended: start over below
     }
-    const bool all_held = !ec && std::all_of(held.begin(), held.end(), [](const lease& l) { return l.held(); });
+    // Whole only with NAME#w and every permit, each still held: a wait that ended early (NAME#w
+    // lost, or cancelled) leaves some out, and must never be handed out as the write lock.
+    const bool all_held = !ec && held.size() == st->readers->slots.size() + 1 &&
+                          std::all_of(held.begin(), held.end(), [](const lease& l) { return l.held(); });
     if (all_held) {
       if (d) d->reason.clear();
       co_return write_result{error_code{}, detail::access::make_multi_lease(std::move(held))};

@@ -209,6 +209,30 @@ BOOST_AUTO_TEST_CASE(a_writer_that_loses_its_writer_lock_while_waiting_gives_its
   BOOST_TEST(w.held());
 }
 
+// Cancelled while it waits for permits: it completes with operation_aborted and holds nothing,
+// whichever of its two waits (the permits, the loss of NAME#w) answers the cancellation first.
+BOOST_AUTO_TEST_CASE(cancelling_a_waiting_writer_takes_nothing) {
+  for (int round = 0; round < 5; ++round) {
+    engine e;
+    const std::string name = "cw" + std::to_string(round);
+    auto [ec0, reader] = read(e, rw(other_provider(e), name, 2), 0ms);
+    BOOST_REQUIRE(!ec0);
+    asio::cancellation_signal cancel;
+    auto writer = start<write_result>([&](auto h) {
+      rw(e.p, name, 2).async_acquire_write(asio::bind_cancellation_slot(cancel.slot(), h));
+    });
+    e.run_for(150ms);  // NAME#w and the free permit taken, waiting for the reader's
+    cancel.emit(asio::cancellation_type::terminal);
+    BOOST_REQUIRE(e.wait(writer, 2s));
+    auto [ec, w] = writer.get();
+    BOOST_TEST((ec == asio::error::operation_aborted), ec.message());
+    BOOST_TEST(!w);
+    e.run_for(100ms);
+    BOOST_TEST(is_free(e, name + "#w"));
+    BOOST_TEST(is_free(e, reader.name() == name + "#1" ? name + "#2" : name + "#1"));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_writer_that_times_out_gives_back_what_it_took) {
   engine e;
   auto [ec0, reader] = read(e, rw(other_provider(e), "t", 2), 0ms);
