@@ -82,6 +82,25 @@ class turn_guard {
   bool held_;
 };
 
+// A place in the line taken for this acquire by its provider's hand-off: left again on every way
+// out before the FSM takes it over (which then leaves it itself when it gives up).
+class enrolled_guard {
+ public:
+  enrolled_guard(std::shared_ptr<provider_impl> p, std::string name, std::optional<line_enrollment> e)
+      : p_(std::move(p)), name_(std::move(name)), e_(std::move(e)) {}
+  ~enrolled_guard() {
+    if (e_) leave_line_in_background(p_, name_, e_->owner);
+  }
+  enrolled_guard(const enrolled_guard&) = delete;
+  enrolled_guard& operator=(const enrolled_guard&) = delete;
+  std::optional<line_enrollment> take() { return std::exchange(e_, std::nullopt); }
+
+ private:
+  std::shared_ptr<provider_impl> p_;
+  std::string name_;
+  std::optional<line_enrollment> e_;
+};
+
 deadline_t earlier(deadline_t a, boot_clock::time_point b) {
   const auto steady_b = to_steady(b);
   return a ? std::min(*a, steady_b) : steady_b;
@@ -114,12 +133,18 @@ take_request with_holder(take_request t, const holder_meta& meta) {
 
 // Built outside the coroutine, so the parameters do not take room in every waiter's frame.
 acquire_fsm new_fsm(provider_impl& p, const lock_options& o, std::string name, acquire_mode mode,
-                    deadline_t deadline) {
+                    deadline_t deadline, std::optional<line_enrollment> enrolled) {
   acquire_params params;
   params.try_once = mode != acquire_mode::wait;
   params.confirm_silent = mode == acquire_mode::try_confirming;
   params.in_turn = mode == acquire_mode::try_in_turn;
-  params.owner = new_owner_id();
+  if (enrolled) {
+    params.owner = std::move(enrolled->owner);
+    params.enrolled = acquire_params::line_place{enrolled->ticket, enrolled->sent};
+  } else {
+    params.owner = new_owner_id();
+  }
+  params.refresh_every = o.effective_renew_every();
   // The engine's instants count suspended time (boot_clock.hpp); the call deadlines are steady.
   if (deadline) params.deadline = boot_clock::now() + (*deadline - steady::now());
   params.expiry = o.expiry;
@@ -136,7 +161,7 @@ acquire_fsm new_fsm(provider_impl& p, const lock_options& o, std::string name, a
 // for that one call, not in the frame of every waiting acquire (bench/ scenario 4: 10,000 waiters).
 asio::awaitable<void> read_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
                                 deadline_t deadline) {
-  const auto how = a.what == kind::read ? read_mode::primary : read_mode::majority;
+  const auto how = a.what == kind::read ? fsm.read_mode_now() : read_mode::majority;
   store_call<outcome<lock_doc>> start = [p, name = fsm.name(), how](auto reply) {
     p->store->read(name, how, std::move(reply));
   };
@@ -182,13 +207,18 @@ asio::awaitable<void> take_step(std::shared_ptr<provider_impl> p, acquire_fsm& f
   a = fsm.on_take(r, sent, boot_clock::now());
 }
 
-asio::awaitable<void> join_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
+// A join or a refresh of our entry in the line: each tells the FSM when it was sent.
+asio::awaitable<void> line_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
                                 deadline_t deadline) {
-  store_call<outcome<bool>> start = [p, name = fsm.name(), owner = fsm.owner(), ticket = fsm.join_ticket()](auto reply) {
-    p->store->join_line(name, owner, ticket, std::move(reply));
+  const bool join = a.what == kind::join;
+  store_call<outcome<bool>> start = [p, join, name = fsm.name(), owner = fsm.owner(),
+                                     ticket = join ? fsm.join_ticket() : fsm.line_ticket()](auto reply) {
+    if (join) p->store->join_line(name, owner, ticket, std::move(reply));
+    else p->store->refresh_line(name, owner, ticket, std::move(reply));
   };
+  const auto sent = boot_clock::now();
   auto r = co_await p->call<outcome<bool>>(std::move(start), nullptr, deadline, asio::use_awaitable);
-  a = fsm.on_joined(r, boot_clock::now());
+  a = join ? fsm.on_joined(r, sent, boot_clock::now()) : fsm.on_refreshed(r, sent, boot_clock::now());
 }
 
 // An acquire that joined the line and ends without having left it in its take: its entry goes
@@ -196,11 +226,7 @@ asio::awaitable<void> join_step(std::shared_ptr<provider_impl> p, acquire_fsm& f
 // reaches the head).
 void leave_line(const std::shared_ptr<provider_impl>& p, const acquire_fsm& fsm) {
   if (!fsm.joined() || fsm.left_line_with_take()) return;
-  store_call<outcome<bool>> start = [p, name = fsm.name(), owner = fsm.owner()](auto reply) {
-    p->store->leave_line(name, owner, std::move(reply));
-  };
-  // Answered on the provider's executor; shutdown waits for it (the ticket).
-  p->call<outcome<bool>>(std::move(start), nullptr, std::nullopt, [working = p->begin_work()](outcome<bool>) {});
+  leave_line_in_background(p, fsm.name(), fsm.owner());
 }
 
 asio::awaitable<void> give_back_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
@@ -219,6 +245,8 @@ result grant(const std::shared_ptr<provider_impl>& p, diagnostics* d, const lock
   auto st = std::make_shared<lease_state>(p, strand, fsm.name(), fsm.owner(), a.token, renewals);
   st->turn_held = with_turn;  // the lease passes the name's turn on when it ends
   st->others_in_line = fsm.others_in_line();
+  st->line_seen = fsm.line_after_grant();
+  st->tickets_seen = fsm.tickets_after_grant();
   if (!p->add_live(fsm.owner(), st)) {  // shutdown began while the take was in flight
     p->release_in_background(fsm.name(), fsm.owner(), a.token);
     return fail(*p, d, asio::error::operation_aborted, fsm.name(), "the provider is shutting down");
@@ -244,11 +272,13 @@ result give_up(provider_impl& p, diagnostics* d, const acquire_fsm& fsm, const a
 asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_type strand, std::string name,
                                      std::shared_ptr<const lock_options> timing, acquire_mode mode,
                                      std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
-                                     steady::time_point started, bool holds_turn) {
+                                     steady::time_point started, bool holds_turn,
+                                     std::optional<line_enrollment> enrolled) {
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
   turn_guard turn(p, holds_turn ? name : std::string(), holds_turn);
   std::string why;
+  enrolled_guard place(p, name, std::move(enrolled));
   if (auto ec = validate_lock_name(name, &why)) co_return fail(*p, d, ec, "(invalid)", why);
   if (auto ec = check_acquire_timeout(timeout, &why)) co_return fail(*p, d, ec, name, why);
   // The ticket first: a shutdown that finds no work cannot miss this acquire's start.
@@ -265,7 +295,7 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   if (prep_ec) co_return fail(*p, d, prep_ec, name, why);
 
   // The name and the owner id live in the FSM only (one copy per waiter).
-  acquire_fsm fsm = new_fsm(*p, opts, std::move(name), mode, deadline);
+  acquire_fsm fsm = new_fsm(*p, opts, std::move(name), mode, deadline, place.take());
   // async_shutdown wakes a waiting acquire through this timer; one in a store call sees
   // closing() when the call returns. Both run on this strand, so no wake-up falls in between.
   auto timer = std::make_shared<boot_timer>(strand);
@@ -303,8 +333,9 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
         co_await std::move(step);
         break;
       }
-      case kind::join: {
-        auto step = join_step(p, fsm, a, deadline);
+      case kind::join:
+      case kind::refresh: {
+        auto step = line_step(p, fsm, a, deadline);
         co_await std::move(step);
         break;
       }
@@ -330,11 +361,12 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
 void start_body(std::shared_ptr<provider_impl> p, std::string name, std::shared_ptr<const lock_options> timing,
                 acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
                 steady::time_point since, bool holds_turn,
-                asio::any_completion_handler<void(error_code, lease)> h) {
+                asio::any_completion_handler<void(error_code, lease)> h,
+                std::optional<line_enrollment> enrolled = std::nullopt) {
   auto strand = asio::make_strand(p->ex);
   spawn_op<error_code, lease>(strand,
                               acquire_body(std::move(p), strand, std::move(name), std::move(timing), mode, timeout, d,
-                                           since, holds_turn),
+                                           since, holds_turn, std::move(enrolled)),
                               std::move(h));
 }
 
@@ -387,6 +419,10 @@ void on_parked_executor(const std::shared_ptr<provider_impl>& p, std::shared_ptr
 // On the parked acquire's executor, once its turn came.
 void start_turn(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<parked_acquire>& w) {
   const auto now = steady::now();
+  // Put in line by a hand-off, and ending before it starts: the entry goes.
+  auto enrolled = std::exchange(w->enrolled, std::nullopt);
+  if (enrolled && (w->cancelled || p->closing() || (w->deadline && now >= *w->deadline)))
+    leave_line_in_background(p, w->name, enrolled->owner);
   if (w->cancelled || p->closing()) {
     finish_parked(w, asio::error::operation_aborted, w->cancelled ? "cancelled" : "the provider is shutting down", p->ex);
     return pass_turn(p, w->name);
@@ -398,9 +434,26 @@ void start_turn(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<p
   std::optional<std::chrono::milliseconds> left;
   if (w->deadline) left = std::max(std::chrono::milliseconds{1}, std::chrono::ceil<std::chrono::milliseconds>(*w->deadline - now));
   // The slot now belongs to the acquire (spawn_op binds it), so the caller's cancellation reaches it.
-  start_body(p, w->name, std::move(w->timing), acquire_mode::wait, left, w->diag, w->since, true, std::move(w->handler));
+  start_body(p, w->name, std::move(w->timing), acquire_mode::wait, left, w->diag, w->since, true, std::move(w->handler),
+             std::move(enrolled));
 }
 }  // namespace
+
+void leave_line_in_background(const std::shared_ptr<provider_impl>& p, const std::string& name,
+                              const std::string& owner) {
+  store_call<outcome<bool>> start = [p, name, owner](auto reply) { p->store->leave_line(name, owner, std::move(reply)); };
+  // Answered on the provider's executor; shutdown waits for it (the ticket). Not in line (or
+  // unknown): a releaser may have handed the lock to this owner id, which nobody else uses.
+  p->call<outcome<bool>>(std::move(start), nullptr, std::nullopt,
+                         [p, owner, working = p->begin_work()](outcome<bool> r) {
+                           if (!r.ec && r.value) return;
+                           store_call<outcome<std::int64_t>> free = [p, owner](auto reply) {
+                             p->store->release_owners(std::vector<std::string>{owner}, std::move(reply));
+                           };
+                           p->call<outcome<std::int64_t>>(std::move(free), nullptr, std::nullopt,
+                                                          [working](outcome<std::int64_t>) {});
+                         });
+}
 
 void pass_turn(const std::shared_ptr<provider_impl>& p, const std::string& name) {
   if (auto next = p->turns.pass(name)) resume_parked(p, std::move(next));

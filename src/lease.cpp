@@ -5,6 +5,7 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <limits>
 
 #include "detail/lease_state.hpp"
 #include "mongolock/lease.hpp"
@@ -180,12 +181,18 @@ struct turn_after_release {
 // after us: this was our own earlier attempt (the driver retries a write whose reply was lost)
 // or an operator's force release, and the lock is free: released. Otherwise someone else held
 // it: lost.
-asio::awaitable<std::tuple<error_code>> settle_matched_nothing(std::shared_ptr<lease_state> st, diagnostics* d) {
+// `seen`: the majority read already made, if any.
+asio::awaitable<std::tuple<error_code>> settle_matched_nothing(std::shared_ptr<lease_state> st, diagnostics* d,
+                                                               std::optional<outcome<lock_doc>> seen = std::nullopt) {
   auto p = st->prov;
   store_call<outcome<lock_doc>> look = [p, n = st->name](auto reply) {
     p->store->read(n, read_mode::majority, std::move(reply));
   };
-  auto now = co_await p->call<outcome<lock_doc>>(std::move(look), nullptr, std::nullopt, asio::use_awaitable);
+  if (!seen) {
+    auto fresh = co_await p->call<outcome<lock_doc>>(std::move(look), nullptr, std::nullopt, asio::use_awaitable);
+    seen = std::move(fresh);
+  }
+  const auto& now = *seen;
   if (now.ec)
     co_return settle(*st, d, make_error_code(errc::ambiguous_result),
                      "the release matched nothing and the re-read failed: " + now.message);
@@ -207,13 +214,105 @@ std::shared_ptr<parked_acquire> hand_over_candidate(lease_state& st) {
   return st.prov->turns.first(st.name);
 }
 
+asio::awaitable<std::tuple<error_code>> hand_over(std::shared_ptr<lease_state> st, std::shared_ptr<parked_acquire> next,
+                                                  diagnostics* d, bool may_retry);
+
+// After a hand-off that matched nothing: the line changed since this lease last saw it (someone
+// joined or left), or the lease no longer holds the lock. A majority read tells which; if it is
+// still ours, release again against what the read shows (once), else settle as a release that
+// matched nothing.
+asio::awaitable<std::tuple<error_code>> release_again(std::shared_ptr<lease_state> st, diagnostics* d);
+
+// Hand-off to the head of the line (issue 10, item 3; docs/design.md section 8): one update,
+// matched on this lease's (owner, token) and on the head's entry, names the head's owner id with
+// token + 1 and removes its entry. The head finds itself the holder at its next (majority) read;
+// its clock starts at its last write of that entry, which the hand-off came after. If a parked
+// acquire of this provider waits for the name, the same update puts it in line (the next ticket,
+// as last seen), so the lock comes back without a read and a join.
+asio::awaitable<std::tuple<error_code>> hand_to_line(std::shared_ptr<lease_state> st, diagnostics* d, bool may_retry) {
+  auto p = st->prov;
+  const line_entry head = st->line_seen.front();
+  auto local = st->turn_held ? p->turns.first(st->name) : nullptr;
+  take_request t;
+  t.name = st->name;
+  t.owner = head.owner;
+  t.token = st->token + 1;
+  t.expiry = st->expiry();  // the head's first deadline allows for a shorter one than its own
+  t.observed.exists = true;
+  t.observed.held.owner = st->owner;
+  t.observed.held.token = st->token;
+  t.hand_over = true;
+  t.leaving.push_back(head);
+  const auto sent = boot_clock::now();
+  std::optional<line_enrollment> enrolled;
+  if (local && st->tickets_seen >= 0 && st->tickets_seen < std::numeric_limits<std::int64_t>::max()) {
+    enrolled = line_enrollment{new_owner_id(), st->tickets_seen, sent};
+    t.enroll = line_entry{enrolled->owner, enrolled->ticket};
+  }
+  store_call<outcome<bool>> call = [p, t](auto reply) { p->store->take(t, std::move(reply)); };
+  auto r = co_await p->call<outcome<bool>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
+  if (!r.ec && r.value) {
+    p->count.releases.fetch_add(1, std::memory_order_relaxed);
+    auto first = st->turn_held.exchange(false) ? p->turns.pass(st->name) : nullptr;
+    if (enrolled && first == local) first->enrolled = std::move(enrolled);
+    else if (enrolled) leave_line_in_background(p, st->name, enrolled->owner);  // it left meanwhile
+    if (first) resume_parked(p, std::move(first));
+    co_return settle(*st, d, error_code{}, "");
+  }
+  if (!r.ec) {
+    if (may_retry) {
+      auto again = release_again(st, d);
+      co_return co_await std::move(again);
+    }
+    st->others_in_line = true;
+    auto plain = plain_release(st, d);
+    co_return co_await std::move(plain);
+  }
+  // The hand-off may have landed: then the head may already hold the lock (once committed, its
+  // majority read shows it), so the head's lock is never freed from here. Ours is, in case it did
+  // not land (the owner filter makes that harmless if it did); so is the enrolled entry.
+  if (enrolled) leave_line_in_background(p, st->name, enrolled->owner);
+  p->release_in_background(st->name, st->owner, st->token);
+  co_return settle(*st, d, r.ambiguous ? make_error_code(errc::ambiguous_result) : r.ec,
+                   "the hand-off to the next in line failed (" + r.message + "); the release is retried in the background");
+}
+
+asio::awaitable<std::tuple<error_code>> release_again(std::shared_ptr<lease_state> st, diagnostics* d) {
+  auto p = st->prov;
+  store_call<outcome<lock_doc>> look = [p, n = st->name](auto reply) {
+    p->store->read(n, read_mode::majority, std::move(reply));
+  };
+  auto now = co_await p->call<outcome<lock_doc>>(std::move(look), nullptr, std::nullopt, asio::use_awaitable);
+  const bool ours = !now.ec && now.value.held.owner == st->owner && now.value.held.token == st->token;
+  if (now.ec) p->release_in_background(st->name, st->owner, st->token);  // it may still be ours
+  if (!ours) {
+    auto rest = settle_matched_nothing(st, d, std::move(now));
+    co_return co_await std::move(rest);
+  }
+  st->line_seen.clear();
+  for (auto& e : now.value.line)
+    if (e.owner != st->owner) st->line_seen.push_back(e);
+  st->tickets_seen = now.value.tickets;
+  st->others_in_line = now.value.waiting > 0 || !st->line_seen.empty();
+  if (!st->line_seen.empty()) {
+    auto handed = hand_to_line(st, d, false);
+    co_return co_await std::move(handed);
+  }
+  if (auto next = hand_over_candidate(*st)) {
+    auto handed = hand_over(st, std::move(next), d, false);
+    co_return co_await std::move(handed);
+  }
+  auto plain = plain_release(st, d);
+  co_return co_await std::move(plain);
+}
+
 // Local hand-off (issue 10, item 2): release this lease and take the lock for `next` in one
 // update, matched on this lease's (owner, token). The guarded work was cancelled before this is
 // sent; the new holder's clock starts at the send time, as for any take, and a reply after its
 // own bound (sent + expiry - margin) is given back, never handed out. Nothing is granted on an
 // error: a write-concern error may be rolled back, a lost reply may or may not have landed.
 asio::awaitable<std::tuple<error_code>> hand_over(std::shared_ptr<lease_state> st, std::shared_ptr<parked_acquire> next,
-                                                  diagnostics* d) {
+                                                  diagnostics* d, bool may_retry) {
   auto p = st->prov;
   const lock_options& o = next->timing ? *next->timing : p->opts;
   take_request t;
@@ -246,7 +345,12 @@ asio::awaitable<std::tuple<error_code>> hand_over(std::shared_ptr<lease_state> s
   }
   // Otherwise the turn passes on (next_turn in release_body) once this release has answered.
   if (!r.ec) {
-    // Someone is waiting in the lock's line, or this lease no longer holds it: a plain release.
+    // Someone joined the lock's line, or this lease no longer holds it: look, and hand it to the
+    // line; a second miss releases plainly.
+    if (may_retry) {
+      auto again = release_again(st, d);
+      co_return co_await std::move(again);
+    }
     st->others_in_line = true;
     auto plain = plain_release(st, d);
     co_return co_await std::move(plain);
@@ -275,8 +379,12 @@ asio::awaitable<std::tuple<error_code>> release_body(std::shared_ptr<lease_state
   const turn_after_release next_turn{st};
   // Guarded work is cancelled before the lock is freed, never after.
   st->end(lease_phase::released, make_error_code(errc::released), true);
+  if ((st->token & token_low_mask) != token_low_mask && !st->line_seen.empty()) {
+    auto handed = hand_to_line(st, d, true);
+    co_return co_await std::move(handed);
+  }
   if (auto next = hand_over_candidate(*st)) {
-    auto handed = hand_over(st, std::move(next), d);
+    auto handed = hand_over(st, std::move(next), d, true);
     co_return co_await std::move(handed);
   }
   auto plain = plain_release(st, d);

@@ -20,12 +20,13 @@ provider::provider(client& c, std::string database, std::string collection, lock
   std::string why;
   if (auto ec = validate_namespace(database, collection, &why)) throw boost::system::system_error(ec, why);
   if (auto ec = validate(opts, &why)) throw boost::system::system_error(ec, why);
+  auto meta = detail::this_process(c.impl_->opts.label);
   detail::store_config cfg{std::move(database), std::move(collection), opts.durability, opts.write_timeout,
-                           opts.idle_cleanup};
+                           opts.idle_cleanup, meta};
   auto store = std::make_shared<detail::mongo_store>(c.impl_, std::move(cfg));
   impl_ = std::make_shared<detail::provider_impl>(c.impl_->ex, std::move(store), opts, c.impl_->opts.log,
                                                   c.impl_->opts.log_threshold);
-  impl_->meta = detail::this_process(c.impl_->opts.label);
+  impl_->meta = std::move(meta);
 }
 
 const lock_options& provider::options() const noexcept { return impl_->opts; }

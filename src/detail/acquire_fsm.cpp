@@ -24,9 +24,16 @@ constexpr int max_epoch_races = 3;
 }  // namespace
 
 acquire_fsm::acquire_fsm(std::string name, acquire_params p)
-    : name_(std::move(name)), p_(std::move(p)), wait_(p_.backoff_min, p_.backoff_max), rng_(p_.seed) {}
+    : name_(std::move(name)), p_(std::move(p)), wait_(p_.backoff_min, p_.backoff_max), rng_(p_.seed) {
+  if (p_.enrolled) {  // in line already: our own provider's hand-off wrote the entry
+    joins_ = 1;
+    join_ticket_ = line_ticket_ = p_.enrolled->ticket;
+    entry_sent_ = p_.enrolled->sent;
+  }
+}
 
 acquire_action acquire_fsm::start(time_point, std::optional<lock_doc> remembered) {
+  if (p_.enrolled) return read();  // the lock may be handed to us: the swap below would overtake nobody, but waste a write
   // If this provider freed the lock last, swap against that state without a read: one round
   // trip. If it is stale the swap matches nothing and we read.
   // A waiting acquire's swap also requires that nobody joined the line since (issue 10, item 3).
@@ -46,8 +53,8 @@ bool acquire_fsm::past_deadline(time_point now) const { return p_.deadline && no
 acquire_action acquire_fsm::on_read(const outcome<lock_doc>& r, time_point received) {
   if (r.ec) return fail(r.ec, r.message);
   // Our own owner id on the primary may be a take that is not majority-committed yet (and could
-  // be rolled back): only a majority re-check makes it ours.
-  if (r.value.exists && r.value.held.owner == p_.owner) return {kind::recheck};
+  // be rolled back): only a majority re-check makes it ours. A read in line is a majority read.
+  if (r.value.exists && r.value.held.owner == p_.owner && !read_majority_) return {kind::recheck};
   return decide(r.value, received);
 }
 
@@ -59,9 +66,24 @@ acquire_action acquire_fsm::on_recheck(const outcome<lock_doc>& r, time_point re
 
 acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
   if (seen.exists && seen.held.owner == p_.owner) {
-    // One of our own unconfirmed takes landed: ours, if its earliest possible start leaves time.
-    if (first_unconfirmed_sent_ && received < take_bound(*first_unconfirmed_sent_))
-      return grant(seen.held.token, *first_unconfirmed_sent_);
+    // One of our own unconfirmed takes landed, or a releaser handed the lock to us from the line
+    // (docs/design.md section 8): ours, if the earliest possible start leaves time. A hand-off
+    // came after the last write of our entry that we know was applied, and a take after its send.
+    std::optional<time_point> start = first_unconfirmed_sent_;
+    if (entry_sent_ && (!start || *entry_sent_ < *start)) start = entry_sent_;
+    if (start) {
+      // The releaser wrote its own expiry: if shorter than ours, waiters count from that, so our
+      // first deadline comes that much sooner (renewals then write ours).
+      const auto doc_expiry = expiry_observer::bounded(seen.held.expiry);
+      if (doc_expiry < p_.expiry) *start -= p_.expiry - doc_expiry;
+      if (received < take_bound(*start)) {
+        pending_observed_ = seen;  // the line as it is now, for our own release
+        leaving_.clear();
+        auto granted = grant(seen.held.token, *start);
+        left_with_take_ = !in_line(seen);  // a hand-off removed our entry
+        return granted;
+      }
+    }
     if (std::find(unconfirmed_.begin(), unconfirmed_.end(), seen.held.token) == unconfirmed_.end())
       unconfirmed_.push_back(seen.held.token);
     return give_back(seen.held.token);
@@ -124,23 +146,49 @@ acquire_action acquire_fsm::take_in_line(const lock_doc& seen, std::vector<line_
 
 // A waiting acquire not yet in line joins it (one write per acquire, then reads only), unless
 // the line is full or the document is missing (the next read will find it free or created).
+// In line, it shows once per renewal period that it is still there (a lock handed to it starts
+// its clock at that write, so the lease it gets has most of a period left).
 acquire_action acquire_fsm::wait_in_line(time_point now, bool changed, const lock_doc& seen) {
   auto next = wait_or_give_up(now, changed, seen);
+  if (next.what != kind::wait_until || !seen.exists) return next;
+  const auto mine = std::find_if(seen.line.begin(), seen.line.end(), [&](const line_entry& e) { return e.owner == p_.owner; });
+  if (mine != seen.line.end()) {
+    line_ticket_ = mine->ticket;
+    if (p_.refresh_every.count() <= 0 || !entry_sent_ || now - *entry_sent_ < p_.refresh_every) return next;
+    after_line_write_ = next;
+    return {kind::refresh};
+  }
   const bool ticket_usable = seen.tickets >= 0 && seen.tickets < std::numeric_limits<std::int64_t>::max();
-  if (next.what != kind::wait_until || !seen.exists || in_line(seen) || seen.line.size() >= max_line ||
-      joins_ >= max_joins || !ticket_usable)
-    return next;
-  after_join_ = next;
+  if (seen.line.size() >= max_line || joins_ >= max_joins || !ticket_usable) return next;
+  after_line_write_ = next;
   join_ticket_ = seen.tickets;
   return {kind::join};
 }
 
-acquire_action acquire_fsm::on_joined(const outcome<bool>& r, time_point) {
+acquire_action acquire_fsm::on_joined(const outcome<bool>& r, time_point sent, time_point) {
   // Applied, raced (someone joined with that ticket first: the next read shows the new one), or
   // unknown (the next read shows whether it landed): the wait goes on either way.
   ++joins_;  // counted first: a join abandoned in flight may still land, and is left on give-up
+  if (!r.ec && r.value) entry_sent_ = sent;
+  else if (r.ec && !entry_sent_) entry_sent_ = sent;  // if it landed, it was sent then
   if (r.ec == aerr::operation_aborted) return fail(r.ec, r.message);
-  return after_join_;
+  return after_line_write_;
+}
+
+acquire_action acquire_fsm::on_refreshed(const outcome<bool>& r, time_point sent, time_point) {
+  if (r.ec == aerr::operation_aborted) return fail(r.ec, r.message);
+  if (!r.ec && r.value && entry_sent_) entry_sent_ = std::max(*entry_sent_, sent);
+  if (!r.ec && !r.value) return read();  // out of line: handed the lock, or lost our place
+  return after_line_write_;
+}
+
+std::vector<line_entry> acquire_fsm::line_after_grant() const {
+  std::vector<line_entry> out;
+  for (auto& e : pending_observed_.line) {
+    const bool left = std::find(leaving_.begin(), leaving_.end(), e) != leaving_.end();
+    if (!left && e.owner != p_.owner) out.push_back(e);
+  }
+  return out;
 }
 
 acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const lock_doc& seen) {

@@ -34,6 +34,16 @@ struct acquire_params {
   std::chrono::milliseconds expiry{0}, margin{0}, backoff_min{0}, backoff_max{0};
   std::uint64_t seed = 0;
   std::int64_t wall_now_ms = 0;        // try_once: the local wall clock, a hint only
+  // How often an acquire in the line shows that it is still there (the lease's renewal period):
+  // a lock handed to it starts its clock at the last such write, so that write must be recent.
+  std::chrono::milliseconds refresh_every{0};
+  // Put in the line by this provider's own hand-off (lease.cpp) with `ticket`, by an update sent
+  // at `sent`: the acquire starts in line, with `owner` as its owner id.
+  struct line_place {
+    std::int64_t ticket = 0;
+    boot_clock::time_point sent{};
+  };
+  std::optional<line_place> enrolled;
 };
 
 struct acquire_action {
@@ -44,6 +54,7 @@ struct acquire_action {
     take,        // request(): compare-and-swap against what was observed, granting `token`
     give_back,   // release (owner, token) and wait for the answer: a take we may not keep
     join,        // join the lock's line with join_ticket(), then on_joined
+    refresh,     // show that we are still in line (refresh_line with line_ticket()), then on_refreshed
     wait_until,  // sleep until `at`
     grant,       // done: the lease is ours with `token`; its clock starts at `at` (send time)
     fail,        // done: `ec`, `why`; the driver gives back every unconfirmed take
@@ -71,7 +82,10 @@ class acquire_fsm {
   // `sent`: when the take request left (the driver's clock just before starting it).
   acquire_action on_take(const outcome<bool>& r, time_point sent, time_point now);
   acquire_action on_given_back(const outcome<bool>& r, time_point now);
-  acquire_action on_joined(const outcome<bool>& r, time_point now);
+  // `sent`: when the join or refresh left. A lock handed to us starts its clock at the send time
+  // of the last write of our entry that the hand-off must have come after.
+  acquire_action on_joined(const outcome<bool>& r, time_point sent, time_point now);
+  acquire_action on_refreshed(const outcome<bool>& r, time_point sent, time_point now);
   acquire_action on_timer(time_point now);
   acquire_action on_cancel();
 
@@ -89,6 +103,10 @@ class acquire_fsm {
   // The line (issue 10, item 3): the ticket of a `join`; whether a join was sent (its entry may
   // be in the line even if its reply was lost); whether the take being granted removed it.
   std::int64_t join_ticket() const { return join_ticket_; }
+  std::int64_t line_ticket() const { return line_ticket_; }
+  // The read to send for a `read` action: majority once we may be in line, so that a read showing
+  // the lock handed to us is a committed hand-off (no re-check needed).
+  read_mode read_mode_now() const { return read_majority_ ? read_mode::majority : read_mode::primary; }
   bool joined() const { return joins_ > 0; }
   bool left_line_with_take() const { return left_with_take_; }
   // Whether the document the granted take replaced had others in line (besides those the take
@@ -97,13 +115,20 @@ class acquire_fsm {
     return pending_observed_.waiting > static_cast<std::int64_t>(leaving_.size()) ||
            pending_observed_.line.size() > leaving_.size();
   }
+  // The line as the granted take or hand-off left it (as far as we saw), and its next ticket:
+  // the lease's release hands the lock to its head (lease.cpp).
+  std::vector<line_entry> line_after_grant() const;
+  std::int64_t tickets_after_grant() const { return pending_observed_.tickets; }
   std::uint64_t busy_observations() const { return busy_; }
   // Observations of a document whose expiry_ms no mongolock holder could have written (it was
   // clamped to limits::min_expiry..max_expiry): the driver reports them.
   std::uint64_t out_of_bounds_observations() const { return out_of_bounds_; }
 
  private:
-  acquire_action read() const { return {acquire_action::kind::read}; }
+  acquire_action read() {
+    read_majority_ = joins_ > 0;
+    return {acquire_action::kind::read};
+  }
   acquire_action fail(boost::system::error_code ec, std::string why = {});
   acquire_action take_or_epoch(const lock_doc& observed);
   acquire_action take(std::int64_t token);
@@ -131,7 +156,13 @@ class acquire_fsm {
   bool left_with_take_ = false;
   std::int64_t join_ticket_ = 0;
   int joins_ = 0;
-  acquire_action after_join_;         // the wait decided before a join, resumed after it
+  acquire_action after_line_write_;   // the wait decided before a join or refresh, resumed after it
+  std::int64_t line_ticket_ = 0;      // our ticket, as the last read showed it (for a refresh)
+  // The send time of the last write of our entry (join or refresh) known to have been applied
+  // before any hand-off to us could be: a hand-off removes the entry, so a refresh that matched
+  // came before it, and a hand-off needs the entry, so the join did.
+  std::optional<time_point> entry_sent_;
+  bool read_majority_ = false;        // the read in flight is a majority read
   jitter_rng rng_;
   bool verifying_ = false;            // try_once: confirming that a silent holder is gone
   lock_doc pending_observed_;         // what the pending epoch/take compares against

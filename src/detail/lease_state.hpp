@@ -50,6 +50,8 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
     return d;
   }
 
+  std::chrono::milliseconds expiry() const { return fsm.expiry(); }
+
   // On the strand: when the holder stops believing in the lease unless a renewal succeeds first
   // (the soak's fenced resource checks entries against it).
   boot_clock::time_point deadline() const { return fsm.deadline(); }
@@ -69,6 +71,10 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   // Others were in the lock's line when this lease took it (set once, before start()): its
   // release frees the lock for them rather than trying a local hand-off first.
   bool others_in_line = false;
+  // The line as this lease's take or hand-off left it, as far as it saw (set once, before
+  // start()): its release hands the lock to the head (lease.cpp), requiring these entries.
+  std::vector<line_entry> line_seen;
+  std::int64_t tickets_seen = 0;
 
  private:
   boost::asio::awaitable<void> renew_loop();

@@ -117,6 +117,10 @@ struct take_request {
   // head, or a head that never came to take the lock).
   bool nobody_waiting = false;
   std::vector<line_entry> leaving;
+  // A hand-off to the head of the line may also put the releaser's next local waiter in line
+  // (issue 10, item 3): this entry, whose ticket is the document's `tickets` as last seen (the
+  // update then requires it and raises it by one).
+  std::optional<line_entry> enroll;
 };
 
 // A lease as the store knows it: the document `name` names `owner` with `token`.
@@ -160,6 +164,10 @@ class lock_store {
                          reply<outcome<bool>>) = 0;
   // Leaves the line (an acquire that gives up); value false if `owner` was not in it.
   virtual void leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>>) = 0;
+  // Shows that `owner` is still in line with `ticket` (a write, so that its success proves the
+  // entry was there when it was applied); value false if it is not (handed the lock, or gone).
+  virtual void refresh_line(const std::string& name, const std::string& owner, std::int64_t ticket,
+                            reply<outcome<bool>>) = 0;
   // Sets the election value of the holder (owner, token); value false if it no longer holds it.
   virtual void proclaim(const std::string& name, const std::string& owner, std::int64_t token,
                         const std::string& value, reply<outcome<bool>>) = 0;

@@ -63,6 +63,13 @@ void mongo_store::leave_line(const std::string& name, const std::string& owner, 
       [cfg = cfg_, name, owner](mongoc_client_t* c) { return detail::leave_line(c, *cfg, name, owner); });
 }
 
+void mongo_store::refresh_line(const std::string& name, const std::string& owner, std::int64_t ticket,
+                               reply<outcome<bool>> r) {
+  run(lane::acquisition, std::move(r), [cfg = cfg_, name, owner, ticket](mongoc_client_t* c) {
+    return detail::refresh_line(c, *cfg, name, owner, ticket);
+  });
+}
+
 void mongo_store::proclaim(const std::string& name, const std::string& owner, std::int64_t token,
                            const std::string& value, reply<outcome<bool>> r) {
   run(lane::acquisition, std::move(r), [cfg = cfg_, name, owner, token, value](mongoc_client_t* c) {

@@ -27,6 +27,8 @@ class mongo_store final : public lock_store {
   void join_line(const std::string& name, const std::string& owner, std::int64_t ticket,
                  reply<outcome<bool>> r) override;
   void leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) override;
+  void refresh_line(const std::string& name, const std::string& owner, std::int64_t ticket,
+                    reply<outcome<bool>> r) override;
   void declare(const std::string& name, const declaration& d, reply<outcome<declaration>> r) override;
   void proclaim(const std::string& name, const std::string& owner, std::int64_t token, const std::string& value,
                 reply<outcome<bool>> r) override;

@@ -28,6 +28,14 @@ namespace mongolock::detail {
 
 struct provider_impl;
 
+// A place in the lock's line taken for a parked acquire by its own provider's hand-off to
+// another process (lease.cpp): the acquire starts in line, with this owner id.
+struct line_enrollment {
+  std::string owner;
+  std::int64_t ticket = 0;
+  boot_clock::time_point sent{};  // when the update that wrote the entry was sent
+};
+
 // A waiting acquire parked until its name's turn comes: what starting it later needs.
 struct parked_acquire {
   using handler_type = boost::asio::any_completion_handler<void(boost::system::error_code, lease)>;
@@ -46,6 +54,8 @@ struct parked_acquire {
   // Set by a cancellation that arrives after the turn was handed over but before the acquire
   // started: the start completes it as cancelled instead.
   std::atomic<bool> cancelled{false};
+  // Set (before its turn is passed to it) when a hand-off put it in the line.
+  std::optional<line_enrollment> enrolled;
 };
 
 class name_turns {
@@ -91,6 +101,10 @@ void finish_parked(const std::shared_ptr<parked_acquire>& w, boost::system::erro
 void pass_turn(const std::shared_ptr<provider_impl>& p, const std::string& name);
 // Starts a parked acquire whose turn came (it reads and waits like any acquire).
 void resume_parked(const std::shared_ptr<provider_impl>& p, std::shared_ptr<parked_acquire> next);
+// Takes `owner`'s entry out of the line of `name` in the background (an acquire that gives up);
+// if it is no longer there, a releaser may have handed the lock to it: that is freed too.
+void leave_line_in_background(const std::shared_ptr<provider_impl>& p, const std::string& name,
+                              const std::string& owner);
 // Completes a parked acquire with the lease a hand-off took for it: (owner, token), its clock
 // started at `sent` (src/acquire.cpp). If it was cancelled or timed out meanwhile, the lock is
 // given back instead and the turn passes on; past `bound` (a late grant) it is given back and

@@ -281,6 +281,11 @@ void build_swap(const take_request& t, std::int64_t now_ms, bson_t* filter, bson
     else BSON_APPEND_INT64(filter, "waiting", t.observed.waiting);
   }
   for (auto& e : t.leaving) BSON_APPEND_INT64(filter, ("line." + e.owner).c_str(), e.ticket);
+  // The enrolled entry takes the next ticket: only if nobody took it since (0 matches missing).
+  if (t.enroll) {
+    if (t.enroll->ticket == 0) append_zero_or_missing(filter, "tickets");
+    else BSON_APPEND_INT64(filter, "tickets", t.enroll->ticket);
+  }
   bson_t set, unset;
   BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
   append_str(&set, "owner", t.owner);
@@ -290,16 +295,21 @@ void build_swap(const take_request& t, std::int64_t now_ms, bson_t* filter, bson
   BSON_APPEND_DATE_TIME(&set, "acquired_at", now_ms);
   BSON_APPEND_DATE_TIME(&set, "renewed_at", now_ms);
   append_meta(&set, t.meta);
+  if (t.enroll) {
+    BSON_APPEND_INT64(&set, ("line." + t.enroll->owner).c_str(), t.enroll->ticket);
+    BSON_APPEND_INT64(&set, "tickets", t.enroll->ticket + 1);
+  }
   bson_append_document_end(change, &set);
   BSON_APPEND_DOCUMENT_BEGIN(change, "$unset", &unset);
   BSON_APPEND_UTF8(&unset, "idle_since", "");
   BSON_APPEND_UTF8(&unset, "value", "");  // a new holder has proclaimed nothing yet
   for (auto& e : t.leaving) BSON_APPEND_UTF8(&unset, ("line." + e.owner).c_str(), "");
   bson_append_document_end(change, &unset);
-  if (!t.leaving.empty()) {
+  const auto joined = (t.enroll ? 1 : 0) - static_cast<std::int64_t>(t.leaving.size());
+  if (joined != 0) {
     bson_t inc;
     BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
-    BSON_APPEND_INT64(&inc, "waiting", -static_cast<std::int64_t>(t.leaving.size()));
+    BSON_APPEND_INT64(&inc, "waiting", joined);
     bson_append_document_end(change, &inc);
   }
 }
@@ -330,6 +340,17 @@ void build_leave(std::string_view name, std::string_view owner, bson_t* filter, 
   bson_append_document_end(change, &unset);
   BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
   BSON_APPEND_INT64(&inc, "waiting", -1);
+  bson_append_document_end(change, &inc);
+}
+
+// A real modification ($inc), never a no-op: a no-op update is not replicated, so on a deposed
+// primary it could be acknowledged with w: majority against a state where the entry was gone.
+void build_refresh(std::string_view name, std::string_view owner, std::int64_t ticket, bson_t* filter, bson_t* change) {
+  append_str(filter, "_id", name);
+  BSON_APPEND_INT64(filter, ("line." + std::string(owner)).c_str(), ticket);
+  bson_t inc;
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
+  BSON_APPEND_INT64(&inc, "line_beat", 1);
   bson_append_document_end(change, &inc);
 }
 
@@ -479,7 +500,7 @@ outcome<bool> take(mongoc_client_t* client, const store_config& cfg, const take_
 }
 
 void build_renewal(const std::vector<held_lease>& held, std::chrono::milliseconds expiry, std::int64_t now_ms,
-                   bson_t* filter, bson_t* change) {
+                   bson_t* filter, bson_t* change, const holder_meta* holder) {
   auto append_one = [](bson_t* b, const held_lease& h) {
     append_str(b, "_id", h.name);
     append_str(b, "owner", h.owner);
@@ -505,6 +526,7 @@ void build_renewal(const std::vector<held_lease>& held, std::chrono::millisecond
   BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
   BSON_APPEND_INT64(&set, "expiry_ms", expiry.count());
   BSON_APPEND_DATE_TIME(&set, "renewed_at", now_ms);
+  if (holder) append_meta(&set, *holder);
   bson_append_document_end(change, &set);
 }
 
@@ -546,7 +568,7 @@ outcome<std::vector<bool>> renew(mongoc_client_t* client, const store_config& cf
   if (held.empty()) return {};
   collection_ref coll(client, cfg.database, cfg.collection);
   bson_doc filter, change;
-  build_renewal(held, expiry, wall_ms(), filter.get(), change.get());
+  build_renewal(held, expiry, wall_ms(), filter.get(), change.get(), &cfg.holder);
   auto r = update(coll.get(), cfg, filter.get(), change.get(), held.size() > 1);
   if (r.ec) return failure_from<std::vector<bool>>(r);
   if (r.value == static_cast<std::int64_t>(held.size())) return success(std::vector<bool>(held.size(), true));
@@ -619,6 +641,17 @@ outcome<bool> leave_line(mongoc_client_t* client, const store_config& cfg, std::
   collection_ref coll(client, cfg.database, cfg.collection);
   bson_doc filter, change;
   build_leave(name, owner, filter.get(), change.get());
+  auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
+  auto out = failure_from<bool>(r);
+  out.value = !r.ec && r.value == 1;
+  return out;
+}
+
+outcome<bool> refresh_line(mongoc_client_t* client, const store_config& cfg, std::string_view name,
+                           std::string_view owner, std::int64_t ticket) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, change;
+  build_refresh(name, owner, ticket, filter.get(), change.get());
   auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
   auto out = failure_from<bool>(r);
   out.value = !r.ec && r.value == 1;

@@ -28,6 +28,9 @@ struct store_config {
   write_concern durability = write_concern::majority;
   std::chrono::milliseconds write_timeout{10000};
   std::chrono::seconds idle_cleanup{86400};
+  // This process, rewritten by every renewal: a lock handed over from another process names its
+  // holder's host and pid from its first renewal on (the releaser does not know them).
+  holder_meta holder;
 };
 
 // Oldest wire version we accept: 7 = MongoDB 4.0 (retryable writes, majority write concern).
@@ -49,9 +52,11 @@ void build_swap(const take_request&, std::int64_t now_ms, bson_t* filter, bson_t
 // Joining the line with `ticket` (compare-and-swap on the ticket counter), and leaving it.
 void build_join(std::string_view name, std::string_view owner, std::int64_t ticket, bson_t* filter, bson_t* change);
 void build_leave(std::string_view name, std::string_view owner, bson_t* filter, bson_t* change);
+void build_refresh(std::string_view name, std::string_view owner, std::int64_t ticket, bson_t* filter, bson_t* change);
 // The renewal of every lease in `held` (one filter clause each, $or'ed): heartbeat + 1.
 void build_renewal(const std::vector<held_lease>& held, std::chrono::milliseconds expiry, std::int64_t now_ms,
-                   bson_t* filter, bson_t* change);
+                   bson_t* filter, bson_t* change,
+                   const holder_meta* holder = nullptr);
 
 // A lock document as read (any types, any values: what the server returns is not trusted; a
 // field of the wrong type reads as 0 or ""). Pure, so it is fuzzed (fuzz/lock_doc_fuzz.cpp).
@@ -77,6 +82,8 @@ outcome<declaration> declare(mongoc_client_t*, const store_config&, std::string_
 outcome<bool> join_line(mongoc_client_t*, const store_config&, std::string_view name, std::string_view owner,
                         std::int64_t ticket);
 outcome<bool> leave_line(mongoc_client_t*, const store_config&, std::string_view name, std::string_view owner);
+outcome<bool> refresh_line(mongoc_client_t*, const store_config&, std::string_view name, std::string_view owner,
+                           std::int64_t ticket);
 outcome<std::int64_t> release_owners(mongoc_client_t*, const store_config&,
                                      const std::vector<std::string>& owners);
 

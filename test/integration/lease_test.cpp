@@ -572,4 +572,64 @@ BOOST_AUTO_TEST_CASE(a_local_hand_off_is_one_command) {
   BOOST_TEST(!f.run(p.async_inspect(name, asio::use_awaitable)).held);
 }
 
+namespace {
+using acquired = std::tuple<error_code, ml::lease>;
+// An acquire left running; its result lands in the future.
+std::future<acquired> start_acquire(ml::provider& p, const std::string& name) {
+  auto done = std::make_shared<std::promise<acquired>>();
+  auto f = done->get_future();
+  p.create_lock(name).async_acquire([done](error_code ec, ml::lease l) { done->set_value({ec, std::move(l)}); });
+  return f;
+}
+// Lets acquires started meanwhile read, join the line or park.
+void settle(io_fixture& f, std::chrono::milliseconds d = 150ms) {
+  f.run([d]() -> asio::awaitable<void> {
+    asio::steady_timer t(co_await asio::this_coro::executor, d);
+    co_await t.async_wait(asio::use_awaitable);
+  }());
+}
+}  // namespace
+
+// Issue 10, item 3, on the real server: a release hands the lock to another process's waiter at
+// the head of the line in one update, and puts its own next waiter in line in the same update;
+// the lock comes back the same way. Three providers stand for three processes.
+BOOST_AUTO_TEST_CASE(a_hand_off_to_another_process_is_one_command) {
+  io_fixture f;
+  auto setup = f.make_provider(fast_options(1500ms)), a = f.make_provider(fast_options(1500ms)),
+       b = f.make_provider(fast_options(1500ms));
+  const auto name = unique("line-hand-off");
+  auto first = f.run(setup.create_lock(name).async_acquire(asio::use_awaitable));
+  auto a_first = start_acquire(a, name);
+  settle(f);
+  auto b_first = start_acquire(b, name);
+  settle(f);
+  auto [freed] = f.run(first.async_release(asio::as_tuple(asio::use_awaitable)));
+  BOOST_REQUIRE(!freed);
+  BOOST_REQUIRE(a_first.wait_for(5s) == std::future_status::ready);
+  auto [ec_a, held_a] = a_first.get();  // a took it, seeing b in line behind it
+  BOOST_REQUIRE_MESSAGE(!ec_a, ec_a.message());
+  auto a_next = start_acquire(a, name);  // parked behind held_a
+  settle(f, 50ms);
+  const auto a_calls = a.snapshot().server_calls;
+  auto [released_a] = f.run(held_a.async_release(asio::as_tuple(asio::use_awaitable)));
+  BOOST_TEST(!released_a, released_a.message());
+  BOOST_TEST(a.snapshot().server_calls - a_calls == 1u, "the release is one update");
+  BOOST_REQUIRE(b_first.wait_for(5s) == std::future_status::ready);
+  auto [ec_b, held_b] = b_first.get();
+  BOOST_REQUIRE_MESSAGE(!ec_b, ec_b.message());
+  BOOST_TEST(held_b.fencing_token() == held_a.fencing_token() + 1);
+  BOOST_TEST(f.run(b.async_inspect(name, asio::use_awaitable)).owner == held_b.owner_id());
+  const auto b_calls = b.snapshot().server_calls;
+  auto [released_b] = f.run(held_b.async_release(asio::as_tuple(asio::use_awaitable)));
+  BOOST_TEST(!released_b, released_b.message());
+  BOOST_TEST(b.snapshot().server_calls - b_calls == 1u, "back to a's next waiter, in line since a's release");
+  BOOST_REQUIRE(a_next.wait_for(5s) == std::future_status::ready);
+  auto [ec_n, held_n] = a_next.get();
+  BOOST_REQUIRE_MESSAGE(!ec_n, ec_n.message());
+  BOOST_TEST(held_n.fencing_token() == held_a.fencing_token() + 2);
+  auto [last] = f.run(held_n.async_release(asio::as_tuple(asio::use_awaitable)));
+  BOOST_TEST(!last, last.message());
+  BOOST_TEST(!f.run(a.async_inspect(name, asio::use_awaitable)).held);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -79,6 +79,11 @@ struct engine {
   }
 };
 
+// A second provider on the engine's store and io_context: another process, as far as a lock goes.
+inline std::shared_ptr<ml::detail::provider_impl> other_provider(engine& e, ml::lock_options o = fast()) {
+  return std::make_shared<ml::detail::provider_impl>(e.io.get_executor(), e.store, o, nullptr);
+}
+
 inline ml::detail::lock_doc free_doc(std::int64_t token) {
   ml::detail::lock_doc d;
   d.exists = true;

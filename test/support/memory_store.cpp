@@ -174,9 +174,15 @@ void memory_store::take(const take_request& t, reply<outcome<bool>> r) {
         if (at == line.end()) return success(false);
         line.erase(at);
       }
-      d.line = std::move(line);  // the line stays (less whoever left with this take)
       d.tickets = it->second.tickets;
       d.waiting = it->second.waiting - static_cast<std::int64_t>(t.leaving.size());
+      if (t.enroll) {  // a hand-off that also puts the releaser's next waiter in line
+        if (d.tickets != t.enroll->ticket) return success(false);
+        line.push_back(*t.enroll);
+        d.tickets = t.enroll->ticket + 1;
+        ++d.waiting;
+      }
+      d.line = std::move(line);  // the line stays (less whoever left with this take)
     }
     d.exists = true;
     d.held = held_state{t.owner, t.token, 0, t.expiry};
@@ -262,6 +268,16 @@ void memory_store::leave_line(const std::string& name, const std::string& owner,
     line.erase(at);
     --it->second.waiting;
     return success(true);
+  });
+}
+
+void memory_store::refresh_line(const std::string& name, const std::string& owner, std::int64_t ticket,
+                                reply<outcome<bool>> r) {
+  write<bool>(op::refresh_line, {op::refresh_line, name, owner, ticket}, std::move(r), [this, name, owner, ticket] {
+    auto it = docs_.find(name);
+    if (it == docs_.end()) return success(false);
+    auto& line = it->second.line;
+    return success(std::find(line.begin(), line.end(), mongolock::detail::line_entry{owner, ticket}) != line.end());
   });
 }
 

@@ -19,7 +19,7 @@ namespace test {
 using mongolock::detail::lock_doc;
 using mongolock::detail::outcome;
 
-enum class op { prepare, read, list, next_epoch, take, renew, release, release_owners, force_release, join_line, leave_line, proclaim, declare };
+enum class op { prepare, read, list, next_epoch, take, renew, release, release_owners, force_release, join_line, leave_line, refresh_line, proclaim, declare };
 
 struct fault {
   enum class kind {
@@ -80,6 +80,8 @@ class memory_store final : public mongolock::detail::lock_store {
   void declare(const std::string& name, const mongolock::detail::declaration& d,
                reply<outcome<mongolock::detail::declaration>> r) override;
   void leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) override;
+  void refresh_line(const std::string& name, const std::string& owner, std::int64_t ticket,
+                    reply<outcome<bool>> r) override;
   bool accepting() const noexcept override { return accepting_; }
 
  private:

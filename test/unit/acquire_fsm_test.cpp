@@ -46,7 +46,7 @@ acquire_action to_take(acquire_fsm& f) {
 // (answered here as applied), then waits as the read decided.
 acquire_action look(acquire_fsm& f, const lock_doc& seen, tp at) {
   auto a = f.on_read(success(seen), at);
-  if (a.what == kind::join) a = f.on_joined(success(true), at);
+  if (a.what == kind::join) a = f.on_joined(success(true), at, at);
   return a;
 }
 

@@ -11,11 +11,6 @@ using namespace test;  // the harness: asio, ml, error_code, steady, engine, fas
 
 namespace {
 
-// A second provider on the same store: another process, as far as the lock is concerned.
-std::shared_ptr<ml::detail::provider_impl> other_provider(engine& e, ml::lock_options o = fast()) {
-  return std::make_shared<ml::detail::provider_impl>(e.io.get_executor(), e.store, o, nullptr);
-}
-
 std::size_t reads_of(engine& e, const std::string& name) {
   std::size_t n = 0;
   for (auto& c : e.store->calls()) n += c.what == op::read && c.name == name;

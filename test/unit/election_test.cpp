@@ -18,10 +18,6 @@ ml::election election_of(const std::shared_ptr<ml::detail::provider_impl>& p, st
   return ml::detail::access::make_provider(p).create_election(std::move(name));
 }
 
-std::shared_ptr<ml::detail::provider_impl> other_provider(engine& e, ml::lock_options o = fast()) {
-  return std::make_shared<ml::detail::provider_impl>(e.io.get_executor(), e.store, o, nullptr);
-}
-
 // Starts a campaign; its result lands in the returned future.
 std::future<campaign_result> start_campaign(ml::election el, std::string value,
                                             std::optional<std::chrono::milliseconds> timeout = std::nullopt,

@@ -47,7 +47,7 @@ BOOST_AUTO_TEST_CASE(a_waiter_joins_the_line_once_with_the_ticket_it_read) {
   auto a = f.on_read(seen(doc(other, {}, 7)), t0);
   BOOST_REQUIRE((a.what == kind::join));
   BOOST_TEST(f.join_ticket() == 7);
-  a = f.on_joined(ml::detail::success(true), t0);
+  a = f.on_joined(ml::detail::success(true), t0, t0);
   BOOST_TEST((a.what == kind::wait_until));
   // In line now: reads only.
   BOOST_TEST((f.on_read(seen(doc(other, {{me, 7}}, 8)), t0 + 20ms).what == kind::wait_until));

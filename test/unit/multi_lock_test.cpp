@@ -41,10 +41,6 @@ std::size_t takes_of(engine& e, const std::string& name) {
 
 bool is_free(engine& e, const std::string& name) { return e.store->get(name).held.owner.empty(); }
 
-std::shared_ptr<ml::detail::provider_impl> other_provider(engine& e) {
-  return std::make_shared<ml::detail::provider_impl>(e.io.get_executor(), e.store, fast(), nullptr);
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(multi_lock_suite)

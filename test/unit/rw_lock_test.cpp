@@ -44,10 +44,6 @@ write_result write(engine& e, ml::rw_lock l, std::chrono::milliseconds t, ml::di
   return f.get();
 }
 
-std::shared_ptr<ml::detail::provider_impl> other_provider(engine& e) {
-  return std::make_shared<ml::detail::provider_impl>(e.io.get_executor(), e.store, fast(), nullptr);
-}
-
 bool is_free(engine& e, const std::string& name) { return e.store->get(name).held.owner.empty(); }
 
 error_code release(engine& e, ml::multi_lease& m) {

@@ -31,10 +31,6 @@ result acquire(engine& e, ml::semaphore s, std::optional<std::chrono::millisecon
   return f.get();
 }
 
-std::shared_ptr<ml::detail::provider_impl> other_provider(engine& e) {
-  return std::make_shared<ml::detail::provider_impl>(e.io.get_executor(), e.store, fast(), nullptr);
-}
-
 std::size_t count_of(engine& e, op what) { return e.store->count(what); }
 
 // Both permits of the semaphore `name` of 2, held by another provider: [0] and [1].

@@ -130,6 +130,44 @@ BOOST_AUTO_TEST_CASE(takes_record_the_holder_and_releases_remove_it) {
   bson_destroy(&change);
 }
 
+// A hand-off to the head of the line (issue 10, item 3): matched on the releaser's (owner,
+// token), the head's entry and, when it enrolls the releaser's next waiter, the ticket counter;
+// the line count stays (one out, one in). A refresh is a real write on the entry.
+BOOST_AUTO_TEST_CASE(a_hand_off_to_the_line_matches_the_head_and_enrolls_with_the_next_ticket) {
+  auto t = over("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", 40, 9);
+  t.hand_over = true;
+  t.owner = "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3";
+  t.leaving.push_back({t.owner, 6});
+  t.enroll = ml::detail::line_entry{"d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4", 8};
+  bson_t filter = BSON_INITIALIZER, change = BSON_INITIALIZER;
+  ml::detail::build_swap(t, 0, &filter, &change);
+  BOOST_TEST(json(&filter) == R"({ "_id" : "jobs", "owner" : "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", "token" : 40, )"
+                              R"("line.c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3" : 6, "tickets" : 8 })");
+  const auto c = json(&change);
+  BOOST_TEST(c.find(R"("owner" : "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3")") != std::string::npos, c);
+  BOOST_TEST(c.find(R"("line.d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4" : 8, "tickets" : 9)") != std::string::npos, c);
+  BOOST_TEST(c.find(R"("line.c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3" : "")") != std::string::npos, c);
+  BOOST_TEST(c.find("waiting") == std::string::npos, c);
+  bson_t rf = BSON_INITIALIZER, rc = BSON_INITIALIZER;
+  ml::detail::build_refresh("jobs", "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4", 8, &rf, &rc);
+  BOOST_TEST(json(&rf) == R"({ "_id" : "jobs", "line.d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4" : 8 })");
+  BOOST_TEST(json(&rc) == R"({ "$inc" : { "line_beat" : 1 } })");
+  for (auto* b : {&filter, &change, &rf, &rc}) bson_destroy(b);
+}
+
+// Every renewal names this process: a lock handed over by another process shows its real
+// holder from the first renewal on.
+BOOST_AUTO_TEST_CASE(renewals_record_the_holder) {
+  const ml::detail::holder_meta me{"web-7", 4242, "nightly", ""};
+  bson_t filter = BSON_INITIALIZER, change = BSON_INITIALIZER;
+  ml::detail::build_renewal({{"jobs", "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", 40}}, std::chrono::milliseconds{30000}, 0,
+                            &filter, &change, &me);
+  BOOST_TEST(json(&change).find(R"("host" : "web-7", "pid" : 4242, "label" : "nightly")") != std::string::npos,
+             json(&change));
+  bson_destroy(&filter);
+  bson_destroy(&change);
+}
+
 // What a failed call means. A writeConcernError on a sent write is ambiguous_result (applied on
 // the primary, durability unknown): never a grant, never "not taken" (core v2 defect 1).
 BOOST_AUTO_TEST_CASE(failures_are_classified_by_what_the_server_may_have_applied) {

@@ -1,0 +1,329 @@
+// Hand-off to the line (issue 10, item 3): a release hands the lock to the head of the lock's
+// line (another process) in the same update, and may put its own next waiter in line with it.
+// The head's clock starts at its last write of its entry (docs/design.md section 8). The FSM
+// rules without I/O, then two providers (two processes, as far as the lock goes) on the
+// in-memory store, where every command is counted and can be broken.
+#include <boost/asio.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include "detail/acquire_fsm.hpp"
+#include "engine_harness.hpp"
+#include "fsm_params.hpp"
+
+using namespace test;  // the harness: asio, ml, error_code, steady, engine, fast, fault, op, ...
+using ml::detail::acquire_action;
+using ml::detail::acquire_fsm;
+using ml::detail::line_entry;
+using ml::detail::lock_doc;
+using kind = acquire_action::kind;
+using tp = ml::detail::boot_clock::time_point;
+
+namespace {
+
+const tp t0{std::chrono::seconds{1000}};
+const std::string me = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", other = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+ml::detail::acquire_params params() {
+  auto p = test::fsm_params(t0, me);
+  p.refresh_every = 300ms;
+  return p;
+}
+
+lock_doc doc(std::string owner, std::vector<line_entry> line = {}, std::int64_t tickets = 0,
+             std::chrono::milliseconds expiry = 1000ms) {
+  lock_doc d;
+  d.exists = true;
+  d.held = ml::detail::held_state{std::move(owner), 5, 1, expiry};
+  d.line = std::move(line);
+  d.tickets = tickets;
+  d.waiting = static_cast<std::int64_t>(d.line.size());
+  return d;
+}
+
+ml::detail::outcome<lock_doc> seen(lock_doc d) { return ml::detail::success(std::move(d)); }
+
+// An FSM in line with ticket 7, its join sent at t0 + 10 ms.
+acquire_fsm joined() {
+  acquire_fsm f("x", params());
+  f.start(t0);
+  auto a = f.on_read(seen(doc(other, {}, 7)), t0);
+  BOOST_REQUIRE((a.what == kind::join));
+  a = f.on_joined(ml::detail::success(true), t0 + 10ms, t0 + 12ms);
+  BOOST_REQUIRE((a.what == kind::wait_until));
+  return f;
+}
+
+struct waiter {
+  error_code ec;
+  ml::lease held;
+  bool done = false;
+};
+
+std::shared_ptr<waiter> wait_for_lock(const std::shared_ptr<ml::detail::provider_impl>& p, const std::string& name,
+                                      std::chrono::milliseconds timeout = 5s, asio::cancellation_slot slot = {}) {
+  auto out = std::make_shared<waiter>();
+  ml::detail::access::make_lock(p, name).async_acquire_for(
+      timeout, asio::bind_cancellation_slot(slot, [out](error_code ec, ml::lease got) {
+        out->ec = ec;
+        out->held = std::move(got);
+        out->done = true;
+      }));
+  return out;
+}
+
+bool run_until(engine& e, const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  const auto end = steady::now() + limit;
+  while (!done() && steady::now() < end) e.run_one();
+  return done();
+}
+
+std::size_t count_since(engine& e, std::size_t from, op what) {
+  const auto calls = e.store->calls();
+  return static_cast<std::size_t>(std::count_if(calls.begin() + static_cast<std::ptrdiff_t>(from), calls.end(),
+                                                [&](const call_record& c) { return c.what == what; }));
+}
+
+// Waits until `name`'s line has `n` entries.
+void until_in_line(engine& e, const std::string& name, std::size_t n) {
+  BOOST_REQUIRE(run_until(e, [&] { return e.store->get(name).line.size() == n; }, 2s));
+}
+
+using provider_ptr = std::shared_ptr<ml::detail::provider_impl>;
+
+// `holder` comes to hold `name` by a take that sees the line behind it: the engine's own provider
+// holds first, `holder` joins the line, then `line_up()` adds `behind` more entries; the engine's
+// plain release leaves the lock free for `holder`, the head, to take.
+ml::lease hold_with_line(engine& e, const std::string& name, const provider_ptr& holder, std::size_t behind,
+                         const std::function<void()>& line_up) {
+  auto [ec, setup] = e.acquire(name, 1s);
+  BOOST_REQUIRE(!ec);
+  auto mine = wait_for_lock(holder, name);
+  until_in_line(e, name, 1);
+  line_up();
+  until_in_line(e, name, 1 + behind);
+  BOOST_REQUIRE(!e.release(setup));
+  BOOST_REQUIRE(run_until(e, [&] { return mine->done; }, 2s));
+  BOOST_REQUIRE_MESSAGE(!mine->ec, mine->ec.message());
+  BOOST_REQUIRE(e.store->get(name).line.size() == behind);
+  return std::move(mine->held);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(line_handoff_suite)
+
+// The clock of a lock handed to us starts at our last write of the entry (the join), never at
+// the read that found it: the hand-off came after that write and before that read.
+BOOST_AUTO_TEST_CASE(a_handed_lock_starts_its_clock_at_the_join) {
+  auto f = joined();
+  BOOST_TEST((f.read_mode_now() == ml::detail::read_mode::primary), "the read before any join");
+  auto a = f.on_timer(t0 + 100ms);
+  BOOST_REQUIRE((a.what == kind::read));
+  BOOST_TEST((f.read_mode_now() == ml::detail::read_mode::majority), "in line: a committed hand-off only");
+  a = f.on_read(seen(doc(me, {}, 8)), t0 + 400ms);
+  BOOST_REQUIRE((a.what == kind::grant));
+  BOOST_TEST((a.at == t0 + 10ms));
+  BOOST_TEST(f.left_line_with_take(), "the hand-off removed the entry: nothing to leave");
+}
+
+// A refresh that matched moves the start to its send time; the releaser's shorter expiry pulls
+// the first deadline in by the difference; past the deadline it is given back, never granted.
+BOOST_AUTO_TEST_CASE(a_refresh_moves_the_start_and_a_shorter_expiry_or_a_late_read_is_honoured) {
+  auto f = joined();
+  auto a = f.on_read(seen(doc(other, {{me, 7}}, 8)), t0 + 320ms);
+  BOOST_REQUIRE((a.what == kind::refresh));
+  BOOST_TEST(f.line_ticket() == 7);
+  a = f.on_refreshed(ml::detail::success(true), t0 + 330ms, t0 + 335ms);
+  BOOST_REQUIRE((a.what == kind::wait_until));
+  // Not again until a period after that refresh.
+  BOOST_TEST((f.on_read(seen(doc(other, {{me, 7}}, 8)), t0 + 600ms).what == kind::wait_until));
+  BOOST_REQUIRE((f.on_timer(t0 + 650ms).what == kind::read));
+  a = f.on_read(seen(doc(me, {}, 8, 800ms)), t0 + 700ms);
+  BOOST_REQUIRE((a.what == kind::grant));
+  BOOST_TEST((a.at == t0 + 330ms - 200ms), "expiry 800 written by the releaser against our 1000");
+
+  auto late = joined();
+  BOOST_REQUIRE((late.on_timer(t0 + 900ms).what == kind::read));
+  a = late.on_read(seen(doc(me, {}, 8)), t0 + 10ms + 900ms);  // at start + expiry - margin
+  BOOST_TEST((a.what == kind::give_back));
+}
+
+// A refresh that finds the entry gone reads at once: the lock may have been handed to us.
+BOOST_AUTO_TEST_CASE(a_refresh_that_finds_no_entry_reads_at_once) {
+  auto f = joined();
+  auto a = f.on_read(seen(doc(other, {{me, 7}}, 8)), t0 + 320ms);
+  BOOST_REQUIRE((a.what == kind::refresh));
+  BOOST_TEST((f.on_refreshed(ml::detail::success(false), t0 + 330ms, t0 + 335ms).what == kind::read));
+}
+
+// A provider put in line by its own hand-off starts in line: its first action is a majority read.
+BOOST_AUTO_TEST_CASE(an_enrolled_acquire_starts_in_line) {
+  auto p = params();
+  p.enrolled = ml::detail::acquire_params::line_place{4, t0 - 50ms};
+  acquire_fsm f("x", p);
+  BOOST_REQUIRE((f.start(t0, free_doc(5)).what == kind::read));
+  BOOST_TEST((f.read_mode_now() == ml::detail::read_mode::majority));
+  BOOST_TEST(f.joined());
+  auto a = f.on_read(seen(doc(me, {}, 8)), t0 + 10ms);
+  BOOST_REQUIRE((a.what == kind::grant));
+  BOOST_TEST((a.at == t0 - 50ms));
+}
+
+// Two providers: the release hands the lock to the other provider's waiter in line, in the one
+// update of the release: no free document, no take by the waiter, token + 1.
+BOOST_AUTO_TEST_CASE(a_release_hands_the_lock_to_the_head_of_the_line_in_one_command) {
+  engine e;
+  auto us = other_provider(e), them = other_provider(e);
+  std::shared_ptr<waiter> next;
+  auto first = hold_with_line(e, "line", us, 1, [&] { next = wait_for_lock(them, "line"); });
+  const auto before = e.store->calls().size();
+  BOOST_TEST(!e.release(first));
+  BOOST_TEST(count_since(e, before, op::take) == 1u, "the hand-off");
+  BOOST_TEST(count_since(e, before, op::release) == 0u, "never freed in between");
+  const auto after_release = e.store->calls().size();
+  BOOST_REQUIRE(run_until(e, [&] { return next->done; }, 2s));
+  BOOST_TEST(!next->ec, next->ec.message());
+  BOOST_TEST(count_since(e, after_release, op::take) == 0u, "the waiter only read");
+  BOOST_TEST(next->held.fencing_token() == first.fencing_token() + 1);
+  BOOST_TEST(e.store->get("line").held.owner == next->held.owner_id());
+  BOOST_TEST(e.store->get("line").line.empty());
+  e.run_for(500ms);
+  BOOST_TEST(next->held.held(), "it renews like any lease");
+  BOOST_TEST(!e.release(next->held));
+  BOOST_TEST(e.store->get("line").held.owner.empty());
+}
+
+// With a waiter of its own parked, the release also puts it in line: the lock goes to the other
+// provider and comes back with one update each way, and nobody joins by hand.
+BOOST_AUTO_TEST_CASE(the_release_puts_its_next_waiter_in_line_in_the_same_update) {
+  engine e;
+  auto us = other_provider(e), them = other_provider(e);
+  std::shared_ptr<waiter> theirs;
+  auto first = hold_with_line(e, "both", us, 1, [&] { theirs = wait_for_lock(them, "both"); });
+  auto ours = wait_for_lock(us, "both");  // parked behind `first`'s turn
+  e.run_for(30ms);
+  const auto before = e.store->calls().size();
+  BOOST_TEST(!e.release(first));
+  BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 2s));
+  BOOST_TEST(!theirs->ec, theirs->ec.message());
+  BOOST_TEST(e.store->get("both").line.size() == 1u, "ours is in line");
+  BOOST_TEST(!e.release(theirs->held));
+  BOOST_REQUIRE(run_until(e, [&] { return ours->done; }, 2s));
+  BOOST_TEST(!ours->ec, ours->ec.message());
+  BOOST_TEST(ours->held.fencing_token() == first.fencing_token() + 2);
+  BOOST_TEST(count_since(e, before, op::take) == 2u, "two hand-offs");
+  BOOST_TEST(count_since(e, before, op::join_line) == 0u);
+  BOOST_TEST(count_since(e, before, op::release) == 0u);
+  BOOST_TEST(!e.release(ours->held));
+}
+
+// Someone joined after the holder last looked: the hand-off (to its own waiter) misses, the
+// holder reads once and hands the lock to the line instead.
+BOOST_AUTO_TEST_CASE(a_hand_off_that_misses_a_changed_line_reads_and_hands_to_the_line) {
+  engine e;
+  auto them = other_provider(e);
+  auto [ec, first] = e.acquire("changed", 1s);
+  BOOST_REQUIRE(!ec);
+  auto ours = wait_for_lock(e.p, "changed");
+  auto theirs = wait_for_lock(them, "changed");
+  until_in_line(e, "changed", 1);
+  const auto before = e.store->calls().size();
+  BOOST_TEST(!e.release(first));
+  BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 2s));
+  BOOST_TEST(!theirs->ec);
+  BOOST_TEST(count_since(e, before, op::take) == 2u, "the local hand-off that missed, then the hand-off to the line");
+  BOOST_TEST(count_since(e, before, op::release) == 0u);
+  BOOST_TEST(!e.release(theirs->held));
+  BOOST_REQUIRE(run_until(e, [&] { return ours->done; }, 2s));
+  BOOST_TEST(!ours->ec);
+  BOOST_TEST(!e.release(ours->held));
+}
+
+// A waiter that gives up just as the lock is handed to it: its leave finds no entry, so the lock
+// named after it is freed at once rather than left to expire.
+BOOST_AUTO_TEST_CASE(a_lock_handed_to_a_waiter_that_gave_up_is_freed_at_once) {
+  engine e(fast(2000ms));
+  auto us = other_provider(e, fast(2000ms)), them = other_provider(e, fast(2000ms));
+  asio::cancellation_signal stop;
+  std::shared_ptr<waiter> theirs;
+  auto first = hold_with_line(e, "gave-up", us, 1, [&] { theirs = wait_for_lock(them, "gave-up", 5s, stop.slot()); });
+  e.store->inject(op::read, fault(fault::kind::hang, 300ms));  // its next look hangs
+  e.run_for(40ms);
+  BOOST_TEST(!e.release(first));  // handed to it while its read hangs
+  stop.emit(asio::cancellation_type::terminal);
+  BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 2s));
+  BOOST_TEST((theirs->ec == asio::error::operation_aborted), theirs->ec.message());
+  BOOST_REQUIRE(run_until(e, [&] { return e.store->get("gave-up").held.owner.empty(); }, 500ms));
+  BOOST_TEST(e.store->count(op::release_owners) == 1u);
+}
+
+// A registrant that died in line is handed the lock and never reads it: the next waiter takes
+// over after one expiry + margin of observation, as from any dead holder.
+BOOST_AUTO_TEST_CASE(a_dead_registrant_costs_at_most_one_expiry) {
+  engine e(fast(1000ms));
+  auto us = other_provider(e), them = other_provider(e);
+  // A process that joins the line and then stops: a provider whose executor stops running.
+  asio::io_context frozen;
+  auto dead_p = std::make_shared<ml::detail::provider_impl>(frozen.get_executor(), e.store, fast(), nullptr);
+  std::shared_ptr<waiter> dead, theirs;
+  auto first = hold_with_line(e, "dead", us, 2, [&] {
+    dead = wait_for_lock(dead_p, "dead");
+    const auto end = steady::now() + 2s;
+    while (e.store->get("dead").line.size() < 2 && steady::now() < end) {
+      e.run_one();
+      frozen.run_one_for(5ms);
+    }
+    theirs = wait_for_lock(them, "dead");
+  });
+  const auto dead_owner = e.store->get("dead").line.front().owner;
+  const auto released = steady::now();
+  BOOST_TEST(!e.release(first));
+  BOOST_TEST(e.store->get("dead").held.owner == dead_owner, "handed to the head, which never reads it");
+  BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 3s));
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - released);
+  BOOST_TEST(!theirs->ec, theirs->ec.message());
+  BOOST_TEST(waited >= 1000ms, "not before the dead one's expiry + margin: " << waited.count() << " ms");
+  BOOST_TEST(waited <= 1100ms + 400ms, "one expiry + margin, and a little: " << waited.count() << " ms");
+  BOOST_TEST(!e.release(theirs->held));
+}
+
+// A hand-off whose reply is lost may have landed: the head may hold the lock then, so the
+// releaser only frees its own (owner, token), never the head's. The head gets the lock.
+BOOST_AUTO_TEST_CASE(an_ambiguous_hand_off_never_frees_the_heads_lock) {
+  engine e;
+  auto us = other_provider(e), them = other_provider(e);
+  std::shared_ptr<waiter> theirs;
+  auto first = hold_with_line(e, "unsure", us, 1, [&] { theirs = wait_for_lock(them, "unsure"); });
+  e.store->inject(op::take, {fault::kind::stream_error_after});
+  BOOST_TEST((e.release(first) == ml::errc::ambiguous_result));
+  BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 2s));
+  BOOST_TEST(!theirs->ec, theirs->ec.message());
+  BOOST_TEST(theirs->held.fencing_token() == first.fencing_token() + 1, "the hand-off that landed");
+  e.run_for(600ms);  // the releaser's background attempts are over
+  BOOST_TEST(theirs->held.held());
+  BOOST_TEST(e.store->get("unsure").held.owner == theirs->held.owner_id());
+  BOOST_TEST(!e.release(theirs->held));
+}
+
+// A head waiting through a hold longer than the lease shows it is still there once per renewal
+// period (a write each), not once per look; the lock handed to it then has most of a lease left.
+BOOST_AUTO_TEST_CASE(a_head_refreshes_its_entry_once_per_renewal_period) {
+  engine e(fast(600ms));
+  auto us = other_provider(e, fast(600ms)), them = other_provider(e, fast(600ms));
+  std::shared_ptr<waiter> theirs;
+  auto first = hold_with_line(e, "long", us, 1, [&] { theirs = wait_for_lock(them, "long"); });
+  const auto before = e.store->calls().size();
+  e.run_for(1500ms);  // 2.5 leases
+  const auto refreshes = count_since(e, before, op::refresh_line);
+  BOOST_TEST(refreshes >= 5u);  // every 200 ms
+  BOOST_TEST(refreshes <= 8u);
+  BOOST_TEST(count_since(e, before, op::read) > 2 * refreshes, "reads are not writes");
+  BOOST_TEST(!e.release(first));
+  BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 2s));
+  BOOST_TEST(!theirs->ec, theirs->ec.message());
+  e.run_for(300ms);
+  BOOST_TEST(theirs->held.held(), "its clock started at a recent refresh, not at the join 1.5 s ago");
+  BOOST_TEST(!e.release(theirs->held));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
