@@ -32,8 +32,16 @@ acquire_fsm::acquire_fsm(std::string name, acquire_params p)
   }
 }
 
-acquire_action acquire_fsm::start(time_point, std::optional<lock_doc> remembered) {
-  if (p_.enrolled) return read();  // the lock may be handed to us: the swap below would overtake nobody, but waste a write
+acquire_action acquire_fsm::start(time_point now, std::optional<lock_doc> remembered) {
+  if (p_.enrolled) {
+    // Our provider has just handed the lock to another process, which needs a read of its own to
+    // find it and then holds it: a read now would only find it held. Look after one first delay.
+    acquire_action a{kind::wait_until};
+    std::uniform_int_distribution<long long> pick(p_.backoff_min.count(), 2 * p_.backoff_min.count());
+    a.at = now + std::chrono::milliseconds{pick(rng_)};
+    if (p_.deadline) a.at = std::min(a.at, *p_.deadline);
+    return a;
+  }
   // If this provider freed the lock last, swap against that state without a read: one round
   // trip. If it is stale the swap matches nothing and we read.
   // A waiting acquire's swap also requires that nobody joined the line since (issue 10, item 3).

@@ -156,12 +156,16 @@ BOOST_AUTO_TEST_CASE(a_refresh_that_finds_no_entry_reads_at_once) {
   BOOST_TEST((f.on_refreshed(ml::detail::success(false), t0 + 330ms, t0 + 335ms).what == kind::read));
 }
 
-// A provider put in line by its own hand-off starts in line: its first action is a majority read.
+// A provider put in line by its own hand-off starts in line: it waits one first delay, then reads
+// (majority).
 BOOST_AUTO_TEST_CASE(an_enrolled_acquire_starts_in_line) {
   auto p = params();
   p.enrolled = ml::detail::acquire_params::line_place{4, t0 - 50ms};
   acquire_fsm f("x", p);
-  BOOST_REQUIRE((f.start(t0, free_doc(5)).what == kind::read));
+  auto first = f.start(t0, free_doc(5));
+  BOOST_REQUIRE_MESSAGE((first.what == kind::wait_until), "the lock was just handed to someone else: no read yet");
+  BOOST_TEST(((first.at >= t0 + 10ms) && (first.at <= t0 + 20ms)));
+  BOOST_REQUIRE((f.on_timer(first.at).what == kind::read));
   BOOST_TEST((f.read_mode_now() == ml::detail::read_mode::majority));
   BOOST_TEST(f.joined());
   auto a = f.on_read(seen(doc(me, {}, 8)), t0 + 10ms);
