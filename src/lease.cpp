@@ -231,6 +231,10 @@ asio::awaitable<std::tuple<error_code>> release_again(std::shared_ptr<lease_stat
 // as last seen), so the lock comes back without a read and a join.
 asio::awaitable<std::tuple<error_code>> hand_to_line(std::shared_ptr<lease_state> st, diagnostics* d, bool may_retry) {
   auto p = st->prov;
+  if ((st->token & token_low_mask) == token_low_mask) {  // token + 1 would need a new epoch: the usual way
+    auto plain = plain_release(st, d);
+    co_return co_await std::move(plain);
+  }
   const line_entry head = st->line_seen.front();
   auto local = st->turn_held ? p->turns.first(st->name) : nullptr;
   take_request t;
@@ -379,7 +383,7 @@ asio::awaitable<std::tuple<error_code>> release_body(std::shared_ptr<lease_state
   const turn_after_release next_turn{st};
   // Guarded work is cancelled before the lock is freed, never after.
   st->end(lease_phase::released, make_error_code(errc::released), true);
-  if ((st->token & token_low_mask) != token_low_mask && !st->line_seen.empty()) {
+  if (!st->line_seen.empty()) {
     auto handed = hand_to_line(st, d, true);
     co_return co_await std::move(handed);
   }

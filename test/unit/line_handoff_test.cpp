@@ -330,4 +330,22 @@ BOOST_AUTO_TEST_CASE(a_head_refreshes_its_entry_once_per_renewal_period) {
   BOOST_TEST(!e.release(theirs->held));
 }
 
+// A holder whose token has a full low half cannot hand over (token + 1 would carry into the
+// epoch): it releases plainly and the head takes with a fresh epoch.
+BOOST_AUTO_TEST_CASE(a_full_low_half_releases_plainly_and_the_head_takes_a_new_epoch) {
+  engine e;
+  auto us = other_provider(e), them = other_provider(e);
+  e.store->put("edge", free_doc(0xfffffffd));  // epoch 0: the store's counter is above it
+  std::shared_ptr<waiter> theirs;
+  auto first = hold_with_line(e, "edge", us, 1, [&] { theirs = wait_for_lock(them, "edge"); });
+  BOOST_REQUIRE((first.fencing_token() & 0xffffffff) == 0xffffffff);
+  const auto before = e.store->calls().size();
+  BOOST_TEST(!e.release(first));
+  BOOST_TEST(count_since(e, before, op::release) == 1u, "a plain release");
+  BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 2s));
+  BOOST_TEST(!theirs->ec, theirs->ec.message());
+  BOOST_TEST((theirs->held.fencing_token() >> 32) >= 1, "a fresh epoch");
+  BOOST_TEST(!e.release(theirs->held));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
