@@ -223,6 +223,18 @@ asio::awaitable<std::tuple<error_code>> hand_over(std::shared_ptr<lease_state> s
 // matched nothing.
 asio::awaitable<std::tuple<error_code>> release_again(std::shared_ptr<lease_state> st, diagnostics* d);
 
+// A hand-off that matched nothing: look and hand over again against what the read shows (once),
+// else release plainly.
+asio::awaitable<std::tuple<error_code>> after_a_miss(std::shared_ptr<lease_state> st, diagnostics* d, bool may_retry) {
+  if (may_retry) {
+    auto again = release_again(st, d);
+    co_return co_await std::move(again);
+  }
+  st->others_in_line = true;
+  auto plain = plain_release(st, d);
+  co_return co_await std::move(plain);
+}
+
 // Hand-off to the head of the line (issue 10, item 3; docs/design.md section 8): one update,
 // matched on this lease's (owner, token) and on the head's entry, names the head's owner id with
 // token + 1 and removes its entry. The head finds itself the holder at its next (majority) read;
@@ -264,13 +276,8 @@ asio::awaitable<std::tuple<error_code>> hand_to_line(std::shared_ptr<lease_state
     co_return settle(*st, d, error_code{}, "");
   }
   if (!r.ec) {
-    if (may_retry) {
-      auto again = release_again(st, d);
-      co_return co_await std::move(again);
-    }
-    st->others_in_line = true;
-    auto plain = plain_release(st, d);
-    co_return co_await std::move(plain);
+    auto next = after_a_miss(st, d, may_retry);
+    co_return co_await std::move(next);
   }
   // The hand-off may have landed: then the head may already hold the lock (once committed, its
   // majority read shows it), so the head's lock is never freed from here. Ours is, in case it did
@@ -279,6 +286,22 @@ asio::awaitable<std::tuple<error_code>> hand_to_line(std::shared_ptr<lease_state
   p->release_in_background(st->name, st->owner, st->token);
   co_return settle(*st, d, r.ambiguous ? make_error_code(errc::ambiguous_result) : r.ec,
                    "the hand-off to the next in line failed (" + r.message + "); the release is retried in the background");
+}
+
+// The release as far as this lease knows the document: to the head of the line if it saw one,
+// else to the next local waiter, else plainly. `may_retry`: a hand-off that misses reads and
+// comes back here once.
+asio::awaitable<std::tuple<error_code>> release_as_seen(std::shared_ptr<lease_state> st, diagnostics* d, bool may_retry) {
+  if (!st->line_seen.empty()) {
+    auto handed = hand_to_line(st, d, may_retry);
+    co_return co_await std::move(handed);
+  }
+  if (auto next = hand_over_candidate(*st)) {
+    auto handed = hand_over(st, std::move(next), d, may_retry);
+    co_return co_await std::move(handed);
+  }
+  auto plain = plain_release(st, d);
+  co_return co_await std::move(plain);
 }
 
 asio::awaitable<std::tuple<error_code>> release_again(std::shared_ptr<lease_state> st, diagnostics* d) {
@@ -298,16 +321,8 @@ asio::awaitable<std::tuple<error_code>> release_again(std::shared_ptr<lease_stat
     if (e.owner != st->owner) st->line_seen.push_back(e);
   st->tickets_seen = now.value.tickets;
   st->others_in_line = now.value.waiting > 0 || !st->line_seen.empty();
-  if (!st->line_seen.empty()) {
-    auto handed = hand_to_line(st, d, false);
-    co_return co_await std::move(handed);
-  }
-  if (auto next = hand_over_candidate(*st)) {
-    auto handed = hand_over(st, std::move(next), d, false);
-    co_return co_await std::move(handed);
-  }
-  auto plain = plain_release(st, d);
-  co_return co_await std::move(plain);
+  auto release = release_as_seen(st, d, false);
+  co_return co_await std::move(release);
 }
 
 // Local hand-off (issue 10, item 2): release this lease and take the lock for `next` in one
@@ -348,16 +363,9 @@ asio::awaitable<std::tuple<error_code>> hand_over(std::shared_ptr<lease_state> s
     co_return settle(*st, d, error_code{}, "");
   }
   // Otherwise the turn passes on (next_turn in release_body) once this release has answered.
-  if (!r.ec) {
-    // Someone joined the lock's line, or this lease no longer holds it: look, and hand it to the
-    // line; a second miss releases plainly.
-    if (may_retry) {
-      auto again = release_again(st, d);
-      co_return co_await std::move(again);
-    }
-    st->others_in_line = true;
-    auto plain = plain_release(st, d);
-    co_return co_await std::move(plain);
+  if (!r.ec) {  // someone joined the lock's line, or this lease no longer holds it
+    auto next = after_a_miss(st, d, may_retry);
+    co_return co_await std::move(next);
   }
   // Either may hold the lock now: the hand-off if it landed, this lease if it did not. Both are
   // released in the background (the owner filters make that harmless).
@@ -383,16 +391,8 @@ asio::awaitable<std::tuple<error_code>> release_body(std::shared_ptr<lease_state
   const turn_after_release next_turn{st};
   // Guarded work is cancelled before the lock is freed, never after.
   st->end(lease_phase::released, make_error_code(errc::released), true);
-  if (!st->line_seen.empty()) {
-    auto handed = hand_to_line(st, d, true);
-    co_return co_await std::move(handed);
-  }
-  if (auto next = hand_over_candidate(*st)) {
-    auto handed = hand_over(st, std::move(next), d, true);
-    co_return co_await std::move(handed);
-  }
-  auto plain = plain_release(st, d);
-  co_return co_await std::move(plain);
+  auto release = release_as_seen(st, d, true);
+  co_return co_await std::move(release);
 }
 
 asio::awaitable<std::tuple<error_code>> plain_release(std::shared_ptr<lease_state> st, diagnostics* d) {

@@ -625,37 +625,33 @@ outcome<std::string> force_release(mongoc_client_t* client, const store_config& 
   return success(r.value == 1 ? seen.value.held.owner : std::string());
 }
 
-outcome<bool> join_line(mongoc_client_t* client, const store_config& cfg, std::string_view name,
-                        std::string_view owner, std::int64_t ticket) {
+namespace {
+// One update_one built by `build(filter, change)`; value: whether it matched a document.
+template <class Build>
+outcome<bool> update_one_matched(mongoc_client_t* client, const store_config& cfg, Build build) {
   collection_ref coll(client, cfg.database, cfg.collection);
   bson_doc filter, change;
-  build_join(name, owner, ticket, filter.get(), change.get());
+  build(filter.get(), change.get());
   auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
   auto out = failure_from<bool>(r);
   out.value = !r.ec && r.value == 1;
   return out;
+}
+}  // namespace
+
+outcome<bool> join_line(mongoc_client_t* client, const store_config& cfg, std::string_view name,
+                        std::string_view owner, std::int64_t ticket) {
+  return update_one_matched(client, cfg, [&](bson_t* f, bson_t* c) { build_join(name, owner, ticket, f, c); });
 }
 
 outcome<bool> leave_line(mongoc_client_t* client, const store_config& cfg, std::string_view name,
                          std::string_view owner) {
-  collection_ref coll(client, cfg.database, cfg.collection);
-  bson_doc filter, change;
-  build_leave(name, owner, filter.get(), change.get());
-  auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
-  auto out = failure_from<bool>(r);
-  out.value = !r.ec && r.value == 1;
-  return out;
+  return update_one_matched(client, cfg, [&](bson_t* f, bson_t* c) { build_leave(name, owner, f, c); });
 }
 
 outcome<bool> refresh_line(mongoc_client_t* client, const store_config& cfg, std::string_view name,
                            std::string_view owner, std::int64_t ticket) {
-  collection_ref coll(client, cfg.database, cfg.collection);
-  bson_doc filter, change;
-  build_refresh(name, owner, ticket, filter.get(), change.get());
-  auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
-  auto out = failure_from<bool>(r);
-  out.value = !r.ec && r.value == 1;
-  return out;
+  return update_one_matched(client, cfg, [&](bson_t* f, bson_t* c) { build_refresh(name, owner, ticket, f, c); });
 }
 
 outcome<std::int64_t> release_owners(mongoc_client_t* client, const store_config& cfg,

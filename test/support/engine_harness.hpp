@@ -84,6 +84,41 @@ inline std::shared_ptr<ml::detail::provider_impl> other_provider(engine& e, ml::
   return std::make_shared<ml::detail::provider_impl>(e.io.get_executor(), e.store, o, nullptr);
 }
 
+// A waiting acquire left running, and what it completed with.
+struct waiter {
+  error_code ec;
+  ml::lease held;
+  bool done = false;
+};
+
+// Starts a waiting acquire with a callback (async_acquire_for with a timeout, else
+// async_acquire); its result lands in `out`.
+inline void start_acquire(ml::lock l, std::shared_ptr<waiter> out, std::optional<std::chrono::milliseconds> timeout = {},
+                          asio::cancellation_slot slot = {}) {
+  auto h = asio::bind_cancellation_slot(slot, [out](error_code ec, ml::lease got) {
+    out->ec = ec;
+    out->held = std::move(got);
+    out->done = true;
+  });
+  if (timeout) l.async_acquire_for(*timeout, std::move(h));
+  else l.async_acquire(std::move(h));
+}
+
+inline std::shared_ptr<waiter> wait_for_lock(const std::shared_ptr<ml::detail::provider_impl>& p, const std::string& name,
+                                             std::optional<std::chrono::milliseconds> timeout = {},
+                                             asio::cancellation_slot slot = {}) {
+  auto out = std::make_shared<waiter>();
+  start_acquire(ml::detail::access::make_lock(p, name), out, timeout, slot);
+  return out;
+}
+
+// Runs the engine until `done()` or `limit`; whether it is done.
+inline bool run_until(engine& e, const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  const auto end = steady::now() + limit;
+  while (!done() && steady::now() < end) e.run_one();
+  return done();
+}
+
 inline ml::detail::lock_doc free_doc(std::int64_t token) {
   ml::detail::lock_doc d;
   d.exists = true;

@@ -2,6 +2,7 @@
 // The acquire_fsm parameters the FSM unit tests start from: a 1 s lease with a 100 ms margin,
 // a 10..80 ms backoff and a deadline 10 s after `t0`.
 #include <string>
+#include <vector>
 
 #include "detail/acquire_fsm.hpp"
 
@@ -20,6 +21,23 @@ inline mongolock::detail::acquire_params fsm_params(mongolock::detail::boot_cloc
   p.backoff_max = 80ms;
   p.seed = 42;
   return p;
+}
+
+// The line tests' document: held by `owner` (token 5, beat 1), with `line` waiting.
+inline mongolock::detail::lock_doc line_doc(std::string owner, std::vector<mongolock::detail::line_entry> line = {},
+                                            std::int64_t tickets = 0,
+                                            std::chrono::milliseconds expiry = std::chrono::milliseconds{1000}) {
+  mongolock::detail::lock_doc d;
+  d.exists = true;
+  d.held = mongolock::detail::held_state{std::move(owner), 5, 1, expiry};
+  d.line = std::move(line);
+  d.tickets = tickets;
+  d.waiting = static_cast<std::int64_t>(d.line.size());
+  return d;
+}
+
+inline mongolock::detail::outcome<mongolock::detail::lock_doc> seen(mongolock::detail::lock_doc d) {
+  return mongolock::detail::success(std::move(d));
 }
 
 }  // namespace test

@@ -17,24 +17,6 @@ std::size_t reads_of(engine& e, const std::string& name) {
   return n;
 }
 
-struct waiter {
-  error_code ec;
-  ml::lease held;
-  bool done = false;
-};
-
-// Starts a waiting acquire with a callback; its waiter lands in `out`.
-void start_acquire(ml::lock l, std::shared_ptr<waiter> out, std::optional<std::chrono::milliseconds> timeout = {},
-                   asio::cancellation_slot slot = {}) {
-  auto h = asio::bind_cancellation_slot(slot, [out](error_code ec, ml::lease got) {
-    out->ec = ec;
-    out->held = std::move(got);
-    out->done = true;
-  });
-  if (timeout) l.async_acquire_for(*timeout, std::move(h));
-  else l.async_acquire(std::move(h));
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(coalesce_suite)

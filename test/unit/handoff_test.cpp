@@ -11,28 +11,6 @@ using namespace test;  // the harness: asio, ml, error_code, steady, engine, fas
 
 namespace {
 
-struct waiter {
-  error_code ec;
-  ml::lease held;
-  bool done = false;
-};
-
-std::shared_ptr<waiter> wait_for_lock(engine& e, const std::string& name, asio::cancellation_slot slot = {}) {
-  auto out = std::make_shared<waiter>();
-  e.lock(name).async_acquire(asio::bind_cancellation_slot(slot, [out](error_code ec, ml::lease got) {
-    out->ec = ec;
-    out->held = std::move(got);
-    out->done = true;
-  }));
-  return out;
-}
-
-bool run_until(engine& e, const std::function<bool()>& done, std::chrono::milliseconds limit) {
-  const auto end = steady::now() + limit;
-  while (!done() && steady::now() < end) e.run_one();
-  return done();
-}
-
 std::size_t commands_since(engine& e, std::size_t from) { return e.store->calls().size() - from; }
 
 }  // namespace
@@ -45,7 +23,7 @@ BOOST_AUTO_TEST_CASE(a_release_hands_the_lock_to_the_next_local_waiter_in_one_co
   engine e;
   auto [ec, first] = e.acquire("pass", 1s);
   BOOST_REQUIRE(!ec);
-  auto next = wait_for_lock(e, "pass");
+  auto next = wait_for_lock(e.p, "pass");
   e.run_for(30ms);
   const auto before = e.store->calls().size();
   BOOST_TEST(!e.release(first));
@@ -71,7 +49,7 @@ BOOST_AUTO_TEST_CASE(a_line_of_waiters_is_served_by_hand_offs) {
   auto [ec, first] = e.acquire("chain", 1s);
   BOOST_REQUIRE(!ec);
   std::vector<std::shared_ptr<waiter>> line;
-  for (int i = 0; i < 4; ++i) line.push_back(wait_for_lock(e, "chain"));
+  for (int i = 0; i < 4; ++i) line.push_back(wait_for_lock(e.p, "chain"));
   e.run_for(30ms);
   const auto before = e.store->calls().size();
   auto token = first.fencing_token();
@@ -90,7 +68,7 @@ BOOST_AUTO_TEST_CASE(an_ambiguous_hand_off_grants_nothing_and_the_waiter_still_g
   engine e;
   auto [ec, first] = e.acquire("lost-reply", 1s);
   BOOST_REQUIRE(!ec);
-  auto next = wait_for_lock(e, "lost-reply");
+  auto next = wait_for_lock(e.p, "lost-reply");
   e.run_for(30ms);
   e.store->inject(op::take, {fault::kind::stream_error_after});
   BOOST_TEST((e.release(first) == ml::errc::ambiguous_result));
@@ -106,7 +84,7 @@ BOOST_AUTO_TEST_CASE(a_hand_off_with_a_write_concern_error_is_never_a_grant) {
   engine e;
   auto [ec, first] = e.acquire("wce", 1s);
   BOOST_REQUIRE(!ec);
-  auto next = wait_for_lock(e, "wce");
+  auto next = wait_for_lock(e.p, "wce");
   e.run_for(30ms);
   e.store->inject(op::take, {fault::kind::write_concern_error});
   BOOST_TEST((e.release(first) == ml::errc::ambiguous_result));
@@ -122,7 +100,7 @@ BOOST_AUTO_TEST_CASE(a_late_hand_off_is_given_back_not_handed_out) {
   engine e(fast(1000ms));
   auto [ec, first] = e.acquire("late", 1s);
   BOOST_REQUIRE(!ec);
-  auto next = wait_for_lock(e, "late");
+  auto next = wait_for_lock(e.p, "late");
   e.run_for(30ms);
   e.store->inject(op::take, fault(fault::kind::hang, 1000ms));
   BOOST_TEST(!e.release(first), "released: the hand-off freed it from the old holder");
@@ -139,7 +117,7 @@ BOOST_AUTO_TEST_CASE(a_waiter_cancelled_during_its_hand_off_leaves_the_lock_free
   auto [ec, first] = e.acquire("gone", 1s);
   BOOST_REQUIRE(!ec);
   asio::cancellation_signal stop;
-  auto next = wait_for_lock(e, "gone", stop.slot());
+  auto next = wait_for_lock(e.p, "gone", std::nullopt, stop.slot());
   e.run_for(30ms);
   e.store->inject(op::take, fault(fault::kind::hang, 100ms));
   auto released = engine::ec_future([&](auto h) { first.async_release(h); });

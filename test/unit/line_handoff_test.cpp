@@ -29,52 +29,15 @@ ml::detail::acquire_params params() {
   return p;
 }
 
-lock_doc doc(std::string owner, std::vector<line_entry> line = {}, std::int64_t tickets = 0,
-             std::chrono::milliseconds expiry = 1000ms) {
-  lock_doc d;
-  d.exists = true;
-  d.held = ml::detail::held_state{std::move(owner), 5, 1, expiry};
-  d.line = std::move(line);
-  d.tickets = tickets;
-  d.waiting = static_cast<std::int64_t>(d.line.size());
-  return d;
-}
-
-ml::detail::outcome<lock_doc> seen(lock_doc d) { return ml::detail::success(std::move(d)); }
-
 // An FSM in line with ticket 7, its join sent at t0 + 10 ms.
 acquire_fsm joined() {
   acquire_fsm f("x", params());
   f.start(t0);
-  auto a = f.on_read(seen(doc(other, {}, 7)), t0);
+  auto a = f.on_read(seen(line_doc(other, {}, 7)), t0);
   BOOST_REQUIRE((a.what == kind::join));
   a = f.on_joined(ml::detail::success(true), t0 + 10ms, t0 + 12ms);
   BOOST_REQUIRE((a.what == kind::wait_until));
   return f;
-}
-
-struct waiter {
-  error_code ec;
-  ml::lease held;
-  bool done = false;
-};
-
-std::shared_ptr<waiter> wait_for_lock(const std::shared_ptr<ml::detail::provider_impl>& p, const std::string& name,
-                                      std::chrono::milliseconds timeout = 5s, asio::cancellation_slot slot = {}) {
-  auto out = std::make_shared<waiter>();
-  ml::detail::access::make_lock(p, name).async_acquire_for(
-      timeout, asio::bind_cancellation_slot(slot, [out](error_code ec, ml::lease got) {
-        out->ec = ec;
-        out->held = std::move(got);
-        out->done = true;
-      }));
-  return out;
-}
-
-bool run_until(engine& e, const std::function<bool()>& done, std::chrono::milliseconds limit) {
-  const auto end = steady::now() + limit;
-  while (!done() && steady::now() < end) e.run_one();
-  return done();
 }
 
 std::size_t count_since(engine& e, std::size_t from, op what) {
@@ -120,7 +83,7 @@ BOOST_AUTO_TEST_CASE(a_handed_lock_starts_its_clock_at_the_join) {
   auto a = f.on_timer(t0 + 100ms);
   BOOST_REQUIRE((a.what == kind::read));
   BOOST_TEST((f.read_mode_now() == ml::detail::read_mode::majority), "in line: a committed hand-off only");
-  a = f.on_read(seen(doc(me, {}, 8)), t0 + 400ms);
+  a = f.on_read(seen(line_doc(me, {}, 8)), t0 + 400ms);
   BOOST_REQUIRE((a.what == kind::grant));
   BOOST_TEST((a.at == t0 + 10ms));
   BOOST_TEST(f.left_line_with_take(), "the hand-off removed the entry: nothing to leave");
@@ -130,28 +93,28 @@ BOOST_AUTO_TEST_CASE(a_handed_lock_starts_its_clock_at_the_join) {
 // the first deadline in by the difference; past the deadline it is given back, never granted.
 BOOST_AUTO_TEST_CASE(a_refresh_moves_the_start_and_a_shorter_expiry_or_a_late_read_is_honoured) {
   auto f = joined();
-  auto a = f.on_read(seen(doc(other, {{me, 7}}, 8)), t0 + 320ms);
+  auto a = f.on_read(seen(line_doc(other, {{me, 7}}, 8)), t0 + 320ms);
   BOOST_REQUIRE((a.what == kind::refresh));
   BOOST_TEST(f.line_ticket() == 7);
   a = f.on_refreshed(ml::detail::success(true), t0 + 330ms, t0 + 335ms);
   BOOST_REQUIRE((a.what == kind::wait_until));
   // Not again until a period after that refresh.
-  BOOST_TEST((f.on_read(seen(doc(other, {{me, 7}}, 8)), t0 + 600ms).what == kind::wait_until));
+  BOOST_TEST((f.on_read(seen(line_doc(other, {{me, 7}}, 8)), t0 + 600ms).what == kind::wait_until));
   BOOST_REQUIRE((f.on_timer(t0 + 650ms).what == kind::read));
-  a = f.on_read(seen(doc(me, {}, 8, 800ms)), t0 + 700ms);
+  a = f.on_read(seen(line_doc(me, {}, 8, 800ms)), t0 + 700ms);
   BOOST_REQUIRE((a.what == kind::grant));
   BOOST_TEST((a.at == t0 + 330ms - 200ms), "expiry 800 written by the releaser against our 1000");
 
   auto late = joined();
   BOOST_REQUIRE((late.on_timer(t0 + 900ms).what == kind::read));
-  a = late.on_read(seen(doc(me, {}, 8)), t0 + 10ms + 900ms);  // at start + expiry - margin
+  a = late.on_read(seen(line_doc(me, {}, 8)), t0 + 10ms + 900ms);  // at start + expiry - margin
   BOOST_TEST((a.what == kind::give_back));
 }
 
 // A refresh that finds the entry gone reads at once: the lock may have been handed to us.
 BOOST_AUTO_TEST_CASE(a_refresh_that_finds_no_entry_reads_at_once) {
   auto f = joined();
-  auto a = f.on_read(seen(doc(other, {{me, 7}}, 8)), t0 + 320ms);
+  auto a = f.on_read(seen(line_doc(other, {{me, 7}}, 8)), t0 + 320ms);
   BOOST_REQUIRE((a.what == kind::refresh));
   BOOST_TEST((f.on_refreshed(ml::detail::success(false), t0 + 330ms, t0 + 335ms).what == kind::read));
 }
@@ -168,7 +131,7 @@ BOOST_AUTO_TEST_CASE(an_enrolled_acquire_starts_in_line) {
   BOOST_REQUIRE((f.on_timer(first.at).what == kind::read));
   BOOST_TEST((f.read_mode_now() == ml::detail::read_mode::majority));
   BOOST_TEST(f.joined());
-  auto a = f.on_read(seen(doc(me, {}, 8)), t0 + 10ms);
+  auto a = f.on_read(seen(line_doc(me, {}, 8)), t0 + 10ms);
   BOOST_REQUIRE((a.what == kind::grant));
   BOOST_TEST((a.at == t0 - 50ms));
 }

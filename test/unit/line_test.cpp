@@ -25,18 +25,6 @@ const std::string me = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", other = "bbbbbbbbbbbb
 
 ml::detail::acquire_params params(bool try_once = false) { return test::fsm_params(t0, me, try_once); }
 
-lock_doc doc(std::string owner, std::vector<line_entry> line = {}, std::int64_t tickets = 0) {
-  lock_doc d;
-  d.exists = true;
-  d.held = ml::detail::held_state{std::move(owner), 5, 1, 1000ms};
-  d.line = std::move(line);
-  d.tickets = tickets;
-  d.waiting = static_cast<std::int64_t>(d.line.size());
-  return d;
-}
-
-ml::detail::outcome<lock_doc> seen(lock_doc d) { return ml::detail::success(std::move(d)); }
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(line_suite)
@@ -44,27 +32,27 @@ BOOST_AUTO_TEST_SUITE(line_suite)
 BOOST_AUTO_TEST_CASE(a_waiter_joins_the_line_once_with_the_ticket_it_read) {
   acquire_fsm f("x", params());
   f.start(t0);
-  auto a = f.on_read(seen(doc(other, {}, 7)), t0);
+  auto a = f.on_read(seen(line_doc(other, {}, 7)), t0);
   BOOST_REQUIRE((a.what == kind::join));
   BOOST_TEST(f.join_ticket() == 7);
   a = f.on_joined(ml::detail::success(true), t0, t0);
   BOOST_TEST((a.what == kind::wait_until));
   // In line now: reads only.
-  BOOST_TEST((f.on_read(seen(doc(other, {{me, 7}}, 8)), t0 + 20ms).what == kind::wait_until));
+  BOOST_TEST((f.on_read(seen(line_doc(other, {{me, 7}}, 8)), t0 + 20ms).what == kind::wait_until));
   BOOST_TEST(f.joined());
 }
 
 BOOST_AUTO_TEST_CASE(a_free_lock_with_someone_else_first_in_line_is_left_to_them) {
   acquire_fsm f("x", params());
   f.start(t0);
-  auto a = f.on_read(seen(doc("", {{other, 3}, {me, 4}}, 5)), t0);
+  auto a = f.on_read(seen(line_doc("", {{other, 3}, {me, 4}}, 5)), t0);
   BOOST_TEST((a.what == kind::wait_until));
 }
 
 BOOST_AUTO_TEST_CASE(the_head_takes_and_leaves_the_line_in_the_same_update) {
   acquire_fsm f("x", params());
   f.start(t0);
-  auto a = f.on_read(seen(doc("", {{me, 3}, {other, 4}}, 5)), t0);
+  auto a = f.on_read(seen(line_doc("", {{me, 3}, {other, 4}}, 5)), t0);
   BOOST_REQUIRE((a.what == kind::take));
   const auto t = f.request();
   BOOST_TEST(t.leaving.size() == 1u);
@@ -77,7 +65,7 @@ BOOST_AUTO_TEST_CASE(the_head_takes_and_leaves_the_line_in_the_same_update) {
 BOOST_AUTO_TEST_CASE(with_nobody_in_line_a_take_requires_that_nobody_joined_meanwhile) {
   acquire_fsm f("x", params());
   f.start(t0);
-  auto a = f.on_read(seen(doc("")), t0);
+  auto a = f.on_read(seen(line_doc("")), t0);
   BOOST_REQUIRE((a.what == kind::take));
   BOOST_TEST(f.request().nobody_waiting);
   BOOST_TEST(f.request().leaving.empty());
@@ -88,7 +76,7 @@ BOOST_AUTO_TEST_CASE(with_nobody_in_line_a_take_requires_that_nobody_joined_mean
 BOOST_AUTO_TEST_CASE(a_head_that_never_comes_loses_its_place_after_one_window) {
   acquire_fsm f("x", params());
   f.start(t0);
-  const auto d = doc("", {{other, 3}, {me, 4}}, 5);
+  const auto d = line_doc("", {{other, 3}, {me, 4}}, 5);
   BOOST_TEST((f.on_read(seen(d), t0).what == kind::wait_until));
   BOOST_TEST((f.on_read(seen(d), t0 + 1099ms).what == kind::wait_until));
   auto a = f.on_read(seen(d), t0 + 1100ms);
@@ -99,7 +87,7 @@ BOOST_AUTO_TEST_CASE(a_head_that_never_comes_loses_its_place_after_one_window) {
   acquire_fsm g("x", params());
   g.start(t0);
   g.on_read(seen(d), t0);
-  BOOST_TEST((g.on_read(seen(doc("", {{"cccccccccccccccccccccccccccccccc", 2}, {me, 4}}, 5)), t0 + 1100ms).what ==
+  BOOST_TEST((g.on_read(seen(line_doc("", {{"cccccccccccccccccccccccccccccccc", 2}, {me, 4}}, 5)), t0 + 1100ms).what ==
               kind::wait_until));
 }
 
@@ -107,11 +95,11 @@ BOOST_AUTO_TEST_CASE(a_head_that_never_comes_loses_its_place_after_one_window) {
 // overtake an acquire of another process that joined the line meanwhile.
 BOOST_AUTO_TEST_CASE(the_swap_without_a_read_requires_that_nobody_waits) {
   acquire_fsm f("x", params());
-  auto a = f.start(t0, doc(""));
+  auto a = f.start(t0, line_doc(""));
   BOOST_REQUIRE((a.what == kind::take));
   BOOST_TEST(f.request().nobody_waiting);
   acquire_fsm t("x", params(true));
-  BOOST_REQUIRE((t.start(t0, doc("")).what == kind::take));
+  BOOST_REQUIRE((t.start(t0, line_doc("")).what == kind::take));
   BOOST_TEST(!t.request().nobody_waiting, "tries ignore the line");
 }
 
@@ -131,14 +119,14 @@ BOOST_AUTO_TEST_CASE(a_waiting_count_without_visible_entries_does_not_block_a_fr
 BOOST_AUTO_TEST_CASE(a_ticket_counter_at_its_limit_is_not_joined) {
   acquire_fsm f("x", params());
   f.start(t0);
-  BOOST_TEST((f.on_read(seen(doc(other, {}, std::numeric_limits<std::int64_t>::max())), t0).what == kind::wait_until));
-  BOOST_TEST((f.on_read(seen(doc(other, {}, -4)), t0).what == kind::wait_until));
+  BOOST_TEST((f.on_read(seen(line_doc(other, {}, std::numeric_limits<std::int64_t>::max())), t0).what == kind::wait_until));
+  BOOST_TEST((f.on_read(seen(line_doc(other, {}, -4)), t0).what == kind::wait_until));
 }
 
 BOOST_AUTO_TEST_CASE(tries_ignore_the_line) {
   acquire_fsm f("x", params(true));
   f.start(t0);
-  auto a = f.on_read(seen(doc("", {{other, 3}}, 4)), t0);
+  auto a = f.on_read(seen(line_doc("", {{other, 3}}, 4)), t0);
   BOOST_REQUIRE((a.what == kind::take));
   BOOST_TEST(!f.request().nobody_waiting);
   BOOST_TEST(f.request().leaving.empty());
@@ -149,16 +137,16 @@ BOOST_AUTO_TEST_CASE(tries_ignore_the_line) {
 BOOST_AUTO_TEST_CASE(the_head_looks_again_after_half_the_hold_so_far) {
   acquire_fsm f("x", params());
   f.start(t0);
-  auto a = f.on_read(seen(doc(other, {{me, 1}}, 2)), t0);
+  auto a = f.on_read(seen(line_doc(other, {{me, 1}}, 2)), t0);
   BOOST_REQUIRE((a.what == kind::wait_until));
   BOOST_TEST(((a.at - t0) >= 10ms && (a.at - t0) <= 20ms), "a young hold: within 2 x backoff_min");
   // The same hold 100 ms later, renewed meanwhile (a new heartbeat is still the same hold).
-  auto renewed = doc(other, {{me, 1}}, 2);
+  auto renewed = line_doc(other, {{me, 1}}, 2);
   renewed.held.beat = 2;
   a = f.on_read(seen(renewed), t0 + 100ms);
   BOOST_TEST(((a.at - (t0 + 100ms)) >= 50ms && (a.at - (t0 + 100ms)) <= 80ms), "half the hold, capped at backoff_max");
   // A new holder: quick again.
-  a = f.on_read(seen(doc("cccccccccccccccccccccccccccccccc", {{me, 1}}, 2)), t0 + 200ms);
+  a = f.on_read(seen(line_doc("cccccccccccccccccccccccccccccccc", {{me, 1}}, 2)), t0 + 200ms);
   BOOST_TEST(((a.at - (t0 + 200ms)) <= 20ms));
 }
 
