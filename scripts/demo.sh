@@ -11,8 +11,9 @@ rounds=${2:-3}
 echo "== dependencies"
 scripts/install-deps.sh
 echo "== build"
-cmake --preset dev -DMONGOLOCK_BUILD_TESTS=OFF >/dev/null
-cmake --build --preset dev -j"$(nproc)" --target mongolock-worker
+# A build directory of its own: build/dev keeps whatever tests a developer configured there.
+cmake --preset dev -B build/demo-bin -DMONGOLOCK_BUILD_TESTS=OFF >/dev/null
+cmake --build build/demo-bin -j"$(nproc)" --target mongolock-worker
 
 work=build/demo
 server_dir=$work/mongod
@@ -29,7 +30,7 @@ echo "== $workers workers x $rounds rounds on lock 'demo'"
 name="demo-$(date +%s%N)"
 pids=()
 for i in $(seq "$workers"); do
-  { build/dev/examples/mongolock-worker --uri "$uri" --name "$name" --dir "$work/run" \
+  { build/demo-bin/examples/mongolock-worker --uri "$uri" --name "$name" --dir "$work/run" \
       --count "$rounds" --hold-ms 150 --expiry-ms 3000; echo $? > "$work/run/rc.$i"; } | tee -a "$work/run/output" &
   pids+=($!)
 done

@@ -9,8 +9,9 @@ cd "$(dirname "$0")/.."
 echo "== dependencies"
 scripts/install-deps.sh
 echo "== build"
-cmake --preset dev -DMONGOLOCK_BUILD_TESTS=OFF >/dev/null
-cmake --build --preset dev -j"$(nproc)" --target mongolock-leader
+# A build directory of its own: build/dev keeps whatever tests a developer configured there.
+cmake --preset dev -B build/demo-bin -DMONGOLOCK_BUILD_TESTS=OFF >/dev/null
+cmake --build build/demo-bin -j"$(nproc)" --target mongolock-leader
 
 work=build/leader-demo
 server_dir=$work/mongod
@@ -28,7 +29,7 @@ if [ "$(cat "$server_dir/kind")" = jongodb ]; then
   echo "NOTE: running on the jongodb emulator (no real mongod could be obtained here; see README)"
 fi
 
-bin=build/dev/examples/mongolock-leader
+bin=build/demo-bin/examples/mongolock-leader
 name="leader-$(date +%s%N)"
 common=(--uri "$uri" --name "$name" --dir "$work/run" --expiry-ms 2000)
 "$bin" "${common[@]}" --observe > "$work/run/observer" 2>&1 &
