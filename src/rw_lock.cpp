@@ -40,20 +40,15 @@ using read_result = std::tuple<error_code, lease>;
 // whatever was granted, for the caller to give back.
 asio::awaitable<error_code> acquire_permits(detail::semaphore_state& s, std::optional<std::chrono::milliseconds> left,
                                             std::vector<lease>& held, std::string& why) {
-  std::vector<diagnostics> diags(s.slots.size());
-  using wait_op = decltype(detail::access::acquire(s.slots[0], detail::acquire_mode::wait, left, nullptr, asio::deferred));
-  std::vector<wait_op> ops;
-  ops.reserve(diags.size());
-  for (std::size_t i = 0; i < diags.size(); ++i)
-    ops.push_back(detail::access::acquire(s.slots[i], detail::acquire_mode::wait, left, &diags[i], asio::deferred));
-  auto group = asio::experimental::make_parallel_group(std::move(ops));
+  std::vector<diagnostics> diags;
+  auto group = detail::wait_on_every_permit(s, left, diags);
   auto all = std::move(group).async_wait(asio::experimental::wait_for_one_error(), asio::use_awaitable);
   auto [order, codes, leases] = co_await std::move(all);
   for (std::size_t i = 0; i < leases.size(); ++i)
     if (!codes[i] && leases[i]) held.push_back(std::move(leases[i]));
   for (auto i : order) {
     if (!codes[i]) continue;
-    why = "permit '" + s.slots[i].name() + "'" + (diags[i].reason.empty() ? "" : ": " + diags[i].reason);
+    why = detail::permit_reason(s.slots[i], diags[i]);
     co_return codes[i];
   }
   co_return error_code{};
@@ -67,7 +62,7 @@ asio::awaitable<error_code> try_permits(detail::semaphore_state& s, std::vector<
                                       asio::as_tuple(asio::use_awaitable));
     auto [ec, got] = co_await std::move(op);
     if (ec) {
-      why = "permit '" + slot.name() + "'" + (inner.reason.empty() ? "" : ": " + inner.reason);
+      why = detail::permit_reason(slot, inner);
       co_return ec;
     }
     held.push_back(std::move(got));

@@ -127,7 +127,7 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
       co_return permit_result{ec, std::move(got)};
     }
     if (ec != errc::busy) {
-      why = "permit '" + slot.name() + "'" + (inner.reason.empty() ? "" : ": " + inner.reason);
+      why = permit_reason(slot, inner);
       co_return fail(ec);
     }
   }
@@ -147,13 +147,8 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
   if (left && left->count() <= 0) {
     co_return fail(timed_out());
   }
-  std::vector<diagnostics> diags(static_cast<std::size_t>(n));
-  using wait_op = decltype(access::acquire(s->slots[0], acquire_mode::wait, left, nullptr, asio::deferred));
-  std::vector<wait_op> ops;
-  ops.reserve(diags.size());
-  for (std::size_t i = 0; i < diags.size(); ++i)
-    ops.push_back(access::acquire(s->slots[i], acquire_mode::wait, left, &diags[i], asio::deferred));
-  auto group = asio::experimental::make_parallel_group(std::move(ops));
+  std::vector<diagnostics> diags;
+  auto group = wait_on_every_permit(*s, left, diags);
   auto first_done = std::move(group).async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
   auto [order, codes, leases] = co_await std::move(first_done);
   for (auto i : order) {
@@ -164,8 +159,7 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
   }
   const auto i = order.front();
   why = codes[i] == errc::timeout ? "no permit of '" + s->name + "' came free within the acquire timeout"
-                                  : "permit '" + s->slots[i].name() + "'" +
-                                        (diags[i].reason.empty() ? "" : ": " + diags[i].reason);
+                                  : permit_reason(s->slots[i], diags[i]);
   co_return fail(codes[i]);
 }
 
