@@ -91,7 +91,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       case kind::join:  // applied or raced: the document read next is the same either way
         fuzz::check(fsm.join_ticket() >= 0 && fsm.join_ticket() < INT64_MAX, "joined with an unusable ticket");
-        a = fsm.on_joined(ml::detail::success(s.flag()), now);
+        a = fsm.on_joined(ml::detail::success(s.flag()), now, now);
+        break;
+      case kind::refresh:  // still in line, or not (then it reads at once)
+        a = fsm.on_refreshed(ml::detail::success(s.flag()), now, now);
         break;
       case kind::grant:
       case kind::fail:
