@@ -125,6 +125,27 @@ asio::awaitable<void> prepare_once(std::shared_ptr<provider_impl> p, deadline_t 
   p->prepared = true;
 }
 
+// A plain lock's name is declared a lock's once per provider (lock.hpp): refused with
+// declaration_mismatch when it is a semaphore's or a rw_lock's (docs/design.md section 11).
+asio::awaitable<void> declare_plain_once(std::shared_ptr<provider_impl> p, const std::string& name,
+                                         deadline_t deadline, error_code& ec, std::string& why) {
+  if (p->declared_plain(name)) co_return;
+  const auto mine = plain_lock_declaration();
+  store_call<outcome<declaration>> start = [p, name, mine](auto reply) { p->store->declare(name, mine, std::move(reply)); };
+  auto r = co_await p->call<outcome<declaration>>(std::move(start), nullptr, deadline, asio::use_awaitable);
+  if (r.ec) {
+    ec = r.ec;
+    why = "declaring '" + name + "' a lock's name: " + r.message;
+    co_return;
+  }
+  if (r.value != mine) {
+    ec = make_error_code(errc::declaration_mismatch);
+    why = "'" + name + "' is declared as " + describe(r.value) + ", not a lock";
+    co_return;
+  }
+  p->note_declared_plain(name);
+}
+
 // The take with this provider's holder metadata: added here, not kept in every waiter's FSM.
 take_request with_holder(take_request t, const holder_meta& meta) {
   t.meta = meta;
@@ -161,7 +182,7 @@ acquire_fsm new_fsm(provider_impl& p, const lock_options& o, std::string name, a
 // for that one call, not in the frame of every waiting acquire (bench/ scenario 4: 10,000 waiters).
 asio::awaitable<void> read_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
                                 deadline_t deadline) {
-  const auto how = a.what == kind::read ? fsm.read_mode_now() : read_mode::majority;
+  const auto how = fsm.read_mode_now();  // a re-check too: majority
   store_call<outcome<lock_doc>> start = [p, name = fsm.name(), how](auto reply) {
     p->store->read(name, how, std::move(reply));
   };
@@ -224,9 +245,9 @@ asio::awaitable<void> line_step(std::shared_ptr<provider_impl> p, acquire_fsm& f
 // An acquire that joined the line and ends without having left it in its take: its entry goes
 // (in the background; if that fails, the entry costs the others one expiry + margin when it
 // reaches the head).
-void leave_line(const std::shared_ptr<provider_impl>& p, const acquire_fsm& fsm) {
+void leave_line(const std::shared_ptr<provider_impl>& p, const acquire_fsm& fsm, leaving why) {
   if (!fsm.joined() || fsm.left_line_with_take()) return;
-  leave_line_in_background(p, fsm.name(), fsm.owner());
+  leave_line_in_background(p, fsm.name(), fsm.owner(), why);
 }
 
 asio::awaitable<void> give_back_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
@@ -252,7 +273,7 @@ result grant(const std::shared_ptr<provider_impl>& p, diagnostics* d, const lock
     return fail(*p, d, asio::error::operation_aborted, fsm.name(), "the provider is shutting down");
   }
   st->start();
-  leave_line(p, fsm);
+  leave_line(p, fsm, leaving::granted);
   p->count.acquisitions.fetch_add(1, std::memory_order_relaxed);
   p->count.failed_attempts.fetch_add(fsm.lost_races(), std::memory_order_relaxed);
   p->count.busy_observations.fetch_add(fsm.busy_observations(), std::memory_order_relaxed);
@@ -263,14 +284,14 @@ result grant(const std::shared_ptr<provider_impl>& p, diagnostics* d, const lock
 
 result give_up(provider_impl& p, diagnostics* d, const acquire_fsm& fsm, const acquire_action& a) {
   for (auto token : fsm.unconfirmed()) p.release_in_background(fsm.name(), fsm.owner(), token, {}, true);
-  leave_line(p.shared_from_this(), fsm);
+  leave_line(p.shared_from_this(), fsm, leaving::gave_up);
   p.count.failed_attempts.fetch_add(fsm.lost_races(), std::memory_order_relaxed);
   p.count.busy_observations.fetch_add(fsm.busy_observations(), std::memory_order_relaxed);
   return fail(p, d, a.ec, fsm.name(), a.why);
 }
 
 asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_type strand, std::string name,
-                                     std::shared_ptr<const lock_options> timing, acquire_mode mode,
+                                     std::shared_ptr<const lock_options> timing, bool plain, acquire_mode mode,
                                      std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
                                      steady::time_point started, bool holds_turn,
                                      std::optional<line_enrollment> enrolled) {
@@ -293,6 +314,11 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   error_code prep_ec;
   co_await prepare_once(p, deadline, prep_ec, why);
   if (prep_ec) co_return fail(*p, d, prep_ec, name, why);
+  if (plain) {
+    auto declared = declare_plain_once(p, name, deadline, prep_ec, why);
+    co_await std::move(declared);
+    if (prep_ec) co_return fail(*p, d, prep_ec, name, why);
+  }
 
   // The name and the owner id live in the FSM only (one copy per waiter).
   acquire_fsm fsm = new_fsm(*p, opts, std::move(name), mode, deadline, place.take());
@@ -359,13 +385,13 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
 }  // namespace
 
 void start_body(std::shared_ptr<provider_impl> p, std::string name, std::shared_ptr<const lock_options> timing,
-                acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                bool plain, acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
                 steady::time_point since, bool holds_turn,
                 asio::any_completion_handler<void(error_code, lease)> h,
                 std::optional<line_enrollment> enrolled = std::nullopt) {
   auto strand = asio::make_strand(p->ex);
   spawn_op<error_code, lease>(strand,
-                              acquire_body(std::move(p), strand, std::move(name), std::move(timing), mode, timeout, d,
+                              acquire_body(std::move(p), strand, std::move(name), std::move(timing), plain, mode, timeout, d,
                                            since, holds_turn, std::move(enrolled)),
                               std::move(h));
 }
@@ -434,21 +460,22 @@ void start_turn(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<p
   std::optional<std::chrono::milliseconds> left;
   if (w->deadline) left = std::max(std::chrono::milliseconds{1}, std::chrono::ceil<std::chrono::milliseconds>(*w->deadline - now));
   // The slot now belongs to the acquire (spawn_op binds it), so the caller's cancellation reaches it.
-  start_body(p, w->name, std::move(w->timing), acquire_mode::wait, left, w->diag, w->since, true, std::move(w->handler),
+  start_body(p, w->name, std::move(w->timing), w->plain, acquire_mode::wait, left, w->diag, w->since, true, std::move(w->handler),
              std::move(enrolled));
 }
 }  // namespace
 
 void leave_line_in_background(const std::shared_ptr<provider_impl>& p, const std::string& name,
-                              const std::string& owner) {
+                              const std::string& owner, leaving why) {
   store_call<outcome<bool>> start = [p, name, owner](auto reply) { p->store->leave_line(name, owner, std::move(reply)); };
   // Answered on the provider's executor; shutdown waits for it (the ticket). Not in line (or
-  // unknown): a releaser may have handed the lock to this owner id, which nobody else uses.
+  // unknown) after giving up: a releaser may have handed the lock to this owner id, which nobody
+  // else uses and no lease holds.
   p->call<outcome<bool>>(std::move(start), nullptr, std::nullopt,
-                         [p, owner, working = p->begin_work()](outcome<bool> r) {
-                           if (!r.ec && r.value) return;
-                           store_call<outcome<std::int64_t>> free = [p, owner](auto reply) {
-                             p->store->release_owners(std::vector<std::string>{owner}, std::move(reply));
+                         [p, name, owner, why, working = p->begin_work()](outcome<bool> r) {
+                           if ((!r.ec && r.value) || why == leaving::granted) return;
+                           store_call<outcome<std::int64_t>> free = [p, name, owner](auto reply) {
+                             p->store->release_owners({name}, {owner}, std::move(reply));
                            };
                            p->call<outcome<std::int64_t>>(std::move(free), nullptr, std::nullopt,
                                                           [working](outcome<std::int64_t>) {});
@@ -501,25 +528,26 @@ void grant_handed_over(const std::shared_ptr<provider_impl>& p, std::shared_ptr<
 
 namespace mongolock {
 
-void lock::start_acquire(impl_ptr p, std::string name, std::shared_ptr<const lock_options> timing,
+void lock::start_acquire(impl_ptr p, std::string name, std::shared_ptr<const lock_options> timing, bool plain,
                          detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
                          acquire_handler h) {
   const auto since = std::chrono::steady_clock::now();
   // A try looks once and never parks; a timeout acquire_body will refuse is refused at once.
   const bool bad_timeout = static_cast<bool>(detail::check_acquire_timeout(timeout));
   if (mode != detail::acquire_mode::wait || bad_timeout || p->closing())
-    return detail::start_body(std::move(p), std::move(name), std::move(timing), mode, timeout, d, since, false,
+    return detail::start_body(std::move(p), std::move(name), std::move(timing), plain, mode, timeout, d, since, false,
                               std::move(h));
   auto w = std::make_shared<detail::parked_acquire>(std::move(h));
   w->name = std::move(name);
   w->timing = std::move(timing);
+  w->plain = plain;
   w->diag = d;
   w->since = since;
   const auto wait_for = timeout.value_or((w->timing ? *w->timing : p->opts).acquire_timeout);
   if (wait_for.count() > 0) w->deadline = since + wait_for;
   if (!p->turns.enter(w->name, w, [&] { detail::park(p, w); })) return;
   // The turn is ours: run now, with nothing parked.
-  detail::start_body(std::move(p), std::move(w->name), std::move(w->timing), mode, timeout, d, since, true,
+  detail::start_body(std::move(p), std::move(w->name), std::move(w->timing), plain, mode, timeout, d, since, true,
                      std::move(w->handler));
 }
 

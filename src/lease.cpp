@@ -16,6 +16,7 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 
 void lease_state::start() {
+  publish_deadline();
   if (phase != lease_phase::held) return;  // ended (a shutdown) before it started: nothing to run
   // renew_loop() holds a shared_ptr to this state for as long as it runs.
   asio::co_spawn(strand, renew_loop(), asio::bind_cancellation_slot(stop_loop.slot(), asio::detached));
@@ -91,6 +92,7 @@ asio::awaitable<void> lease_state::renew_loop() {
         }
         if (r.ec == asio::error::operation_aborted) co_return;
         a = fsm.on_renewed(r, r.sent, boot_clock::now());
+        publish_deadline();
         if (a.what == kind::wait_until && !r.ec) prov->count.renewals.fetch_add(1, std::memory_order_relaxed);
         if (a.what == kind::wait_until && r.ec) {
           prov->count.renewal_errors.fetch_add(1, std::memory_order_relaxed);
@@ -452,6 +454,12 @@ void lease::abandon(state_ptr st) noexcept {
 }
 
 error_code lease::status() const noexcept { return state_ ? status_of(*state_) : make_error_code(errc::not_held); }
+
+std::chrono::milliseconds lease::time_left() const noexcept {
+  if (!state_ || status()) return std::chrono::milliseconds{0};
+  const auto left = state_->published_deadline() - detail::boot_clock::now();
+  return std::max(std::chrono::milliseconds{0}, std::chrono::floor<std::chrono::milliseconds>(left));
+}
 
 namespace {
 const std::string& empty_string() noexcept {

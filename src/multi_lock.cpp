@@ -123,7 +123,7 @@ void multi_lock::start(lock prototype, std::vector<std::string> names, std::opti
   if (!timeout && p->opts.acquire_timeout.count() > 0) timeout = p->opts.acquire_timeout;
   std::vector<lock> locks;
   locks.reserve(names.size());
-  for (auto& n : names) locks.push_back(detail::access::make_lock(p, std::move(n)));
+  for (auto& n : names) locks.push_back(detail::access::make_lock(p, std::move(n), nullptr, true));
   detail::spawn_op(strand, acquire_all(std::move(locks), timeout, d), std::move(h));
 }
 
@@ -153,6 +153,13 @@ std::int64_t multi_lease::highest_fencing_token() const noexcept {
   std::int64_t most = 0;
   for (const auto& l : leases()) most = std::max(most, l.fencing_token());
   return most;
+}
+
+std::chrono::milliseconds multi_lease::time_left() const noexcept {
+  if (!*this) return std::chrono::milliseconds{0};
+  auto least = std::chrono::milliseconds::max();
+  for (const auto& l : leases()) least = std::min(least, l.time_left());
+  return least;
 }
 
 void multi_lease::start_release(shared s, handler_ec h) {

@@ -35,7 +35,7 @@ lock provider::create_lock(std::string name, const lock_timing& timing) const {
   auto merged = with_timing(impl_->opts, timing);
   std::string why;
   if (auto ec = validate(merged, &why)) throw boost::system::system_error(ec, "lock '" + name + "': " + why);
-  return lock(impl_, std::move(name), std::make_shared<const lock_options>(std::move(merged)));
+  return lock(impl_, std::move(name), std::make_shared<const lock_options>(std::move(merged)), true);
 }
 
 stats provider::snapshot() const noexcept { return impl_->snapshot(); }
@@ -179,15 +179,18 @@ asio::awaitable<std::tuple<error_code, std::size_t>> release_all_body(std::share
                                                                       diagnostics* d) {
   const auto working = p->begin_work();  // a shutdown meanwhile waits for this release
   auto leases = p->live_leases();
-  std::vector<std::string> owners;
+  std::vector<std::string> names, owners;
   for (auto& st : leases) {
     // Guarded work stops before the documents are freed. Each end() runs on its lease's strand.
     co_await asio::dispatch(asio::bind_executor(st->strand, asio::use_awaitable));
     if (st->phase != lease_phase::held) continue;
     st->end(lease_phase::released, make_error_code(errc::released));
+    names.push_back(st->name);
     owners.push_back(st->owner);
   }
-  store_call<outcome<std::int64_t>> call = [p, owners](auto reply) { p->store->release_owners(owners, std::move(reply)); };
+  store_call<outcome<std::int64_t>> call = [p, names, owners](auto reply) {
+    p->store->release_owners(names, owners, std::move(reply));
+  };
   auto r = co_await p->call<outcome<std::int64_t>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
   if (r.ec) co_return std::tuple{settle(*p, d, "release all", r.ec, r.message), std::size_t{0}};
   p->count.releases.fetch_add(static_cast<std::uint64_t>(r.value), std::memory_order_relaxed);

@@ -77,8 +77,8 @@ asio::awaitable<error_code> ensure_declared(std::shared_ptr<semaphore_state> s, 
     co_return r.ec;
   }
   if (r.value != mine) {
-    why = "'" + s->name + "' is declared as a " + r.value.kind + " of " + std::to_string(r.value.permits) +
-          " permits, not a " + s->kind + " of " + std::to_string(s->permits);
+    why = "'" + s->name + "' is declared as " + describe(r.value) + ", not a " + s->kind + " of " +
+          std::to_string(s->permits);
     co_return make_error_code(errc::declaration_mismatch);
   }
   s->declared.store(true, std::memory_order_release);

@@ -14,6 +14,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -84,6 +85,12 @@ class lease {
   const std::string& owner_id() const noexcept;
   // Strictly increasing per lock name across release, expiry, takeover and clean-up; 0 when empty.
   std::int64_t fencing_token() const noexcept;
+  // By this process's clock, how long the lease stays held if no renewal succeeds from now on: its
+  // local deadline (the send time of the last successful take or renewal + expiry - margin,
+  // docs/design.md section 2) minus now; 0 once it has ended, and on an empty lease. Counts
+  // suspended time. Thread-safe. For a process that must stop work the holder cannot stop itself
+  // (the CLI hands it to its supervisor after every renewal).
+  std::chrono::milliseconds time_left() const noexcept;
   // The strand that renews this lease. Throws system_error(errc::not_held) on an empty lease.
   boost::asio::strand<boost::asio::any_io_executor> get_executor() const;
 

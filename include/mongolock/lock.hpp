@@ -122,12 +122,15 @@ class lock {
   friend struct detail::access;
   using impl_ptr = std::shared_ptr<detail::provider_impl>;
   using acquire_handler = boost::asio::any_completion_handler<void(boost::system::error_code, lease)>;
-  lock(impl_ptr p, std::string name, std::shared_ptr<const lock_options> timing = nullptr)
-      : provider_(std::move(p)), name_(std::move(name)), timing_(std::move(timing)) {}
+  // `plain`: a lock the user named (provider::create_lock, a multi-lock's member, an election):
+  // its name is declared a lock's before its first acquire, so that no semaphore or rw_lock of
+  // that name can exist beside it (docs/design.md section 11). The permits of those are not.
+  lock(impl_ptr p, std::string name, std::shared_ptr<const lock_options> timing = nullptr, bool plain = false)
+      : provider_(std::move(p)), name_(std::move(name)), timing_(std::move(timing)), plain_(plain) {}
 
   // `timing`: the lock's own options (provider::create_lock with lock_timing); null: the provider's.
   // `d`: the caller's diagnostics or null.
-  static void start_acquire(impl_ptr, std::string name, std::shared_ptr<const lock_options> timing,
+  static void start_acquire(impl_ptr, std::string name, std::shared_ptr<const lock_options> timing, bool plain,
                             detail::acquire_mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
                             acquire_handler);
   static boost::asio::any_io_executor executor_of(const detail::provider_impl&) noexcept;
@@ -190,16 +193,17 @@ class lock {
                 Token&& token) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, lease)>(
         detail::initiation(executor_of(*provider_),
-                           [](auto h, impl_ptr p, std::string n, std::shared_ptr<const lock_options> o,
+                           [](auto h, impl_ptr p, std::string n, std::shared_ptr<const lock_options> o, bool plain,
                               detail::acquire_mode m, std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
-                             start_acquire(std::move(p), std::move(n), std::move(o), m, t, diag, std::move(h));
+                             start_acquire(std::move(p), std::move(n), std::move(o), plain, m, t, diag, std::move(h));
                            }),
-        token, provider_, name_, timing_, mode, timeout, d);
+        token, provider_, name_, timing_, plain_, mode, timeout, d);
   }
 
   impl_ptr provider_;
   std::string name_;
   std::shared_ptr<const lock_options> timing_;  // null: the provider's lock_options
+  bool plain_ = false;
 };
 
 }  // namespace mongolock

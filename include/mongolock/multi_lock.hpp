@@ -57,6 +57,9 @@ class multi_lease {
   // permit of its name, it is above every token of the readers it excluded and of earlier
   // writers: the token to fence a writer's writes with.
   std::int64_t highest_fencing_token() const noexcept;
+  // The least of the leases' time_left() (lease.hpp): how long the whole set stays held without
+  // a renewal; 0 when empty or once any has ended.
+  std::chrono::milliseconds time_left() const noexcept;
 
   // Releases every lease at once. Completion: void(error_code): {} if every release succeeded,
   // else the first error in name order (lease::async_release's codes); errc::not_held for an

@@ -29,7 +29,7 @@ struct lock_info {
   bool held = false;
   std::string owner;            // empty when free; "(force-released)": broken (force_mode)
   std::int64_t fencing_token = 0;  // last token issued
-  std::int64_t heartbeat = 0;   // renewal counter of the current holder
+  std::int64_t heartbeat = 0;   // changes at every take, renewal and release (a random value: compare, never count)
   std::chrono::milliseconds expiry{0};  // the holder's lease length
   // The holder's wall clock when it acquired (ms since 1970). Informational only: that clock may
   // be wrong, and the lock never uses it.
@@ -66,7 +66,7 @@ class provider {
   // Throws system_error: errc::invalid_collection or errc::invalid_options (message says why).
   provider(client& c, std::string database, std::string collection, lock_options opts = {});
 
-  lock create_lock(std::string name) const { return lock(impl_, std::move(name)); }
+  lock create_lock(std::string name) const { return lock(impl_, std::move(name), nullptr, true); }
   // A lock with its own timing (expiry, renewal, backoff, acquire timeout: lock_timing), the
   // rest as this provider's. Throws system_error(errc::invalid_options), with the reason, if
   // the combination is invalid (e.g. an expiry below the provider's explicit renew_every).

@@ -17,7 +17,9 @@ namespace aerr = boost::asio::error;
 // The epoch becomes the token's high 32 bits; past this, epoch << 32 would overflow int64.
 constexpr std::int64_t max_epoch = (std::int64_t{1} << 31) - 1;
 // Joins whose ticket raced another joiner's are retried at later reads, this many at most (then
-// the acquire waits unregistered, reads only).
+// the acquire waits unregistered, reads only). Joins that were applied, or may have been, do not
+// count: an acquire whose entry went (it was handed the lock and gave it back, or was removed as
+// a head that never came) joins again.
 constexpr int max_joins = 5;
 // Two first upserts of the epoch counter can race once (E11000); more means something is wrong.
 constexpr int max_epoch_races = 3;
@@ -60,10 +62,7 @@ bool acquire_fsm::past_deadline(time_point now) const { return p_.deadline && no
 
 acquire_action acquire_fsm::on_read(const outcome<lock_doc>& r, time_point received) {
   if (r.ec) return fail(r.ec, r.message);
-  // Our own owner id on the primary may be a take that is not majority-committed yet (and could
-  // be rolled back): only a majority re-check makes it ours. A read in line is a majority read.
-  if (r.value.exists && r.value.held.owner == p_.owner && !read_majority_) return {kind::recheck};
-  return decide(r.value, received);
+  return decide(r.value, received);  // a majority read: our own owner id there is committed
 }
 
 acquire_action acquire_fsm::on_recheck(const outcome<lock_doc>& r, time_point received) {
@@ -167,7 +166,7 @@ acquire_action acquire_fsm::wait_in_line(time_point now, bool changed, const loc
     return {kind::refresh};
   }
   const bool ticket_usable = seen.tickets >= 0 && seen.tickets < std::numeric_limits<std::int64_t>::max();
-  if (seen.line.size() >= max_line || joins_ >= max_joins || !ticket_usable) return next;
+  if (seen.line.size() >= max_line || lost_tickets_ >= max_joins || !ticket_usable) return next;
   after_line_write_ = next;
   join_ticket_ = seen.tickets;
   return {kind::join};
@@ -176,6 +175,10 @@ acquire_action acquire_fsm::wait_in_line(time_point now, bool changed, const loc
 acquire_action acquire_fsm::on_joined(const outcome<bool>& r, time_point sent, time_point) {
   // Applied, raced (someone joined with that ticket first: the next read shows the new one), or
   // unknown (the next read shows whether it landed): the wait goes on either way.
+  if (!r.ec && !r.value) {
+    ++lost_tickets_;  // definitely not in line: nothing to leave, and only these count towards max_joins
+    return after_line_write_;
+  }
   ++joins_;  // counted first: a join abandoned in flight may still land, and is left on give-up
   if (!r.ec && r.value) entry_sent_ = sent;
   else if (r.ec && !entry_sent_) entry_sent_ = sent;  // if it landed, it was sent then
@@ -291,6 +294,9 @@ acquire_action acquire_fsm::on_take(const outcome<bool>& r, time_point sent, tim
   }
   if (r.ec == aerr::operation_aborted) return fail(r.ec, r.message);  // the late reply is given back
   if (r.ec == errc::timeout) {  // bounded by take_bound or the deadline; the late reply is given back
+    // It may still land: a read showing it counts from this send time at the latest (it is
+    // past its bound by then, so given back, never granted: the late reply frees it too).
+    if (!first_unconfirmed_sent_) first_unconfirmed_sent_ = sent;
     if (past_deadline(now)) return fail(r.ec, r.message);
     return read();
   }

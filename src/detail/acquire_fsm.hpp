@@ -48,7 +48,7 @@ struct acquire_params {
 
 struct acquire_action {
   enum class kind {
-    read,        // read the lock (primary)
+    read,        // read the lock (primary, majority read concern)
     recheck,     // read the lock with majority read concern, after an ambiguous take
     next_epoch,  // raise the epoch counter, then take
     take,        // request(): compare-and-swap against what was observed, granting `token`
@@ -104,9 +104,10 @@ class acquire_fsm {
   // be in the line even if its reply was lost); whether the take being granted removed it.
   std::int64_t join_ticket() const { return join_ticket_; }
   std::int64_t line_ticket() const { return line_ticket_; }
-  // The read to send for a `read` action: majority once we may be in line, so that a read showing
-  // the lock handed to us is a committed hand-off (no re-check needed).
-  read_mode read_mode_now() const { return read_majority_ ? read_mode::majority : read_mode::primary; }
+  // The read to send for a `read` action: always majority. Every read may start or continue an
+  // observation window, and a state a failover can still roll back must start none (docs/
+  // design.md section 3); a read showing the lock ours (our take, a hand-off) is then committed.
+  static constexpr read_mode read_mode_now() { return read_mode::majority; }
   bool joined() const { return joins_ > 0; }
   bool left_line_with_take() const { return left_with_take_; }
   // Whether the document the granted take replaced had others in line (besides those the take
@@ -125,10 +126,7 @@ class acquire_fsm {
   std::uint64_t out_of_bounds_observations() const { return out_of_bounds_; }
 
  private:
-  acquire_action read() {
-    read_majority_ = joins_ > 0;
-    return {acquire_action::kind::read};
-  }
+  static acquire_action read() { return {acquire_action::kind::read}; }
   acquire_action fail(boost::system::error_code ec, std::string why = {});
   acquire_action take_or_epoch(const lock_doc& observed);
   acquire_action take(std::int64_t token);
@@ -155,14 +153,14 @@ class acquire_fsm {
   bool nobody_waiting_ = false;       // the pending take requires an empty line
   bool left_with_take_ = false;
   std::int64_t join_ticket_ = 0;
-  int joins_ = 0;
+  int joins_ = 0;         // joins that were applied or may have been: our entry may be in the line
+  int lost_tickets_ = 0;  // joins that lost the ticket race: certainly not applied
   acquire_action after_line_write_;   // the wait decided before a join or refresh, resumed after it
   std::int64_t line_ticket_ = 0;      // our ticket, as the last read showed it (for a refresh)
   // The send time of the last write of our entry (join or refresh) known to have been applied
   // before any hand-off to us could be: a hand-off removes the entry, so a refresh that matched
   // came before it, and a hand-off needs the entry, so the join did.
   std::optional<time_point> entry_sent_;
-  bool read_majority_ = false;        // the read in flight is a majority read
   jitter_rng rng_;
   bool verifying_ = false;            // try_once: confirming that a silent holder is gone
   lock_doc pending_observed_;         // what the pending epoch/take compares against

@@ -49,7 +49,7 @@ class lease_fsm {
   std::chrono::milliseconds expiry() const { return clock_.expiry(); }
   std::chrono::milliseconds margin() const { return clock_.margin(); }
   std::chrono::milliseconds renew_every() const { return every_; }
-  // Successful renewals so far: the document's heartbeat.
+  // Successful renewals so far.
   std::int64_t beats() const { return beats_; }
 
  private:

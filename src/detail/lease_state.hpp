@@ -42,11 +42,12 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   // its document in the background (a lease handle dropped, a provider shutting down).
   void release_in_background();
 
-  // The document as our release leaves it: free, same token, heartbeat + 1.
+  // The document as our release leaves it: free, same token. Its beat is the release's own random
+  // one, unknown here and not needed: a take of a free document matches (null, token) alone.
   lock_doc released_doc() const {
     lock_doc d;
     d.exists = true;
-    d.held = held_state{"", token, fsm.beats() + 1, fsm.expiry()};
+    d.held = held_state{"", token, 0, fsm.expiry()};
     return d;
   }
 
@@ -55,6 +56,11 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   // On the strand: when the holder stops believing in the lease unless a renewal succeeds first
   // (the soak's fenced resource checks entries against it).
   boot_clock::time_point deadline() const { return fsm.deadline(); }
+  // The deadline as last published by the strand (at start and after each successful renewal),
+  // for readers on any thread (lease::time_left).
+  boot_clock::time_point published_deadline() const {
+    return boot_clock::time_point(boot_clock::duration(published_deadline_.load(std::memory_order_acquire)));
+  }
 
   void add_waiter(std::uint64_t id, boost::asio::any_completion_handler<void(boost::system::error_code)> h,
                   boost::asio::cancellation_slot slot, boost::asio::any_completion_executor ex);
@@ -89,7 +95,10 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   };
   static void complete(waiter w, boost::system::error_code ec);
 
+  void publish_deadline() { published_deadline_.store(fsm.deadline().time_since_epoch().count(), std::memory_order_release); }
+
   lease_fsm fsm;  // every decision of the renewal loop and the watchdog (strand only)
+  std::atomic<boot_clock::rep> published_deadline_{0};
   boot_timer renew_timer, watchdog;  // both count suspended time
   // The batch's answer to the renewal request numbered renewal_seq (strand only).
   std::uint64_t renewal_seq = 0;

@@ -90,10 +90,18 @@ struct named_doc {
 // of permits, recorded by its first user and never changed, so that two programs cannot use one
 // name with different numbers of permits (each would admit its own number of holders).
 struct declaration {
-  std::string kind;  // "semaphore" or "rw_lock"
+  std::string kind;  // "semaphore", "rw_lock", or "lock" (a plain lock, an election, a multi-lock member)
   std::int64_t permits = 0;
   bool operator==(const declaration&) const = default;
 };
+// What a plain lock's name is declared as: a name is one kind of thing, so a plain lock and a
+// semaphore or rw_lock of one name (which share no document) cannot both exist.
+inline declaration plain_lock_declaration() { return {"lock", 1}; }
+// "a semaphore of 3 permits", "a lock": for the reason of a declaration_mismatch.
+inline std::string describe(const declaration& d) {
+  if (d.kind == "lock") return "a lock";
+  return "a " + d.kind + " of " + std::to_string(d.permits) + " permits";
+}
 
 struct server_info {
   std::string version;      // buildInfo.version, e.g. "8.0.4"
@@ -157,7 +165,10 @@ class lock_store {
                      reply<outcome<std::vector<bool>>>) = 0;
   virtual void release(const std::string& name, const std::string& owner, std::int64_t token,
                        reply<outcome<bool>>) = 0;
-  virtual void release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>>) = 0;
+  // Frees whichever of the documents `names` names one of `owners` (any token): the names keep it
+  // a lookup by _id, never a scan of the collection for an owner. value: how many were freed.
+  virtual void release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
+                              reply<outcome<std::int64_t>>) = 0;
   // Joins the lock's line with `ticket` (what the last read showed as the next one): applied
   // only if the document still says so (value false: someone joined first, or it is gone).
   virtual void join_line(const std::string& name, const std::string& owner, std::int64_t ticket,

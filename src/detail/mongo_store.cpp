@@ -46,9 +46,10 @@ void mongo_store::release(const std::string& name, const std::string& owner, std
   });
 }
 
-void mongo_store::release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>> r) {
+void mongo_store::release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
+                                 reply<outcome<std::int64_t>> r) {
   run(lane::maintenance, std::move(r),
-      [cfg = cfg_, owners](mongoc_client_t* c) { return detail::release_owners(c, *cfg, owners); });
+      [cfg = cfg_, names, owners](mongoc_client_t* c) { return detail::release_owners(c, *cfg, names, owners); });
 }
 
 void mongo_store::join_line(const std::string& name, const std::string& owner, std::int64_t ticket,

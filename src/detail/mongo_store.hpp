@@ -23,7 +23,8 @@ class mongo_store final : public lock_store {
              reply<outcome<std::vector<bool>>> r) override;
   void release(const std::string& name, const std::string& owner, std::int64_t token,
                reply<outcome<bool>> r) override;
-  void release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>> r) override;
+  void release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
+                      reply<outcome<std::int64_t>> r) override;
   void join_line(const std::string& name, const std::string& owner, std::int64_t ticket,
                  reply<outcome<bool>> r) override;
   void leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) override;

@@ -45,6 +45,7 @@ struct parked_acquire {
 
   std::string name;
   std::shared_ptr<const lock_options> timing;  // null: the provider's
+  bool plain = false;                           // declared a lock's first (lock.hpp)
   diagnostics* diag = nullptr;
   std::chrono::steady_clock::time_point since;  // when the caller asked (waits are counted from it)
   std::optional<std::chrono::steady_clock::time_point> deadline;
@@ -101,10 +102,13 @@ void finish_parked(const std::shared_ptr<parked_acquire>& w, boost::system::erro
 void pass_turn(const std::shared_ptr<provider_impl>& p, const std::string& name);
 // Starts a parked acquire whose turn came (it reads and waits like any acquire).
 void resume_parked(const std::shared_ptr<provider_impl>& p, std::shared_ptr<parked_acquire> next);
-// Takes `owner`'s entry out of the line of `name` in the background (an acquire that gives up);
-// if it is no longer there, a releaser may have handed the lock to it: that is freed too.
+// Takes `owner`'s entry out of the line of `name` in the background. `gave_up`: the acquire ends
+// without a lease; if the entry is no longer there, a releaser may have handed the lock to it,
+// and that is freed too. After a grant (not `gave_up`) a missing entry means nothing: the lock
+// that owner id names is the lease just granted (docs/design.md section 8, point 10).
+enum class leaving { gave_up, granted };
 void leave_line_in_background(const std::shared_ptr<provider_impl>& p, const std::string& name,
-                              const std::string& owner);
+                              const std::string& owner, leaving why = leaving::gave_up);
 // Completes a parked acquire with the lease a hand-off took for it: (owner, token), its clock
 // started at `sent` (src/acquire.cpp). If it was cancelled or timed out meanwhile, the lock is
 // given back instead and the turn passes on; past `bound` (a late grant) it is given back and

@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "detail/async_call.hpp"
@@ -134,6 +135,18 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
     return doc;
   }
 
+  // Names this provider has seen declared a plain lock's: their acquires skip the declaration.
+  // Bounded: forgotten wholesale when full (a forgotten name costs one more declare).
+  bool declared_plain(const std::string& name) const {
+    std::lock_guard g(mu);
+    return plain_names.contains(name);
+  }
+  void note_declared_plain(const std::string& name) {
+    std::lock_guard g(mu);
+    if (plain_names.size() >= 4096) plain_names.clear();
+    plain_names.insert(name);
+  }
+
   struct counters {
     std::atomic<std::uint64_t> acquisitions{0}, failed_attempts{0}, busy_observations{0},
         wait_ns{0}, renewals{0}, renewal_errors{0}, losses{0}, releases{0}, server_calls{0}, acquiring{0};
@@ -169,6 +182,7 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   std::mt19937_64 seed;
   std::unordered_map<std::string, std::weak_ptr<lease_state>> live;
   std::unordered_map<std::string, lock_doc> free_docs;
+  std::unordered_set<std::string> plain_names;
 };
 
 }  // namespace mongolock::detail

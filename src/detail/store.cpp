@@ -1,6 +1,7 @@
 #include "detail/store.hpp"
 
 #include <algorithm>
+#include <random>
 
 #include "detail/bson_util.hpp"
 #include "mongolock/error.hpp"
@@ -47,6 +48,19 @@ outcome<T> classify(const bson_error_t& e, bool write_was_sent) {
 template outcome<bool> classify<bool>(const bson_error_t&, bool);
 
 namespace {
+// A heartbeat no write has carried before (docs/design.md section 2, step 2): every take, renewal
+// and release writes a fresh random one instead of counting, so a write redone after a rollback
+// (a renewal retried on the new primary) never recreates a state a waiter may have seen. Only
+// inequality is ever asked of it. Non-negative, for readers of `status`.
+std::int64_t new_beat() {
+  thread_local std::mt19937_64 gen = [] {
+    std::random_device rd;
+    std::seed_seq seq{rd(), rd(), rd(), rd()};
+    return std::mt19937_64(seq);
+  }();
+  return static_cast<std::int64_t>(gen() >> 1);
+}
+
 template <class T>
 outcome<T> failed(const bson_error_t& e, bool write_was_sent) {
   return failure_from<T>(classify<bool>(e, write_was_sent));
@@ -103,14 +117,15 @@ void append_meta(bson_t* b, const holder_meta& m) {
   append_str(b, "label", m.label);
 }
 
-// The holder's end: the document changes (beat + 1, so every waiter restarts its observation)
+// The holder's end: the document changes (a new beat, so every waiter restarts its observation)
 // and the holder's metadata goes. `owner` null: free, with idle_since (client time on purpose: it
 // only feeds the TTL clean-up of free documents, never a correctness decision). Else
 // broken_owner (lock_store.hpp), a holder nobody will renew: never idle, or the TTL index could
 // delete it and let a waiter insert at once, beside the old holder.
 void set_owner_gone(bson_t* change, const char* owner) {
-  bson_t set, inc, unset;
+  bson_t set, unset;
   BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
+  BSON_APPEND_INT64(&set, "beat", new_beat());
   if (owner) {
     BSON_APPEND_UTF8(&set, "owner", owner);
     BSON_APPEND_DATE_TIME(&set, "renewed_at", wall_ms());  // a hint for `status`, as for any holder
@@ -126,9 +141,6 @@ void set_owner_gone(bson_t* change, const char* owner) {
   BSON_APPEND_UTF8(&unset, "label", "");
   BSON_APPEND_UTF8(&unset, "value", "");
   bson_append_document_end(change, &unset);
-  BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
-  BSON_APPEND_INT64(&inc, "beat", 1);
-  bson_append_document_end(change, &inc);
 }
 void set_released(bson_t* change) { set_owner_gone(change, nullptr); }
 
@@ -259,7 +271,7 @@ void build_insert(const take_request& t, std::int64_t now_ms, bson_t* doc) {
   append_str(doc, "_id", t.name);
   append_str(doc, "owner", t.owner);
   BSON_APPEND_INT64(doc, "token", t.token);
-  BSON_APPEND_INT64(doc, "beat", 0);
+  BSON_APPEND_INT64(doc, "beat", new_beat());
   BSON_APPEND_INT64(doc, "expiry_ms", t.expiry.count());
   BSON_APPEND_DATE_TIME(doc, "acquired_at", now_ms);
   BSON_APPEND_DATE_TIME(doc, "renewed_at", now_ms);
@@ -273,7 +285,10 @@ void build_swap(const take_request& t, std::int64_t now_ms, bson_t* filter, bson
   append_str(filter, "_id", t.name);
   append_owner(filter, "owner", t.observed.held.owner);
   BSON_APPEND_INT64(filter, "token", t.observed.held.token);
-  if (!t.hand_over) BSON_APPEND_INT64(filter, "beat", t.observed.held.beat);
+  // A held document at the heartbeat observed (section 2). A free one is matched on (null, token)
+  // alone: a take always raises the token, so a free state at one token exists once, and the
+  // provider that released it can swap against it without knowing the beat its release wrote.
+  if (!t.hand_over && !t.observed.held.owner.empty()) BSON_APPEND_INT64(filter, "beat", t.observed.held.beat);
   // Nobody joined since the read: `waiting` as it was (0 also matches a missing field). A count
   // the read could not explain (entries mongolock did not write) is a value like any other.
   if (t.nobody_waiting) {
@@ -290,7 +305,7 @@ void build_swap(const take_request& t, std::int64_t now_ms, bson_t* filter, bson
   BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
   append_str(&set, "owner", t.owner);
   BSON_APPEND_INT64(&set, "token", t.token);
-  BSON_APPEND_INT64(&set, "beat", 0);
+  BSON_APPEND_INT64(&set, "beat", new_beat());
   BSON_APPEND_INT64(&set, "expiry_ms", t.expiry.count());
   BSON_APPEND_DATE_TIME(&set, "acquired_at", now_ms);
   BSON_APPEND_DATE_TIME(&set, "renewed_at", now_ms);
@@ -519,11 +534,9 @@ void build_renewal(const std::vector<held_lease>& held, std::chrono::millisecond
     }
     bson_append_array_end(filter, &any);
   }
-  bson_t inc, set;
-  BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
-  BSON_APPEND_INT64(&inc, "beat", 1);
-  bson_append_document_end(change, &inc);
+  bson_t set;
   BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
+  BSON_APPEND_INT64(&set, "beat", new_beat());  // one for the batch: (owner, token) tell its leases apart
   BSON_APPEND_INT64(&set, "expiry_ms", expiry.count());
   BSON_APPEND_DATE_TIME(&set, "renewed_at", now_ms);
   if (holder) append_meta(&set, *holder);
@@ -654,19 +667,31 @@ outcome<bool> refresh_line(mongoc_client_t* client, const store_config& cfg, std
   return update_one_matched(client, cfg, [&](bson_t* f, bson_t* c) { build_refresh(name, owner, ticket, f, c); });
 }
 
-outcome<std::int64_t> release_owners(mongoc_client_t* client, const store_config& cfg,
+namespace {
+void append_in(bson_t* filter, const char* key, const std::vector<std::string>& values) {
+  bson_t field, in;
+  BSON_APPEND_DOCUMENT_BEGIN(filter, key, &field);
+  BSON_APPEND_ARRAY_BEGIN(&field, "$in", &in);
+  for (std::size_t i = 0; i < values.size(); ++i) append_str(&in, std::to_string(i).c_str(), values[i]);
+  bson_append_array_end(&field, &in);
+  bson_append_document_end(filter, &field);
+}
+}  // namespace
+
+// By _id first: the owner alone has no index, and an update_many on it scans the collection.
+void build_release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
+                          bson_t* filter, bson_t* change) {
+  append_in(filter, "_id", names);
+  append_in(filter, "owner", owners);
+  set_released(change);
+}
+
+outcome<std::int64_t> release_owners(mongoc_client_t* client, const store_config& cfg, const std::vector<std::string>& names,
                                      const std::vector<std::string>& owners) {
-  if (owners.empty()) return {};
+  if (owners.empty() || names.empty()) return {};
   collection_ref coll(client, cfg.database, cfg.collection);
   bson_doc filter, change;
-  bson_t owner, in;
-  BSON_APPEND_DOCUMENT_BEGIN(filter.get(), "owner", &owner);
-  BSON_APPEND_ARRAY_BEGIN(&owner, "$in", &in);
-  for (std::size_t i = 0; i < owners.size(); ++i)
-    append_str(&in, std::to_string(i).c_str(), owners[i]);
-  bson_append_array_end(&owner, &in);
-  bson_append_document_end(filter.get(), &owner);
-  set_released(change.get());
+  build_release_owners(names, owners, filter.get(), change.get());
   return update(coll.get(), cfg, filter.get(), change.get(), true);
 }
 

@@ -52,6 +52,8 @@ void build_swap(const take_request&, std::int64_t now_ms, bson_t* filter, bson_t
 // Joining the line with `ticket` (compare-and-swap on the ticket counter), and leaving it.
 void build_join(std::string_view name, std::string_view owner, std::int64_t ticket, bson_t* filter, bson_t* change);
 void build_leave(std::string_view name, std::string_view owner, bson_t* filter, bson_t* change);
+void build_release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
+                          bson_t* filter, bson_t* change);
 void build_refresh(std::string_view name, std::string_view owner, std::int64_t ticket, bson_t* filter, bson_t* change);
 // The renewal of every lease in `held` (one filter clause each, $or'ed): heartbeat + 1.
 void build_renewal(const std::vector<held_lease>& held, std::chrono::milliseconds expiry, std::int64_t now_ms,
@@ -84,7 +86,7 @@ outcome<bool> join_line(mongoc_client_t*, const store_config&, std::string_view 
 outcome<bool> leave_line(mongoc_client_t*, const store_config&, std::string_view name, std::string_view owner);
 outcome<bool> refresh_line(mongoc_client_t*, const store_config&, std::string_view name, std::string_view owner,
                            std::int64_t ticket);
-outcome<std::int64_t> release_owners(mongoc_client_t*, const store_config&,
+outcome<std::int64_t> release_owners(mongoc_client_t*, const store_config&, const std::vector<std::string>& names,
                                      const std::vector<std::string>& owners);
 
 }  // namespace mongolock::detail

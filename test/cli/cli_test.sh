@@ -283,5 +283,23 @@ kill -TERM $r1 $r2; wait $r1 $r2
 "$bin" --wait 5s run --exclusive "$n" sh -c 'echo $MONGOLOCK_FENCING_TOKEN > '"$work/wtoken"; rc=$?
 check "--exclusive runs once the readers are gone, with a token" '[ $rc = 0 ] && [ -s "$work/wtoken" ]'
 
+# 16. A name is one kind of thing: a plain lock and a rw_lock (or semaphore) of one name would share
+#     no document, so the second kind to come is refused (exit 64) instead of running beside it.
+n=$(name mixed)
+"$bin" run "$n" sleep 20 & holder=$!
+sleep 1
+"$bin" --wait 2s run --exclusive "$n" true 2>"$work/mixed.err"; rc_writer=$?
+"$bin" --wait 2s run -n 2 "$n" true 2>/dev/null; rc_permit=$?
+check "a plain lock's name refuses --exclusive ($rc_writer) and -n ($rc_permit) with the reason" \
+  '[ $rc_writer = 64 ] && [ $rc_permit = 64 ] && grep -q "declared as a lock, not a rw_lock" "$work/mixed.err"'
+kill -TERM $holder; wait $holder
+n=$(name mixed)
+"$bin" run --shared "$n" sleep 20 & reader=$!
+sleep 1
+"$bin" --wait 2s run "$n" true 2>"$work/mixed2.err"; rc=$?
+check "a rw_lock's name refuses a plain run ($rc) with the reason" \
+  '[ $rc = 64 ] && grep -q "declared as a rw_lock of 16 permits, not a lock" "$work/mixed2.err"'
+kill -TERM $reader; wait $reader
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

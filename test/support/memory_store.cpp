@@ -33,6 +33,10 @@ void memory_store::put(const std::string& name, lock_doc doc) {
   doc.exists = true;
   docs_[name] = doc;
 }
+void memory_store::rollback() {
+  std::lock_guard g(mu_);
+  if (committed_) docs_ = *std::exchange(committed_, std::nullopt);
+}
 lock_doc memory_store::get(const std::string& name) const {
   std::lock_guard g(mu_);
   auto it = docs_.find(name);
@@ -83,12 +87,24 @@ template <class T, class Apply>
 void memory_store::write(op o, call_record rec, reply<outcome<T>> r, Apply apply) {
   log(std::move(rec));
   auto f = next_fault(o);
+  // A committed write lands in the majority's view too (kept apart only after an `uncommitted` one).
   auto applied = [this, apply]() mutable {
     std::lock_guard g(mu_);
+    if (committed_) {
+      std::swap(docs_, *committed_);
+      apply();
+      std::swap(docs_, *committed_);
+    }
     return apply();
   };
   if (!f) return answer(std::move(r), applied(), std::chrono::milliseconds{0});
   switch (f->what) {
+    case fault::kind::uncommitted: {
+      std::lock_guard g(mu_);
+      if (!committed_) committed_ = docs_;
+      apply();
+      return answer(std::move(r), error<T>(ml::errc::server_unavailable, true, "socket error: reply lost (primary stepping down)"), f->delay);
+    }
     case fault::kind::write_concern_error:
       applied();
       return answer(std::move(r), error<T>(ml::errc::ambiguous_result, true, "writeConcernError: waiting for replication timed out"), f->delay);
@@ -119,13 +135,19 @@ void memory_store::prepare(reply<outcome<server_info>> r) {
   answer(std::move(r), success(server_info{"8.0.0-memory", 25}), std::chrono::milliseconds{0});
 }
 
-void memory_store::read(const std::string& name, read_mode, reply<outcome<lock_doc>> r) {
+void memory_store::read(const std::string& name, read_mode mode, reply<outcome<lock_doc>> r) {
   log({op::read, name});
   auto f = next_fault(op::read);
   if (f && f->what == fault::kind::stale_read) return answer(std::move(r), success(f->stale), f->delay);
   if (f && f->what == fault::kind::unavailable)
     return answer(std::move(r), error<lock_doc>(ml::errc::server_unavailable, false, "no server selected"), f->delay);
-  answer(std::move(r), success(get(name)), f ? f->delay : std::chrono::milliseconds{0});
+  lock_doc d;
+  {
+    std::lock_guard g(mu_);
+    const auto& view = mode == read_mode::majority && committed_ ? *committed_ : docs_;
+    if (auto it = view.find(name); it != view.end()) d = it->second;
+  }
+  answer(std::move(r), success(std::move(d)), f ? f->delay : std::chrono::milliseconds{0});
 }
 
 void memory_store::list(reply<outcome<std::vector<named_doc>>> r) {
@@ -156,7 +178,7 @@ void memory_store::next_epoch(reply<outcome<std::optional<std::int64_t>>> r) {
 }
 
 void memory_store::take(const take_request& t, reply<outcome<bool>> r) {
-  write<bool>(op::take, {op::take, t.name, t.owner, t.token}, std::move(r), [this, t] {
+  write<bool>(op::take, {op::take, t.name, t.owner, t.token}, std::move(r), [this, t, beat = fresh_beat()] {
     auto it = docs_.find(t.name);
     lock_doc d;
     if (!t.observed.exists) {
@@ -164,8 +186,9 @@ void memory_store::take(const take_request& t, reply<outcome<bool>> r) {
     } else {
       if (it == docs_.end()) return success(false);
       const auto& h = it->second.held;
+      // A free document at a token is matched without its beat (store.cpp's build_swap).
       if (h.owner != t.observed.held.owner || h.token != t.observed.held.token ||
-          (!t.hand_over && h.beat != t.observed.held.beat))
+          (!t.hand_over && !t.observed.held.owner.empty() && h.beat != t.observed.held.beat))
         return success(false);
       if (t.nobody_waiting && it->second.waiting != t.observed.waiting) return success(false);
       auto line = it->second.line;
@@ -185,7 +208,7 @@ void memory_store::take(const take_request& t, reply<outcome<bool>> r) {
       d.line = std::move(line);  // the line stays (less whoever left with this take)
     }
     d.exists = true;
-    d.held = held_state{t.owner, t.token, 0, t.expiry};
+    d.held = held_state{t.owner, t.token, beat, t.expiry};
     d.meta = std::make_shared<const mongolock::detail::holder_meta>(t.meta);
     d.acquired_at_ms = d.renewed_at_ms = wall_ms();
     docs_[t.name] = d;
@@ -199,14 +222,14 @@ void memory_store::renew(const std::vector<held_lease>& held, std::chrono::milli
   std::string names;
   for (auto& h : held) names += (names.empty() ? "" : ",") + h.name;
   call_record rec{op::renew, names, {}, static_cast<std::int64_t>(held.size())};
-  write<std::vector<bool>>(op::renew, std::move(rec), std::move(r), [this, held, expiry] {
+  write<std::vector<bool>>(op::renew, std::move(rec), std::move(r), [this, held, expiry, beat = fresh_beat()] {
     std::vector<bool> renewed;
     for (auto& h : held) {
       auto it = docs_.find(h.name);
       const bool ours = it != docs_.end() && it->second.held.owner == h.owner && it->second.held.token == h.token;
       renewed.push_back(ours);
       if (!ours) continue;
-      ++it->second.held.beat;
+      it->second.held.beat = beat;
       it->second.held.expiry = expiry;
       it->second.renewed_at_ms = wall_ms();
     }
@@ -216,27 +239,28 @@ void memory_store::renew(const std::vector<held_lease>& held, std::chrono::milli
 
 void memory_store::release(const std::string& name, const std::string& owner, std::int64_t token,
                            reply<outcome<bool>> r) {
-  write<bool>(op::release, {op::release, name, owner, token}, std::move(r), [this, name, owner, token] {
+  write<bool>(op::release, {op::release, name, owner, token}, std::move(r), [this, name, owner, token, beat = fresh_beat()] {
     auto it = docs_.find(name);
     if (it == docs_.end() || it->second.held.owner != owner || it->second.held.token != token) return success(false);
     it->second.held.owner.clear();
     it->second.meta.reset();
-    ++it->second.held.beat;
+    it->second.held.beat = beat;
     it->second.idle_since_ms = wall_ms();
     return success(true);
   });
 }
 
-void memory_store::release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>> r) {
-  write<std::int64_t>(op::release_owners, {op::release_owners}, std::move(r), [this, owners] {
+void memory_store::release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
+                                  reply<outcome<std::int64_t>> r) {
+  write<std::int64_t>(op::release_owners, {op::release_owners}, std::move(r), [this, names, owners, beat = fresh_beat()] {
     std::int64_t n = 0;
     for (auto& [name, doc] : docs_) {
-      if (doc.held.owner.empty()) continue;
+      if (doc.held.owner.empty() || std::find(names.begin(), names.end(), name) == names.end()) continue;
       for (auto& o : owners) {
         if (doc.held.owner != o) continue;
         doc.held.owner.clear();
         doc.meta.reset();
-        ++doc.held.beat;
+        doc.held.beat = beat;
         ++n;
         break;
       }
@@ -251,7 +275,12 @@ void memory_store::join_line(const std::string& name, const std::string& owner, 
     auto it = docs_.find(name);
     if (it == docs_.end() || it->second.tickets != ticket) return success(false);
     auto& d = it->second;
-    d.line.push_back({owner, ticket});
+    // As MongoDB's `$set line.<owner>`: an entry already there gets the new ticket (one entry per
+    // owner id), and `$inc waiting` counts it again all the same.
+    auto mine = std::find_if(d.line.begin(), d.line.end(), [&](auto& e) { return e.owner == owner; });
+    if (mine != d.line.end()) mine->ticket = ticket;
+    else d.line.push_back({owner, ticket});
+    std::stable_sort(d.line.begin(), d.line.end(), [](auto& a, auto& b) { return a.ticket < b.ticket; });
     d.tickets = ticket + 1;
     ++d.waiting;
     return success(true);
@@ -300,13 +329,13 @@ void memory_store::declare(const std::string& name, const mongolock::detail::dec
 }
 
 void memory_store::force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) {
-  write<std::string>(op::force_release, {op::force_release, name}, std::move(r), [this, name, immediate] {
+  write<std::string>(op::force_release, {op::force_release, name}, std::move(r), [this, name, immediate, beat = fresh_beat()] {
     auto it = docs_.find(name);
     if (it == docs_.end() || it->second.held.owner.empty()) return success(std::string());
     if (it->second.held.owner == mongolock::detail::broken_owner && !immediate) return success(std::string());
     auto owner = std::exchange(it->second.held.owner, immediate ? std::string() : mongolock::detail::broken_owner);
     it->second.meta.reset();
-    ++it->second.held.beat;
+    it->second.held.beat = beat;
     return success(owner);
   });
 }

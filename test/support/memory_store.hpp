@@ -3,6 +3,7 @@
 // tested for what the emulator cannot show (write-concern errors, lost and late replies, hangs,
 // stale reads, duplicate keys). Semantics mirror src/detail/store.cpp: the same filters, the same
 // counters. Every call is logged with the time it arrived and the time it was applied.
+#include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <chrono>
 #include <deque>
@@ -32,6 +33,10 @@ struct fault {
     stale_read,           // answer a read with `stale` instead of the current document
     duplicate_key,        // next_epoch: answer "raced" (E11000 on the first upsert)
     unavailable,          // not applied, nothing sent: server_unavailable
+    // Applied on the primary only, never acknowledged by a majority (a primary about to be
+    // deposed): local reads see it, majority reads do not, rollback() undoes it. Answers
+    // server_unavailable (ambiguous: the reply was lost) after `delay`.
+    uncommitted,
   };
   fault(kind k, std::chrono::milliseconds d = std::chrono::milliseconds{0}, lock_doc s = {})
       : what(k), delay(d), stale(std::move(s)) {}
@@ -62,6 +67,9 @@ class memory_store final : public mongolock::detail::lock_store {
   std::vector<call_record> calls() const;
   std::size_t count(op o) const;
   void shut_down() { accepting_ = false; }
+  // A failover: every write applied since the first `uncommitted` one is gone (the new primary
+  // never had them); writes from now on are committed again.
+  void rollback();
 
   void prepare(reply<outcome<mongolock::detail::server_info>> r) override;
   void read(const std::string& name, mongolock::detail::read_mode, reply<outcome<lock_doc>> r) override;
@@ -71,7 +79,8 @@ class memory_store final : public mongolock::detail::lock_store {
   void renew(const std::vector<mongolock::detail::held_lease>& held, std::chrono::milliseconds expiry,
              reply<outcome<std::vector<bool>>> r) override;
   void release(const std::string& name, const std::string& owner, std::int64_t token, reply<outcome<bool>> r) override;
-  void release_owners(const std::vector<std::string>& owners, reply<outcome<std::int64_t>> r) override;
+  void release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
+                      reply<outcome<std::int64_t>> r) override;
   void force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) override;
   void proclaim(const std::string& name, const std::string& owner, std::int64_t token, const std::string& value,
                 reply<outcome<bool>> r) override;
@@ -94,12 +103,20 @@ class memory_store final : public mongolock::detail::lock_store {
 
   boost::asio::any_io_executor ex_;
   mutable std::mutex mu_;
-  std::map<std::string, lock_doc> docs_;
+  std::map<std::string, lock_doc> docs_;  // the primary's latest state: what a local read sees
+  // What a majority has acknowledged, while it differs from docs_ (after an `uncommitted` write):
+  // what a majority read sees and a rollback returns to.
+  std::optional<std::map<std::string, lock_doc>> committed_;
   std::int64_t epoch_ = 0;
   std::map<std::string, mongolock::detail::declaration> declarations_;
   std::map<op, std::deque<fault>> faults_;
   std::vector<call_record> calls_;
   bool accepting_ = true;
+  // Every take, renewal and release writes a beat no write carried before (as store.cpp's random
+  // ones), from a counter that no rollback() takes back. Drawn once per call, outside `apply`,
+  // so that both views get the same one.
+  std::atomic<std::int64_t> beats_{0};
+  std::int64_t fresh_beat() { return ++beats_; }
 };
 
 }  // namespace test

@@ -245,6 +245,22 @@ BOOST_AUTO_TEST_CASE(status_json_replaces_invalid_utf8_from_the_document) {
   BOOST_TEST(json.find("\"label\":\"caf\xC3\xA9 \\\"q\\\"\"") != std::string::npos, json);
 }
 
+// Fencing tokens are above 2^53: a reader that parses JSON numbers as doubles (jq 1.6, any
+// JavaScript client) rounds them (771171415335370754 reads as ...370800). The token also comes
+// as a string, exact in any reader; the heartbeat, a random value to compare, only as a string.
+BOOST_AUTO_TEST_CASE(status_json_gives_the_token_as_a_string_too) {
+  mongolock::lock_info i;
+  i.name = "jobs";
+  i.exists = i.held = true;
+  i.fencing_token = 771171415335370754;
+  i.heartbeat = 9007199254740993;  // 2^53 + 1: not a double
+  const auto json = mongolock::cli::to_json(i, 0);
+  BOOST_TEST(json.find(",\"fencing_token\":771171415335370754,\"fencing_token_str\":\"771171415335370754\",") !=
+                 std::string::npos,
+             json);
+  BOOST_TEST(json.find(",\"heartbeat\":\"9007199254740993\",") != std::string::npos, json);
+}
+
 // An election's lock shows its leader's value; a plain lock, null.
 BOOST_AUTO_TEST_CASE(status_json_shows_an_election_leaders_value) {
   mongolock::lock_info i;

@@ -11,6 +11,23 @@ using namespace test;  // the harness: asio, ml, error_code, steady, engine, fas
 
 BOOST_AUTO_TEST_SUITE(observability_suite)
 
+// time_left is the local deadline minus now: expiry - margin from the take's send time, moved on
+// by each renewal, 0 once the lease has ended.
+BOOST_AUTO_TEST_CASE(time_left_is_the_local_deadline_and_moves_with_renewals) {
+  engine e;  // 1 s leases, 100 ms margin, renewals every 333 ms
+  const auto before = steady::now();
+  auto [ec, held] = e.acquire("left", 1s);
+  BOOST_REQUIRE(!ec);
+  const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - before);
+  BOOST_TEST(held.time_left() <= 900ms);
+  BOOST_TEST(held.time_left() >= 900ms - spent - 5ms, held.time_left().count() << " ms");
+  e.run_for(600ms);  // a renewal or more since
+  BOOST_TEST(held.time_left() > 400ms, "moved on by a renewal: " << held.time_left().count() << " ms");
+  BOOST_TEST(!e.release(held));
+  BOOST_TEST(held.time_left() == 0ms);
+  BOOST_TEST(ml::lease{}.time_left() == 0ms);
+}
+
 BOOST_AUTO_TEST_CASE(gauges_count_leases_held_and_acquires_waiting) {
   engine e;
   auto [ec, held] = e.acquire("g", 1s);

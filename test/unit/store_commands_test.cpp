@@ -1,6 +1,7 @@
 // The libmongoc command documents, built without a server. The emulator has no secondaries, no
 // read concern levels and no write concern, so what we *send* for those is checked here.
 #include <boost/test/unit_test.hpp>
+#include <set>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -58,9 +59,9 @@ BOOST_AUTO_TEST_CASE(reads_always_name_the_primary) {
   }
 }
 
-// Re-checks after an ambiguous write and the epoch read-back must not see a write that a
-// failover can still roll back: majority read concern. Waiting reads stay at the default.
-BOOST_AUTO_TEST_CASE(rechecks_read_at_majority_and_waiting_reads_do_not) {
+// An acquire's reads (waiting reads, re-checks) and the epoch read-back must not see a write that
+// a failover can still roll back: majority read concern. Status and inspection stay at the default.
+BOOST_AUTO_TEST_CASE(majority_reads_set_the_read_concern_and_primary_reads_do_not) {
   const read_opts recheck(read_mode::majority), waiting(read_mode::primary);
   BOOST_TEST(json(&recheck.opts) == R"({ "readConcern" : { "level" : "majority" } })");
   BOOST_TEST(json(&waiting.opts) == "{ }");
@@ -77,7 +78,8 @@ BOOST_AUTO_TEST_CASE(takeover_filter_is_the_observed_holder_at_its_heartbeat) {
   BOOST_TEST(c.find(R"("owner" : "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0")") != std::string::npos);
   BOOST_TEST(c.find(R"("token" : 34359738369)") != std::string::npos, "the new token");
   BOOST_TEST(c.find("21474836487") == std::string::npos, "not the observed one");
-  BOOST_TEST(c.find(R"("beat" : 0)") != std::string::npos);
+  BOOST_TEST(c.find(R"("beat" : )") != std::string::npos, "a beat of its own");
+  BOOST_TEST(c.find(R"("beat" : 12)") == std::string::npos);
   // A new holder has proclaimed no election value yet: the previous holder's goes.
   BOOST_TEST(c.find(R"("$unset" : { "idle_since" : "", "value" : "" })") != std::string::npos, c);
   bson_destroy(&filter);
@@ -93,7 +95,8 @@ BOOST_AUTO_TEST_CASE(a_batched_renewal_matches_each_lease_by_owner_and_token) {
   BOOST_TEST(json(&filter) == R"({ "$or" : [ { "_id" : "a", "owner" : "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", "token" : 7 }, )"
                               R"({ "_id" : "b", "owner" : "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0", "token" : 9 } ] })");
   const std::string c = json(&change);
-  BOOST_TEST(c.find(R"("$inc" : { "beat" : 1 })") != std::string::npos);
+  BOOST_TEST(c.find(R"("$set" : { "beat" : )") != std::string::npos);
+  BOOST_TEST(c.find(R"("$inc")") == std::string::npos, "a beat is never counted up");
   BOOST_TEST(c.find(R"("expiry_ms" : 30000)") != std::string::npos);
   bson_destroy(&filter);
   bson_destroy(&change);
@@ -106,13 +109,35 @@ BOOST_AUTO_TEST_CASE(a_batched_renewal_matches_each_lease_by_owner_and_token) {
 }
 
 // Taking a free lock matches owner: null (not a missing field), so a document some other tool
-// wrote without an owner field is never mistaken for free.
+// wrote without an owner field is never mistaken for free; and the token alone, not the beat (a
+// free state exists once per token: the releasing provider swaps without knowing its beat).
 BOOST_AUTO_TEST_CASE(taking_a_free_lock_matches_owner_null) {
   bson_t filter = BSON_INITIALIZER, change = BSON_INITIALIZER;
   ml::detail::build_swap(over("", 5, 3), 0, &filter, &change);
-  BOOST_TEST(json(&filter) == R"({ "_id" : "jobs", "owner" : null, "token" : 5, "beat" : 3 })");
+  BOOST_TEST(json(&filter) == R"({ "_id" : "jobs", "owner" : null, "token" : 5 })");
   bson_destroy(&filter);
   bson_destroy(&change);
+}
+
+// A beat never repeats (docs/design.md section 2, step 2): each write draws a new one, so a
+// renewal redone after a rollback cannot recreate a heartbeat a waiter saw.
+BOOST_AUTO_TEST_CASE(every_write_draws_a_beat_of_its_own) {
+  auto beat_of = [](const std::string& change) {
+    const auto at = change.find(R"("beat" : )");
+    BOOST_REQUIRE(at != std::string::npos);
+    return std::stoll(change.substr(at + 9));
+  };
+  std::set<long long> beats;
+  for (int i = 0; i < 50; ++i) {
+    bson_t filter = BSON_INITIALIZER, change = BSON_INITIALIZER;
+    ml::detail::build_renewal({{"a", "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", 7}}, std::chrono::milliseconds{30000}, 0,
+                              &filter, &change);
+    beats.insert(beat_of(json(&change)));
+    bson_destroy(&filter);
+    bson_destroy(&change);
+  }
+  BOOST_TEST(beats.size() == 50u);
+  BOOST_TEST(*beats.begin() >= 0);
 }
 
 // Every take records who took it (issue 9, item 6); a release removes it again.
@@ -236,6 +261,18 @@ BOOST_AUTO_TEST_CASE(the_epoch_clock_counts_ten_second_units_and_is_bounded) {
   BOOST_TEST((ml::detail::max_epoch_floor << 32) > 0, "a capped epoch still fits a positive token");
   BOOST_TEST(epoch_floor(std::chrono::system_clock::time_point::max()) <= ml::detail::max_epoch_floor);
   BOOST_TEST(epoch_floor(std::chrono::system_clock::time_point::min()) == 0);
+}
+
+// Freeing by owner id (a waiter that gave up after being handed the lock; release_all) names the
+// documents too: the owner field has no index, and an update_many on it alone scans the collection.
+BOOST_AUTO_TEST_CASE(freeing_by_owner_looks_documents_up_by_id) {
+  bson_t filter = BSON_INITIALIZER, change = BSON_INITIALIZER;
+  ml::detail::build_release_owners({"jobs"}, {"a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"}, &filter, &change);
+  BOOST_TEST(json(&filter) ==
+             R"({ "_id" : { "$in" : [ "jobs" ] }, "owner" : { "$in" : [ "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1" ] } })");
+  BOOST_TEST(json(&change).find(R"("owner" : null)") != std::string::npos);
+  bson_destroy(&filter);
+  bson_destroy(&change);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

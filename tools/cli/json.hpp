@@ -54,9 +54,12 @@ inline std::string to_json(const lock_info& i, std::int64_t now_ms) {
   std::string out = "{\"name\":" + json_string(i.name) + ",\"exists\":" + (i.exists ? "true" : "false") +
                     ",\"held\":" + (i.held ? "true" : "false") +
                     ",\"owner\":" + (i.held ? json_string(i.owner) : "null") +
-                    ",\"fencing_token\":" + std::to_string(i.fencing_token) + ",\"expires_in_ms\":null" +
+                    // The token as a number and, exact for readers that parse numbers as doubles
+                    // (it is above 2^53), as a string; the heartbeat is compared, never counted.
+                    ",\"fencing_token\":" + std::to_string(i.fencing_token) +
+                    ",\"fencing_token_str\":" + json_string(std::to_string(i.fencing_token)) + ",\"expires_in_ms\":null" +
                     ",\"acquired_at\":" + (i.held && i.acquired_at_ms ? json_string(iso8601(i.acquired_at_ms)) : "null") +
-                    ",\"ttl_ms\":" + std::to_string(i.expiry.count()) + ",\"heartbeat\":" + std::to_string(i.heartbeat) +
+                    ",\"ttl_ms\":" + std::to_string(i.expiry.count()) + ",\"heartbeat\":" + json_string(std::to_string(i.heartbeat)) +
                     holder + "}";
   return out;
 }

@@ -1,0 +1,81 @@
+// The in-memory store behaves as store.cpp's commands do on MongoDB where the engine can tell the
+// difference: one line entry per owner id, the majority's view apart from the primary's latest
+// state, and a rollback to it (docs/design.md section 7).
+#include <boost/asio.hpp>
+#include <boost/test/unit_test.hpp>
+#include <future>
+
+#include "engine_harness.hpp"
+
+using namespace test;
+using ml::detail::outcome;
+
+namespace {
+
+template <class T, class Start>
+outcome<T> call(engine& e, Start start) {
+  auto done = std::make_shared<std::promise<outcome<T>>>();
+  auto f = done->get_future();
+  start([done](outcome<T> r) { done->set_value(std::move(r)); });
+  BOOST_REQUIRE(e.wait(f, 2s));
+  return f.get();
+}
+
+ml::detail::lock_doc read(engine& e, const std::string& name, ml::detail::read_mode how) {
+  return call<ml::detail::lock_doc>(e, [&](auto h) { e.store->read(name, how, h); }).value;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(memory_store_fidelity)
+
+// `$set line.<owner>` replaces an entry of the same owner id; `$inc waiting` still counts.
+BOOST_AUTO_TEST_CASE(a_second_join_of_one_owner_replaces_its_entry) {
+  engine e;
+  e.store->put("j", free_doc(5));
+  BOOST_REQUIRE(call<bool>(e, [&](auto h) { e.store->join_line("j", "aaaa", 0, h); }).value);
+  BOOST_REQUIRE(call<bool>(e, [&](auto h) { e.store->join_line("j", "bbbb", 1, h); }).value);
+  BOOST_REQUIRE(call<bool>(e, [&](auto h) { e.store->join_line("j", "aaaa", 2, h); }).value);
+  const auto d = e.store->get("j");
+  BOOST_REQUIRE(d.line.size() == 2u);
+  BOOST_TEST(d.line[0].owner == "bbbb");
+  BOOST_TEST(d.line[1].owner == "aaaa");
+  BOOST_TEST(d.line[1].ticket == 2);
+  BOOST_TEST(d.waiting == 3);
+  BOOST_TEST(d.tickets == 3);
+}
+
+// A write applied on the primary only: local reads see it, majority reads do not, a rollback
+// takes it away; the beats drawn meanwhile are never drawn again.
+BOOST_AUTO_TEST_CASE(an_uncommitted_write_is_seen_locally_only_and_rolled_back) {
+  engine e;
+  auto [ec, held] = e.acquire("u", 1s);
+  BOOST_REQUIRE(!ec);
+  const auto before = e.store->get("u");
+  e.store->inject(op::release, {fault::kind::uncommitted});
+  auto r = call<bool>(e, [&](auto h) { e.store->release("u", held.owner_id(), held.fencing_token(), h); });
+  BOOST_TEST(r.ambiguous);
+  const auto local = read(e, "u", ml::detail::read_mode::primary);
+  BOOST_TEST(local.held.owner.empty(), "the primary freed it");
+  BOOST_TEST(read(e, "u", ml::detail::read_mode::majority).held.owner == held.owner_id(), "the majority did not");
+  e.store->rollback();
+  const auto after = read(e, "u", ml::detail::read_mode::primary);
+  BOOST_TEST(after.held.owner == held.owner_id());
+  BOOST_TEST(after.held.beat == before.held.beat);
+  BOOST_TEST(local.held.beat != before.held.beat);
+}
+
+// Freeing by owner touches only the named documents.
+BOOST_AUTO_TEST_CASE(freeing_by_owner_touches_only_the_named_documents) {
+  engine e;
+  auto d = free_doc(5);
+  d.held.owner = "cccc";
+  e.store->put("a", d);
+  e.store->put("b", d);
+  auto n = call<std::int64_t>(e, [&](auto h) { e.store->release_owners({"a"}, {"cccc"}, h); });
+  BOOST_TEST(n.value == 1);
+  BOOST_TEST(e.store->get("a").held.owner.empty());
+  BOOST_TEST(e.store->get("b").held.owner == "cccc");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,93 @@
+// A name is one kind of thing (docs/design.md section 11): a plain lock NAME and a semaphore or
+// rw_lock NAME share no document (the permits are NAME#k), so without a declaration both could
+// be held at once. A plain lock declares its name a lock's before its first acquire; the
+// semaphore's and rw_lock's declarations then refuse it, and the reverse.
+#include <boost/asio.hpp>
+#include <boost/test/unit_test.hpp>
+#include <future>
+
+#include "engine_harness.hpp"
+#include "mongolock/provider.hpp"
+
+using namespace test;
+
+namespace {
+
+using result = std::tuple<error_code, ml::lease>;
+using provider_ptr = std::shared_ptr<ml::detail::provider_impl>;
+
+// A lock as provider::create_lock makes it: declared a lock's.
+ml::lock plain(const provider_ptr& p, std::string name) { return ml::detail::access::make_lock(p, std::move(name), nullptr, true); }
+
+template <class Start>
+result run(engine& e, Start start) {
+  auto done = std::make_shared<std::promise<result>>();
+  auto f = done->get_future();
+  start([done](error_code ec, ml::lease got) { done->set_value({ec, std::move(got)}); });
+  BOOST_REQUIRE_MESSAGE(e.wait(f, 5s), "the acquire did not complete in time");
+  return f.get();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(one_kind_per_name_suite)
+
+BOOST_AUTO_TEST_CASE(a_plain_lock_refuses_a_semaphores_or_rw_locks_name) {
+  engine e;
+  auto sem = ml::detail::access::make_provider(other_provider(e)).create_semaphore("mixed", 2);
+  auto [ec, permit] = run(e, [&](auto h) { sem.async_acquire_for(1s, h); });
+  BOOST_REQUIRE_MESSAGE(!ec, ec.message());
+  ml::diagnostics d;
+  auto l = plain(e.p, "mixed");
+  auto [ec_wait, held] = run(e, [&](auto h) { l.async_acquire_for(1s, d, h); });
+  BOOST_TEST((ec_wait == ml::errc::declaration_mismatch), ec_wait.message());
+  BOOST_TEST(d.reason == "'mixed' is declared as a semaphore of 2 permits, not a lock");
+  auto [ec_try, tried] = run(e, [&](auto h) { l.async_try_acquire(h); });
+  BOOST_TEST((ec_try == ml::errc::declaration_mismatch), ec_try.message());
+  BOOST_TEST(e.store->count(op::take) == 1u, "only the permit was taken");
+
+  auto rw = ml::detail::access::make_provider(other_provider(e)).create_rw_lock("shared", {});
+  auto [ec_r, reader] = run(e, [&](auto h) { rw.async_acquire_read_for(1s, h); });
+  BOOST_REQUIRE_MESSAGE(!ec_r, ec_r.message());
+  auto [ec_l, none] = run(e, [&](auto h) { plain(e.p, "shared").async_acquire_for(1s, h); });
+  BOOST_TEST((ec_l == ml::errc::declaration_mismatch), ec_l.message());
+}
+
+BOOST_AUTO_TEST_CASE(a_semaphore_or_rw_lock_refuses_a_plain_locks_name) {
+  engine e;
+  auto [ec, held] = run(e, [&](auto h) { plain(other_provider(e), "mixed").async_acquire_for(1s, h); });
+  BOOST_REQUIRE_MESSAGE(!ec, ec.message());
+  auto p = ml::detail::access::make_provider(e.p);
+  ml::diagnostics d;
+  auto sem = p.create_semaphore("mixed", 2);
+  auto [ec_s, permit] = run(e, [&](auto h) { sem.async_acquire_for(1s, d, h); });
+  BOOST_TEST((ec_s == ml::errc::declaration_mismatch), ec_s.message());
+  BOOST_TEST(d.reason == "'mixed' is declared as a lock, not a semaphore of 2");
+  auto rw = p.create_rw_lock("mixed", {});
+  auto done = std::make_shared<std::promise<error_code>>();
+  auto f = done->get_future();
+  rw.async_acquire_write_for(1s, [done](error_code ec, ml::multi_lease) { done->set_value(ec); });
+  BOOST_REQUIRE(e.wait(f, 5s));
+  const auto ec_w = f.get();
+  BOOST_TEST((ec_w == ml::errc::declaration_mismatch), ec_w.message());
+  BOOST_TEST(e.store->count(op::take) == 1u, "only the plain lock was taken");
+}
+
+// The declaration costs one command per name and provider, on the first acquire only; the
+// permits of a semaphore declare nothing of their own.
+BOOST_AUTO_TEST_CASE(a_plain_lock_declares_its_name_once_per_provider) {
+  engine e;
+  auto l = plain(e.p, "once");
+  for (int i = 0; i < 3; ++i) {
+    auto [ec, held] = run(e, [&](auto h) { l.async_acquire_for(1s, h); });
+    BOOST_REQUIRE_MESSAGE(!ec, ec.message());
+    BOOST_TEST(!e.release(held));
+  }
+  BOOST_TEST(e.store->count(op::declare) == 1u);
+  auto sem = ml::detail::access::make_provider(e.p).create_semaphore("sem", 3);
+  auto [ec, permit] = run(e, [&](auto h) { sem.async_acquire_for(1s, h); });
+  BOOST_REQUIRE_MESSAGE(!ec, ec.message());
+  BOOST_TEST(e.store->count(op::declare) == 2u, "the semaphore's own declaration only");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
