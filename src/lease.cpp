@@ -16,7 +16,6 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 
 void lease_state::start() {
-  publish_deadline();
   if (phase != lease_phase::held) return;  // ended (a shutdown) before it started: nothing to run
   // renew_loop() holds a shared_ptr to this state for as long as it runs.
   asio::co_spawn(strand, renew_loop(), asio::bind_cancellation_slot(stop_loop.slot(), asio::detached));

@@ -161,15 +161,34 @@ acquire_action acquire_fsm::wait_in_line(time_point now, bool changed, const loc
   const auto mine = std::find_if(seen.line.begin(), seen.line.end(), [&](const line_entry& e) { return e.owner == p_.owner; });
   if (mine != seen.line.end()) {
     line_ticket_ = mine->ticket;
-    if (p_.refresh_every.count() <= 0 || !entry_sent_ || now - *entry_sent_ < p_.refresh_every) return next;
-    after_line_write_ = next;
+    if (p_.refresh_every.count() <= 0 || !entry_sent_ || now - *entry_sent_ < refresh_period()) return paced_in_line(next, now);
+    after_line_write_ = paced_in_line(next, now);
     return {kind::refresh};
   }
   const bool ticket_usable = seen.tickets >= 0 && seen.tickets < std::numeric_limits<std::int64_t>::max();
   if (seen.line.size() >= max_line || lost_tickets_ >= max_joins || !ticket_usable) return next;
-  after_line_write_ = next;
+  after_line_write_ = paced_in_line(next, now);
   join_ticket_ = seen.tickets;
   return {kind::join};
+}
+
+// How often an acquire in line writes its entry: the renewal period, but at most half of what
+// a handed lock's first lease may start with (E - m), so that a lock handed over always has time.
+boot_clock::duration acquire_fsm::refresh_period() const {
+  const boot_clock::duration half_lease = (p_.expiry - p_.margin) / 2;
+  return p_.refresh_every.count() > 0 ? std::min<boot_clock::duration>(p_.refresh_every, half_lease) : half_lease;
+}
+
+// A wait in line, paced so that a hand-off is used (docs/design.md section 8, point 6): a lock
+// handed to us is ours only if we read it before our last entry write + E - m. The entry is at
+// most one refresh period old when due (we wake for it), so we look at least every
+// (E - m - period) / 2, whatever the backoff says.
+acquire_action acquire_fsm::paced_in_line(acquire_action next, time_point now) const {
+  if (next.what != kind::wait_until) return next;
+  const auto period = refresh_period();
+  next.at = std::min(next.at, now + (p_.expiry - p_.margin - period) / 2);  // at least (E - m) / 4
+  if (entry_sent_ && p_.refresh_every.count() > 0) next.at = std::min(next.at, std::max(now, *entry_sent_ + period));
+  return next;
 }
 
 acquire_action acquire_fsm::on_joined(const outcome<bool>& r, time_point sent, time_point) {

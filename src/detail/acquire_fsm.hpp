@@ -134,6 +134,8 @@ class acquire_fsm {
   acquire_action decide(const lock_doc& seen, time_point received);
   acquire_action wait_or_give_up(time_point now, bool changed, const lock_doc& seen);
   acquire_action wait_in_line(time_point now, bool changed, const lock_doc& seen);
+  acquire_action paced_in_line(acquire_action next, time_point now) const;
+  boot_clock::duration refresh_period() const;
   acquire_action take_in_line(const lock_doc& seen, std::vector<line_entry> leaving, bool nobody_waiting);
   bool in_line(const lock_doc& seen) const;
   acquire_action give_back(std::int64_t token);

@@ -98,7 +98,9 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   void publish_deadline() { published_deadline_.store(fsm.deadline().time_since_epoch().count(), std::memory_order_release); }
 
   lease_fsm fsm;  // every decision of the renewal loop and the watchdog (strand only)
-  std::atomic<boot_clock::rep> published_deadline_{0};
+  // From construction: a lease handed out before its start() ran (a local hand-off posts it) has
+  // its first deadline already.
+  std::atomic<boot_clock::rep> published_deadline_{fsm.deadline().time_since_epoch().count()};
   boot_timer renew_timer, watchdog;  // both count suspended time
   // The batch's answer to the renewal request numbered renewal_seq (strand only).
   std::uint64_t renewal_seq = 0;

@@ -301,5 +301,20 @@ check "a rw_lock's name refuses a plain run ($rc) with the reason" \
   '[ $rc = 64 ] && grep -q "declared as a rw_lock of 16 permits, not a lock" "$work/mixed2.err"'
 kill -TERM $reader; wait $reader
 
+# 17. A stopped `mongolock` (SIGSTOP to it alone, as a debugger or a swap storm would) cannot stop
+#     its command when the lease runs out: its supervisor does, at the lease's local deadline (the
+#     last one `mongolock` sent it), before a waiter can take over; `mongolock` exits 74 on resume.
+n=$(name frozen) f=$work/frozen; mkdir -p "$f"
+"$bin" --ttl 2s run "$n" -- sh -c "trap 'date +%s%N > $f/term; exit 143' TERM; touch $f/started; \
+  while :; do sleep 0.05; done" & frozen=$!
+wait_for_file "$f/started"
+sleep 0.5
+kill -STOP $frozen
+"$bin" --ttl 2s --wait 15s run "$n" -- sh -c "date +%s%N > $f/second"; rc_second=$?
+kill -CONT $frozen; wait $frozen; rc_frozen=$?
+gap=$(( ($(cat "$f/second" 2>/dev/null || echo 0) - $(cat "$f/term" 2>/dev/null || echo 0)) / 1000000 ))
+check "the supervisor stopped the job ${gap} ms before the next holder started (second $rc_second, frozen $rc_frozen)" \
+  '[ $rc_second = 0 ] && [ -s "$f/term" ] && [ -s "$f/second" ] && [ "$(cat "$f/term")" -lt "$(cat "$f/second")" ] && [ $rc_frozen = 74 ]'
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

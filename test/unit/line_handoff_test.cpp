@@ -310,4 +310,80 @@ BOOST_AUTO_TEST_CASE(a_full_low_half_releases_plainly_and_the_head_takes_a_new_e
   BOOST_TEST(!e.release(theirs->held));
 }
 
+// A waiter in line looks often enough to use a hand-off, whatever its backoff: at least every
+// (E - m - R') / 2, where R' is its refresh period, and it wakes to refresh its entry when that
+// is due (docs/design.md section 8, point 6). Here E = 1 s, m = 100 ms, R = 300 ms: every 300 ms
+// at most, against a backoff of 2..5 s that made every hand-off late.
+BOOST_AUTO_TEST_CASE(a_slow_backoff_in_line_still_looks_in_time_for_a_hand_off) {
+  auto p = params();
+  p.backoff_min = 2000ms;
+  p.backoff_max = 5000ms;
+  acquire_fsm f("x", p);
+  f.start(t0);
+  auto a = f.on_read(seen(line_doc(other, {}, 7)), t0);
+  BOOST_REQUIRE((a.what == kind::join));
+  a = f.on_joined(ml::detail::success(true), t0 + 10ms, t0 + 12ms);
+  BOOST_REQUIRE((a.what == kind::wait_until));
+  BOOST_TEST((a.at <= t0 + 12ms + 300ms), "looks again within (E - m - R) / 2");
+  BOOST_REQUIRE((f.on_timer(a.at).what == kind::read));
+  a = f.on_read(seen(line_doc(other, {{me, 7}}, 8)), a.at);
+  BOOST_REQUIRE((a.what == kind::wait_until));
+  BOOST_TEST((a.at <= t0 + 10ms + 300ms), "wakes when its refresh is due");
+  BOOST_REQUIRE((f.on_timer(a.at).what == kind::read));
+  BOOST_TEST((f.on_read(seen(line_doc(other, {{me, 7}}, 8)), a.at).what == kind::refresh));
+}
+
+// The same through two providers: a head with a 2..5 s backoff uses the lock handed to it (no
+// give-back, no take of its own) within a few hundred ms, not after every hand-off has gone stale.
+BOOST_AUTO_TEST_CASE(a_head_with_a_slow_backoff_uses_its_hand_off) {
+  engine e;
+  auto slow = fast();
+  slow.backoff_min = 2000ms;
+  slow.backoff_max = 5000ms;
+  auto us = other_provider(e), them = other_provider(e, slow);
+  std::shared_ptr<waiter> theirs;
+  auto first = hold_with_line(e, "slow-poll", us, 1, [&] { theirs = wait_for_lock(them, "slow-poll"); });
+  e.run_for(1200ms);  // a while in line: the backoff has grown
+  const auto before = e.store->calls().size();
+  const auto released = steady::now();
+  BOOST_TEST(!e.release(first));
+  BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 6s));
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - released);
+  BOOST_TEST(!theirs->ec, theirs->ec.message());
+  BOOST_TEST(count_since(e, before, op::release) == 0u, "the hand-off was used, not given back");
+  BOOST_TEST(count_since(e, before, op::take) == 1u, "the hand-off only");
+  BOOST_TEST(took < 600ms, took.count() << " ms");
+  BOOST_TEST(!e.release(theirs->held));
+}
+
+// An acquire whose entry went (handed the lock and given back, removed as a head that never came)
+// joins again however often that happens: only joins that lost the ticket race count towards the
+// limit, so a waiter never becomes invisible to a releaser's "nobody waiting" check that way.
+BOOST_AUTO_TEST_CASE(a_waiter_whose_entry_keeps_going_joins_again) {
+  acquire_fsm f("x", params());
+  f.start(t0);
+  auto now = t0;
+  for (int i = 0; i < 8; ++i) {
+    auto a = f.on_read(seen(line_doc(other, {}, 7 + i)), now);
+    BOOST_REQUIRE_MESSAGE((a.what == kind::join), "join " << i);
+    a = f.on_joined(ml::detail::success(true), now, now + 1ms);
+    BOOST_REQUIRE((a.what == kind::wait_until));
+    now = a.at;
+    BOOST_REQUIRE((f.on_timer(now).what == kind::read));
+  }
+  // Lost races do count: after max_joins of them it waits unregistered.
+  acquire_fsm g("x", params());
+  g.start(t0);
+  now = t0;
+  for (int i = 0; i < 5; ++i) {
+    auto a = g.on_read(seen(line_doc(other, {}, 7)), now);
+    BOOST_REQUIRE((a.what == kind::join));
+    a = g.on_joined(ml::detail::success(false), now, now + 1ms);
+    now = a.at;
+    BOOST_REQUIRE((g.on_timer(now).what == kind::read));
+  }
+  BOOST_TEST((g.on_read(seen(line_doc(other, {}, 7)), now).what == kind::wait_until));
+  BOOST_TEST(!g.joined(), "no join was applied: nothing to leave");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

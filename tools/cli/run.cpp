@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -117,8 +119,10 @@ class signals_held {
 };
 
 // Forks the supervisor (supervise.hpp), which starts COMMAND. Returns its pid, and in
-// `lifeline` the write end of its pipe; -1 with errno on failure.
-pid_t start_supervisor(const exec_plan& plan, std::chrono::milliseconds kill_after, int& lifeline) {
+// `lifeline` the write end of its pipe; -1 with errno on failure. `deadline_ms`: the lease's
+// local deadline now (boot_ms).
+pid_t start_supervisor(const exec_plan& plan, std::chrono::milliseconds kill_after, std::int64_t deadline_ms,
+                       int& lifeline) {
   int alive[2];
   if (::pipe2(alive, O_CLOEXEC) != 0) return -1;
   pid_t pid = -1;
@@ -130,7 +134,7 @@ pid_t start_supervisor(const exec_plan& plan, std::chrono::milliseconds kill_aft
     if (pid == 0) {
       ::close(alive[1]);
       ::setpgid(0, 0);  // own process group, so signals reach the whole job
-      supervise(plan, alive[0], kill_after);
+      supervise(plan, alive[0], kill_after, deadline_ms);
     }
   }
   ::close(alive[0]);
@@ -140,7 +144,46 @@ pid_t start_supervisor(const exec_plan& plan, std::chrono::milliseconds kill_aft
     return -1;
   }
   lifeline = alive[1];
+  // Never block the io thread on a supervisor that does not read (it may be stopped itself).
+  ::fcntl(lifeline, F_SETFL, ::fcntl(lifeline, F_GETFL) | O_NONBLOCK);
   return pid;
+}
+
+// The lease's local deadline on the supervisor's clock (boot_ms): now + time left, rounded down.
+template <class Held>
+std::int64_t deadline_of(const Held& held) {
+  return boot_ms() + held.time_left().count();
+}
+
+// Sends `deadline_ms` to the supervisor. A supervisor that is gone makes the write fail with
+// EPIPE: its SIGPIPE (directed at this thread) is blocked around the write and taken back, so it
+// never ends `mongolock`, whose own waitpid reports the supervisor's end.
+void send_deadline(int lifeline, std::int64_t deadline_ms) {
+  sigset_t pipe_only, saved;
+  ::sigemptyset(&pipe_only);
+  ::sigaddset(&pipe_only, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_only, &saved);
+  if (::write(lifeline, &deadline_ms, sizeof deadline_ms) < 0 && errno == EPIPE) {
+    const timespec none{0, 0};
+    ::sigtimedwait(&pipe_only, nullptr, &none);
+  }
+  ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+}
+
+// Tells the supervisor each new local deadline of `held` (supervise.hpp): checked every `every`,
+// sent when it moved. Stopped by `running` going false (on this thread, before `held` and the
+// pipe go away) and the timer's cancellation; no cancellation slot, so nothing of the caller's
+// frame is touched once it has returned.
+template <class Held>
+asio::awaitable<void> report_deadlines(const Held& held, int lifeline, std::int64_t sent, std::chrono::milliseconds every,
+                                       std::shared_ptr<asio::steady_timer> t, std::shared_ptr<const bool> running) {
+  for (;;) {
+    t->expires_after(every);
+    auto [ec] = co_await t->async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec || !*running) co_return;
+    const auto now = deadline_of(held);
+    if (now > sent) send_deadline(lifeline, sent = now);
+  }
 }
 
 template <class Held>
@@ -201,7 +244,8 @@ asio::awaitable<int> run_holding(Held& held, const options& o, asio::signal_set&
     if (o.permits > 0 || o.shared) env.emplace_back("MONGOLOCK_PERMIT", held.name());
   const exec_plan plan(command.path, o.argv, child_environment(environ, env));
   int lifeline = -1;  // the write end of the supervisor's pipe: open until we return
-  const pid_t pid = start_supervisor(plan, o.kill_after, lifeline);
+  const auto first_deadline = deadline_of(held);
+  const pid_t pid = start_supervisor(plan, o.kill_after, first_deadline, lifeline);
   const owned_fd close_lifeline(lifeline);
   if (pid < 0) {
     std::cerr << "mongolock: cannot start the command: " << std::strerror(errno) << "\n";
@@ -211,26 +255,37 @@ asio::awaitable<int> run_holding(Held& held, const options& o, asio::signal_set&
   }
   ::setpgid(pid, pid);  // also here: whichever runs first, the group exists before we signal it
 
-  bool lost = false;
-  asio::steady_timer kill_timer(ex);
-  asio::cancellation_signal stop_watching;
-  held.async_wait_lost(asio::bind_cancellation_slot(stop_watching.slot(), [&](error_code why) {
-    if (why != errc::lease_lost) return;
-    lost = true;
-    std::cerr << "mongolock: lease on '" << o.name << "' lost; stopping the command (SIGTERM, SIGKILL after "
-              << o.kill_after.count() << " ms)\n";
+  // The loss watch shares its state instead of pointing into this frame: its answer may come
+  // after this function has returned (a lease lost just as the supervisor exited, seen on
+  // resuming from SIGSTOP), and then it must do nothing.
+  struct loss_watch {
+    explicit loss_watch(asio::any_io_executor ex) : kill_timer(std::move(ex)) {}
+    bool lost = false, over = false;
+    asio::steady_timer kill_timer;
+  };
+  auto watch = std::make_shared<loss_watch>(ex);
+  held.async_wait_lost([watch, pid, name = o.name, kill_after = o.kill_after](error_code why) {
+    if (why != errc::lease_lost || watch->over) return;
+    watch->lost = true;
+    std::cerr << "mongolock: lease on '" << name << "' lost; stopping the command (SIGTERM, SIGKILL after "
+              << kill_after.count() << " ms)\n";
     ::kill(-pid, SIGTERM);
-    kill_timer.expires_after(o.kill_after);
-    kill_timer.async_wait([pid](error_code e) {
+    watch->kill_timer.expires_after(kill_after);
+    watch->kill_timer.async_wait([pid](error_code e) {
       if (!e) ::kill(-pid, SIGKILL);
     });
-  }));
+  });
   std::function<void(error_code, int)> forward = [&](error_code e, int sig) {
     if (e) return;
     ::kill(-pid, sig);  // the job decides how to stop; we wait for it and then release
     stop.async_wait(forward);
   };
   stop.async_wait(forward);
+  // Renewals move the deadline by a renewal period: a tenth of the lease's margin is soon enough.
+  auto reporting = std::make_shared<bool>(true);
+  auto report_timer = std::make_shared<asio::steady_timer>(ex);
+  const auto every = std::max(std::chrono::milliseconds{10}, o.ttl / 100);
+  asio::co_spawn(ex, report_deadlines(held, lifeline, first_deadline, every, report_timer, reporting), asio::detached);
 
   int status = 0;
   for (;;) {
@@ -238,21 +293,31 @@ asio::awaitable<int> run_holding(Held& held, const options& o, asio::signal_set&
     if (done == pid || (done < 0 && errno != EINTR)) break;
     co_await children.async_wait(asio::as_tuple(asio::use_awaitable));
   }
+  // Past the lease's local deadline (this process was stopped or stalled meanwhile): the
+  // supervisor has stopped the job group, itself included (supervise.hpp), or is doing so.
+  const bool past_deadline = held.time_left() == std::chrono::milliseconds{0};
+  const bool lost = watch->lost;
   if (WIFSIGNALED(status) && !lost) {
-    // The supervisor was killed (OOM killer, `pkill -9 mongolock`), not COMMAND's exit: COMMAND
-    // died with it (PDEATHSIG), but what it started may still run. Kill the whole group before
-    // anything is released.
+    // The supervisor was killed (OOM killer, `pkill -9 mongolock`, or its own end of the group
+    // at the deadline), not COMMAND's exit: COMMAND died with it (PDEATHSIG), but what it
+    // started may still run. Kill the whole group before anything is released.
     ::kill(-pid, SIGKILL);
-    std::cerr << "mongolock: the supervisor of the command was killed (signal " << WTERMSIG(status)
-              << "); the command's process group was killed too\n";
+    if (past_deadline)
+      std::cerr << "mongolock: the lease on '" << o.name << "' reached its local deadline without a renewal "
+                << "(this process was stopped or stalled, or its renewals failed); its supervisor stopped the command\n";
+    else
+      std::cerr << "mongolock: the supervisor of the command was killed (signal " << WTERMSIG(status)
+                << "); the command's process group was killed too\n";
   }
   // COMMAND finished inside its lease unless the lease was already lost by then (the status reads
   // the lease's state now; `lost` may still be on its way). Whatever the release then says, the
   // job ran under the lock: its status is the truth, and 74 would make a wrapper re-run it.
-  const bool finished_inside = !lost && !held.status();
+  const bool finished_inside = !lost && !past_deadline && !held.status();
   stop.cancel();
-  kill_timer.cancel();
-  stop_watching.emit(asio::cancellation_type::terminal);
+  watch->over = true;
+  watch->kill_timer.cancel();
+  *reporting = false;
+  report_timer->cancel();
   if (!finished_inside) co_return exit_lost;
   diagnostics release_why;
   auto releasing = release(held, release_why);

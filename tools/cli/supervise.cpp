@@ -1,10 +1,13 @@
 #include "supervise.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 
 namespace mongolock::cli {
@@ -23,17 +26,31 @@ void say(const char* text) noexcept {
   [[maybe_unused]] auto written = ::write(2, text, n);
 }
 
-std::int64_t now_ms() noexcept {
-  timespec t{};
-  ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return std::int64_t{t.tv_sec} * 1000 + t.tv_nsec / 1'000'000;
-}
-
 void wake(int) {}  // SIGCHLD only interrupts ppoll
+
+// Reads whatever deadlines `mongolock` sent (the latest wins). False once the pipe is at
+// end-of-file (or broken): `mongolock` is gone.
+bool read_deadlines(int fd, std::int64_t& deadline_ms) noexcept {
+  for (;;) {
+    std::int64_t got[16];
+    const auto n = ::read(fd, got, sizeof got);
+    if (n == 0) return false;
+    if (n < 0) return errno == EAGAIN || errno == EINTR;
+    // Writes of 8 bytes are atomic (< PIPE_BUF), so whole messages arrive.
+    if (n >= static_cast<ssize_t>(sizeof got[0])) deadline_ms = got[n / static_cast<ssize_t>(sizeof got[0]) - 1];
+  }
+}
 
 }  // namespace
 
-void supervise(const exec_plan& plan, int parent_alive, std::chrono::milliseconds kill_after) noexcept {
+std::int64_t boot_ms() noexcept {
+  timespec t{};
+  ::clock_gettime(CLOCK_BOOTTIME, &t);
+  return std::int64_t{t.tv_sec} * 1000 + t.tv_nsec / 1'000'000;
+}
+
+void supervise(const exec_plan& plan, int parent_alive, std::chrono::milliseconds kill_after,
+               std::int64_t deadline_ms) noexcept {
   // The parent blocked these signals around fork(): its handlers (Asio's) must never run here.
   for (int sig : forwarded_signals) set_disposition(sig, SIG_IGN);
   set_disposition(SIGCHLD, wake);
@@ -69,18 +86,29 @@ void supervise(const exec_plan& plan, int parent_alive, std::chrono::millisecond
     plan.exec();  // parent_alive is close-on-exec
   }
 
+  ::fcntl(parent_alive, F_SETFL, ::fcntl(parent_alive, F_GETFL) | O_NONBLOCK);
   int status = 0;
+  bool gone = false;
   for (;;) {
     if (::waitpid(job, &status, WNOHANG) == job) ::_exit(exit_code_of(status));
+    const auto left = deadline_ms - boot_ms();
+    if (left <= 0) break;  // no newer deadline came: the lease has ended by its own clock
+    const timespec t{static_cast<time_t>(left / 1000), static_cast<long>(left % 1000) * 1'000'000};
     pollfd p{parent_alive, POLLIN, 0};
-    if (::ppoll(&p, 1, nullptr, &original) > 0) break;  // readable or hung up: nobody writes, so it is gone
+    if (::ppoll(&p, 1, &t, &original) > 0 && !read_deadlines(parent_alive, deadline_ms)) {
+      gone = true;
+      break;
+    }
   }
 
-  // `mongolock` is gone and with it the lease: stop the job as a lost lease would, then say so.
+  // The lease has ended (`mongolock` is gone, or could not renew it in time): stop the job as a
+  // lost lease would, then say so.
   ::kill(-::getpgrp(), SIGTERM);  // this process ignores it
-  say("mongolock: the mongolock process died; stopping the command (SIGTERM, then SIGKILL)\n");
-  const auto deadline = now_ms() + kill_after.count();
-  for (auto left = kill_after.count(); left > 0; left = deadline - now_ms()) {
+  say(gone ? "mongolock: the mongolock process died; stopping the command (SIGTERM, then SIGKILL)\n"
+           : "mongolock: the lease's local deadline passed with no newer one from the mongolock process (stopped, "
+             "stalled, or its renewals failed); stopping the command (SIGTERM, then SIGKILL)\n");
+  const auto deadline = boot_ms() + kill_after.count();
+  for (auto left = kill_after.count(); left > 0; left = deadline - boot_ms()) {
     if (::waitpid(job, &status, WNOHANG) == job) break;
     const timespec t{static_cast<time_t>(left / 1000), static_cast<long>(left % 1000) * 1'000'000};
     ::ppoll(nullptr, 0, &t, &original);

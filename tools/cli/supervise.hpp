@@ -4,12 +4,15 @@
 //
 //   mongolock ── supervisor (leads COMMAND's process group) ── COMMAND
 //
-// The supervisor holds the read end of a pipe whose only write end is in `mongolock`, which
-// never writes to it: the pipe reads as end-of-file exactly when `mongolock` is gone, however it
-// died, with no race at start (if it is already gone, the first poll says so). The supervisor
-// then does what `mongolock` does when the lease is lost: SIGTERM to the process group, SIGKILL
-// after --kill-after. Otherwise it waits for COMMAND and exits with COMMAND's status (128+N if
-// killed by signal N), so `mongolock` reports what it always did.
+// The supervisor holds the read end of a pipe whose only write end is in `mongolock`. The pipe
+// reads as end-of-file exactly when `mongolock` is gone, however it died, with no race at start
+// (if it is already gone, the first poll says so). Through it `mongolock` also sends the lease's
+// local deadline (CLOCK_BOOTTIME, ms, 8 bytes a message) after every renewal: a `mongolock` that
+// is alive but cannot act (SIGSTOP, a debugger, a swap storm) sends no newer one, and the lease
+// ends by its own clock at the last one sent. In either case the supervisor does what `mongolock`
+// does when the lease is lost: SIGTERM to the process group, SIGKILL after --kill-after, exit 74.
+// Otherwise it waits for COMMAND and exits with COMMAND's status (128+N if killed by signal N),
+// so `mongolock` reports what it always did.
 //
 // A pipe rather than PR_SET_PDEATHSIG: the death signal follows the *thread* that forked, and
 // signals can be missed between fork and prctl; end-of-file has neither problem.
@@ -17,6 +20,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 
 #include "args.hpp"
 #include "exec_plan.hpp"
@@ -35,9 +39,14 @@ inline int exit_code_of(int status) noexcept {
   return exit_software;
 }
 
+// CLOCK_BOOTTIME in ms: the clock of the lease's deadline (it counts suspended time, as the
+// library's boot_clock does), read the same way in both processes.
+std::int64_t boot_ms() noexcept;
+
 // The child side of fork(), in the new process group: starts COMMAND (`plan`) and supervises it.
-// `parent_alive`: the pipe's read end. Async-signal-safe throughout (the parent is
-// multi-threaded); never returns.
-[[noreturn]] void supervise(const exec_plan& plan, int parent_alive, std::chrono::milliseconds kill_after) noexcept;
+// `parent_alive`: the pipe's read end; `deadline_ms`: the lease's local deadline when it forked
+// (boot_ms). Async-signal-safe throughout (the parent is multi-threaded); never returns.
+[[noreturn]] void supervise(const exec_plan& plan, int parent_alive, std::chrono::milliseconds kill_after,
+                            std::int64_t deadline_ms) noexcept;
 
 }  // namespace mongolock::cli
