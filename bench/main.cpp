@@ -474,7 +474,7 @@ void scenario_handoff(const config& c) {
 }
 
 // Two coroutines of one provider passing one lock back and forth: each release finds the other
-// parked and hands the lock over in one update (issue 10, item 2).
+// parked and hands the lock over in one update (docs/design.md section 7).
 void scenario_local_handoff(const config& c) {
   run_io<int>(c, [&](mongolock::client& db) -> asio::awaitable<int> {
     mongolock::provider locks(db, "mongolock_bench", fresh_collection("local"));

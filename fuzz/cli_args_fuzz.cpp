@@ -1,4 +1,4 @@
-// The CLI's argument parsing (issue 11, item 3): any argv (the input split at NUL bytes) is
+// The CLI's argument parsing: any argv (the input split at NUL bytes) is
 // either options or a usage error, never a crash; every duration the parser accepts is within
 // its cap and reads back the same when written in milliseconds.
 #include <chrono>

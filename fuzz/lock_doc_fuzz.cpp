@@ -1,4 +1,4 @@
-// Lock documents as the server may return them (issue 11, items 3 and 4): the input is a BSON
+// Lock documents as the server may return them: the input is a BSON
 // document (wrong types, missing fields, negative or huge expiry_ms, tokens, beats and dates),
 // then a few bytes of scenario. The document is parsed as the store parses a read, shown as
 // `status` shows it, and fed to an acquire, on a fake clock, until it ends or 64 steps pass.

@@ -1,4 +1,4 @@
-// Lock-name and namespace validation (issue 11, item 3): whatever is accepted is something the
+// Lock-name and namespace validation: whatever is accepted is something the
 // driver can send as a BSON string: 1..512 bytes, no NUL, UTF-8 that libbson also accepts.
 #include <bson/bson.h>
 

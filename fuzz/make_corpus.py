@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Writes the fuzz targets' seed corpora (issue 11, item 3) into DIR/TARGET/NAME: kept here as
+# Writes the fuzz targets' seed corpora into DIR/TARGET/NAME: kept here as
 # byte literals, since several seeds are binary (BSON documents, NUL-separated argv) and the
 # repository tracks text only. regression-* seeds are inputs that crashed the code before a fix.
 #   fuzz/make_corpus.py DIR

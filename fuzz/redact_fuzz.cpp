@@ -1,4 +1,4 @@
-// URI redaction (issue 11, item 3): whatever the text, a password libmongoc would use never
+// URI redaction: whatever the text, a password libmongoc would use never
 // reaches the redacted URI, a message quoting the URI, or the error the client constructor
 // reports. Checked where the password is unambiguous in the text: no percent escapes (the parsed
 // password is then the written one) and it occurs exactly once in the quoting message (so no

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzing (issue 11, item 3): builds the libFuzzer targets (fuzz/) with Debian's clang 14 under
+# Fuzzing: builds the libFuzzer targets (fuzz/) with Debian's clang 14 under
 # ASan + UBSan and runs each for SECONDS on its seed corpus (written by fuzz/make_corpus.py into
 # build/fuzz/seeds/TARGET).
 #   scripts/fuzz.sh [SECONDS] [TARGET...]    default: 60 s each, every target

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The soak (issue 11, item 2): a Release build of test/soak, its own single-node replica set (or
-# MONGOLOCK_TEST_URI), 4 processes on 3 lock names through the fault proxy, faults cycling every
+# The soak (docs/design.md section 11): a Release build of test/soak, its own single-node replica set
+# (or MONGOLOCK_TEST_URI), 4 processes on 3 lock names through the fault proxy, faults cycling every
 # 2 s, a holder killed or paused every 5 s. Its last line is the verdict:
 #   soak: N acquisitions, 0 overlaps, 0 token regressions, rss first/last A/B KiB (...)
 # and it exits non-zero on any overlap, token regression, leak or failed worker.

@@ -126,7 +126,7 @@ asio::awaitable<void> prepare_once(std::shared_ptr<provider_impl> p, deadline_t 
 }
 
 // A plain lock's name is declared a lock's once per provider (lock.hpp): refused with
-// declaration_mismatch when it is a semaphore's or a rw_lock's (docs/design.md section 11).
+// declaration_mismatch when it is a semaphore's or a rw_lock's (docs/design.md section 10).
 asio::awaitable<void> declare_plain_once(std::shared_ptr<provider_impl> p, const std::string& name,
                                          deadline_t deadline, error_code& ec, std::string& why) {
   if (p->declared_plain(name)) co_return;

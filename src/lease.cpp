@@ -40,7 +40,7 @@ void lease_state::lose_at_deadline() {
   end(lease_phase::lost, make_error_code(errc::lease_lost));
   // The document may still name us (e.g. a partition): free it, but only 2 x margin from now.
   // The guarded work was only just told to stop; freeing the lock at once would let a waiter in
-  // while it may still be running (core v2 defect 3). Expiry by observation gives the same
+  // while it may still be running. Expiry by observation gives the same
   // 2 x margin when nobody frees it.
   prov->release_in_background(name, owner, token, 2 * fsm.margin());
 }
@@ -236,7 +236,7 @@ asio::awaitable<std::tuple<error_code>> after_a_miss(std::shared_ptr<lease_state
   co_return co_await std::move(plain);
 }
 
-// Hand-off to the head of the line (issue 10, item 3; docs/design.md section 8): one update,
+// Hand-off to the head of the line (docs/design.md section 7): one update,
 // matched on this lease's (owner, token) and on the head's entry, names the head's owner id with
 // token + 1 and removes its entry. The head finds itself the holder at its next (majority) read;
 // its clock starts at its last write of that entry, which the hand-off came after. If a parked
@@ -326,7 +326,7 @@ asio::awaitable<std::tuple<error_code>> release_again(std::shared_ptr<lease_stat
   co_return co_await std::move(release);
 }
 
-// Local hand-off (issue 10, item 2): release this lease and take the lock for `next` in one
+// Local hand-off (docs/design.md section 7): release this lease and take the lock for `next` in one
 // update, matched on this lease's (owner, token). The guarded work was cancelled before this is
 // sent; the new holder's clock starts at the send time, as for any take, and a reply after its
 // own bound (sent + expiry - margin) is given back, never handed out. Nothing is granted on an
@@ -345,7 +345,8 @@ asio::awaitable<std::tuple<error_code>> hand_over(std::shared_ptr<lease_state> s
   t.observed.held.token = st->token;
   t.meta = p->meta;
   t.hand_over = true;
-  t.nobody_waiting = true;  // a process waiting in the lock's line comes first (issue 10, item 3)
+  // a process waiting in the lock's line comes first (docs/design.md section 7)
+  t.nobody_waiting = true;
   const auto sent = boot_clock::now();
   const auto bound = sent + o.expiry - o.effective_margin();
   store_call<outcome<bool>> call = [p, t](auto reply) { p->store->take(t, std::move(reply)); };
@@ -384,7 +385,8 @@ asio::awaitable<std::tuple<error_code>> release_body(std::shared_ptr<lease_state
       co_return settle(*st, d, make_error_code(errc::not_held), "the lease was already released");
     case lease_phase::held: break;
   }
-  // Taken before end(): a shutdown that finds this lease no longer held still waits for its release.
+  // Taken before end(): a shutdown that finds this lease no longer held still waits for its
+  // release.
   auto p = st->prov;
   const auto working = p->begin_work();
   // The next parked acquire of this name starts when the release has answered (on every way out
@@ -404,7 +406,7 @@ asio::awaitable<std::tuple<error_code>> plain_release(std::shared_ptr<lease_stat
   auto r = co_await p->call<outcome<bool>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
   if (r.ec && r.ambiguous) {
     // The release may have been applied. Not a loss: say so, and keep trying in the background
-    // (the owner filter makes a repeat harmless). Core v2 defect 6.
+    // (the owner filter makes a repeat harmless).
     p->release_in_background(st->name, st->owner, st->token);
     co_return settle(*st, d, make_error_code(errc::ambiguous_result),
                      r.message + "; the release is retried in the background");

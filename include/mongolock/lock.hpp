@@ -124,7 +124,7 @@ class lock {
   using acquire_handler = boost::asio::any_completion_handler<void(boost::system::error_code, lease)>;
   // `plain`: a lock the user named (provider::create_lock, a multi-lock's member, an election):
   // its name is declared a lock's before its first acquire, so that no semaphore or rw_lock of
-  // that name can exist beside it (docs/design.md section 11). The permits of those are not.
+  // that name can exist beside it (docs/design.md section 10). The permits of those are not.
   lock(impl_ptr p, std::string name, std::shared_ptr<const lock_options> timing = nullptr, bool plain = false)
       : provider_(std::move(p)), name_(std::move(name)), timing_(std::move(timing)), plain_(plain) {}
 

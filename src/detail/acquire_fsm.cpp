@@ -44,9 +44,9 @@ acquire_action acquire_fsm::start(time_point now, std::optional<lock_doc> rememb
     if (p_.deadline) a.at = std::min(a.at, *p_.deadline);
     return a;
   }
-  // If this provider freed the lock last, swap against that state without a read: one round
-  // trip. If it is stale the swap matches nothing and we read.
-  // A waiting acquire's swap also requires that nobody joined the line since (issue 10, item 3).
+  // If this provider freed the lock last, swap against that state without a read: one round trip.
+  // If it is stale the swap matches nothing and we read. A waiting acquire's swap also requires
+  // that nobody joined the line since (docs/design.md section 7).
   if (remembered) return take_in_line(*remembered, {}, !p_.try_once || p_.in_turn);
   return read();
 }
@@ -74,7 +74,7 @@ acquire_action acquire_fsm::on_recheck(const outcome<lock_doc>& r, time_point re
 acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
   if (seen.exists && seen.held.owner == p_.owner) {
     // One of our own unconfirmed takes landed, or a releaser handed the lock to us from the line
-    // (docs/design.md section 8): ours, if the earliest possible start leaves time. A hand-off
+    // (docs/design.md section 7): ours, if the earliest possible start leaves time. A hand-off
     // came after the last write of our entry that we know was applied, and a take after its send.
     std::optional<time_point> start = first_unconfirmed_sent_;
     if (entry_sent_ && (!start || *entry_sent_ < *start)) start = entry_sent_;
@@ -179,7 +179,7 @@ boot_clock::duration acquire_fsm::refresh_period() const {
   return p_.refresh_every.count() > 0 ? std::min<boot_clock::duration>(p_.refresh_every, half_lease) : half_lease;
 }
 
-// A wait in line, paced so that a hand-off is used (docs/design.md section 8, point 6): a lock
+// A wait in line, paced so that a hand-off is used (docs/design.md section 7, point 6): a lock
 // handed to us is ours only if we read it before our last entry write + E - m. The entry is at
 // most one refresh period old when due (we wake for it), so we look at least every
 // (E - m - period) / 2, whatever the backoff says.
@@ -239,7 +239,7 @@ acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const 
   auto delay = boot_clock::duration(wait_.next(rng_));
   // First in line: the lock is ours to take as soon as it is free. Look again after half as long
   // as the holder has held it so far (observed by us), within backoff_min..backoff_max: a short
-  // hold is noticed within a few ms, a long one costs a few reads (issue 10, item 5).
+  // hold is noticed within a few ms, a long one costs a few reads (docs/design.md section 7).
   if (!seen.line.empty() && seen.line.front().owner == p_.owner && !seen.held.owner.empty()) {
     using ms = std::chrono::milliseconds;
     const auto held_for = std::chrono::duration_cast<ms>(now - holder_since_);

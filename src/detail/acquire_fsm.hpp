@@ -1,7 +1,7 @@
 #pragma once
 // What an acquire does next, decided without I/O and without reading a clock: the driver
 // (src/acquire.cpp) performs each action against the store, feeds back the result with the time
-// it observed, and asks again. Unit-tested in test/unit/acquire_fsm_test.cpp.
+// it observed, and asks again. Unit-tested in test/engine/acquire_fsm_test.cpp.
 //
 // Safety rules it enforces (docs/design.md):
 // - a take is a grant only if its reply arrived before sent + expiry - margin (a late grant is
@@ -100,8 +100,8 @@ class acquire_fsm {
   // Tokens of takes that may have been applied and were not granted: give them back.
   const std::vector<std::int64_t>& unconfirmed() const { return unconfirmed_; }
   std::uint64_t lost_races() const { return lost_races_; }
-  // The line (issue 10, item 3): the ticket of a `join`; whether a join was sent (its entry may
-  // be in the line even if its reply was lost); whether the take being granted removed it.
+  // The line (docs/design.md section 7): the ticket of a `join`; whether a join was sent (its entry
+  // may be in the line even if its reply was lost); whether the take being granted removed it.
   std::int64_t join_ticket() const { return join_ticket_; }
   std::int64_t line_ticket() const { return line_ticket_; }
   // The read to send for a `read` action: always majority. Every read may start or continue an

@@ -1,8 +1,8 @@
 #pragma once
 // The clock of every lease deadline. std::chrono::steady_clock is CLOCK_MONOTONIC, which stops
 // while the machine is suspended: after a resume a holder would still believe in a lease that
-// expired (in real time) during the suspend, while other machines took the lock over (core v2
-// defect 5). CLOCK_BOOTTIME is just as monotonic but keeps counting through a suspend.
+// expired (in real time) during the suspend, while other machines took the lock over.
+// CLOCK_BOOTTIME is just as monotonic but keeps counting through a suspend.
 #include <boost/asio/basic_waitable_timer.hpp>
 #include <algorithm>
 #include <chrono>

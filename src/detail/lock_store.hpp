@@ -53,7 +53,7 @@ struct holder_meta {
   std::string value;
 };
 
-// A waiting acquire in the lock's line (issue 10, item 3): its owner id and its ticket.
+// A waiting acquire in the lock's line (docs/design.md section 7): its owner id and its ticket.
 struct line_entry {
   std::string owner;
   std::int64_t ticket = 0;
@@ -86,9 +86,10 @@ struct named_doc {
   lock_doc doc;
 };
 
-// What a semaphore or reader-writer lock name was declared as (issue 12): its kind and its number
-// of permits, recorded by its first user and never changed, so that two programs cannot use one
-// name with different numbers of permits (each would admit its own number of holders).
+// What a semaphore or reader-writer lock name was declared as (docs/design.md section 10): its kind
+// and its number of permits, recorded by its first user and never changed, so that two programs
+// cannot use one name with different numbers of permits (each would admit its own number of
+// holders).
 struct declaration {
   std::string kind;  // "semaphore", "rw_lock", or "lock" (a plain lock, an election, a multi-lock member)
   std::int64_t permits = 0;
@@ -116,18 +117,19 @@ struct take_request {
   std::chrono::milliseconds expiry{0};
   lock_doc observed;
   holder_meta meta;
-  // A local hand-off (issue 10, item 2): `observed` is this provider's own lease, released and
-  // taken in the same update. Matched on (owner, token) alone, as a release is (a renewal of
+  // A local hand-off (docs/design.md section 7): `observed` is this provider's own lease, released
+  // and taken in the same update. Matched on (owner, token) alone, as a release is (a renewal of
   // that lease may still land after it ended), and sent on the maintenance lane.
   bool hand_over = false;
-  // The line (issue 10, item 3). `nobody_waiting`: match only if nobody joined since the read
-  // (`waiting` as observed; 0 also matches a missing field). `leaving`: entries this take removes, each matched on its ticket (ours as the
-  // head, or a head that never came to take the lock).
+  // The line (docs/design.md section 7). `nobody_waiting`: match only if nobody joined since the
+  // read (`waiting` as observed; 0 also matches a missing field). `leaving`: entries this take
+  // removes, each matched on its ticket (ours as the head, or a head that never came to take the
+  // lock).
   bool nobody_waiting = false;
   std::vector<line_entry> leaving;
   // A hand-off to the head of the line may also put the releaser's next local waiter in line
-  // (issue 10, item 3): this entry, whose ticket is the document's `tickets` as last seen (the
-  // update then requires it and raises it by one).
+  // (docs/design.md section 7): this entry, whose ticket is the document's `tickets` as last seen
+  // (the update then requires it and raises it by one).
   std::optional<line_entry> enroll;
 };
 
@@ -203,11 +205,11 @@ inline constexpr const char* broken_owner = "(force-released)";
 // count takes within that epoch.
 inline constexpr std::int64_t token_low_mask = 0xffffffff;
 inline std::int64_t first_token_of(std::int64_t epoch) { return (epoch << 32) | 1; }
-// The coarse clock that seeds epochs (issue 11, item 5): a fresh epoch is at least one above
-// the number of 10-second units since 1970, so a collection that was wiped (dropped, restored,
-// emptied by hand) and drew fewer than one epoch per 10 s in its previous life still hands out
-// tokens above that life's. 10 s units reach 2^31 only in the year 2650; the reading is capped
-// at 2^30 (year 2310) so that a wildly wrong clock can burn at most half of the epoch space.
+// The coarse clock that seeds epochs (docs/design.md section 1): a fresh epoch is at least one
+// above the number of 10-second units since 1970, so a collection that was wiped (dropped,
+// restored, emptied by hand) and drew fewer than one epoch per 10 s in its previous life still
+// hands out tokens above that life's. 10 s units reach 2^31 only in the year 2650; the reading is
+// capped at 2^30 (year 2310) so that a wildly wrong clock can burn at most half of the epoch space.
 inline constexpr std::chrono::seconds epoch_clock_unit{10};
 inline constexpr std::int64_t max_epoch_floor = std::int64_t{1} << 30;
 inline std::int64_t epoch_floor(std::chrono::seconds since_1970) {

@@ -1,9 +1,9 @@
 #pragma once
-// Coalesced waiting (issue 10, item 1). Of the waiting acquires of one lock name in one provider,
-// one at a time has the turn: it alone reads, backs off and takes. The others are parked here in
-// arrival order, as a handler and a few fields: no coroutine frame, no timer (unless they have a
-// deadline), no reads. The turn passes when the acquire that has it fails, or when the lease it
-// won ends (after that lease's release has been answered, so the next acquire can swap against
+// Coalesced waiting (docs/design.md section 7). Of the waiting acquires of one lock name in one
+// provider, one at a time has the turn: it alone reads, backs off and takes. The others are parked
+// here in arrival order, as a handler and a few fields: no coroutine frame, no timer (unless they
+// have a deadline), no reads. The turn passes when the acquire that has it fails, or when the lease
+// it won ends (after that lease's release has been answered, so the next acquire can swap against
 // the document the release left, in one round trip).
 //
 // Tries (async_try_acquire, async_acquire_for(0)) never park: they look once, as before.
@@ -105,7 +105,7 @@ void resume_parked(const std::shared_ptr<provider_impl>& p, std::shared_ptr<park
 // Takes `owner`'s entry out of the line of `name` in the background. `gave_up`: the acquire ends
 // without a lease; if the entry is no longer there, a releaser may have handed the lock to it,
 // and that is freed too. After a grant (not `gave_up`) a missing entry means nothing: the lock
-// that owner id names is the lease just granted (docs/design.md section 8, point 10).
+// that owner id names is the lease just granted (docs/design.md section 7, point 10).
 enum class leaving { gave_up, granted };
 void leave_line_in_background(const std::shared_ptr<provider_impl>& p, const std::string& name,
                               const std::string& owner, leaving why = leaving::gave_up);

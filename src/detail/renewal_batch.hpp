@@ -1,11 +1,11 @@
 #pragma once
-// Batched renewal (issue 10, item 4): one store command per provider per tick renews every lease
-// the provider holds. A lease hands in its renewal with the instant it is due and the earliest
-// instant it may go (half a renewal period before); when the first due instant comes, every
-// lease whose earliest instant has passed goes in the same command. Renewing early only moves a
-// deadline forward, and it makes leases taken at different times fall into one train within a
-// period: of two trains, the later one's earliest instant always lies before the earlier one's
-// next due instant, or the other way round.
+// Batched renewal (docs/design.md section 5): one store command per provider per tick renews every
+// lease the provider holds. A lease hands in its renewal with the instant it is due and the
+// earliest instant it may go (half a renewal period before); when the first due instant comes,
+// every lease whose earliest instant has passed goes in the same command. Renewing early only moves
+// a deadline forward, and it makes leases taken at different times fall into one train within a
+// period: of two trains, the later one's earliest instant always lies before the earlier one's next
+// due instant, or the other way round.
 //
 // Safety stays with each lease: its deadline counts from the batch's send time (measured before
 // the command is queued, so it is never later than the real send), a lease past its deadline is

@@ -257,7 +257,7 @@ outcome<server_info> prepare(mongoc_client_t* client, const store_config& cfg) {
 
 void build_read_opts(read_mode mode, bson_t* opts, mongoc_read_prefs_t** prefs) {
   // Never a secondary, whatever the URI's readPreference says: a lagging copy could repeat a
-  // token or hide our own take (core v2 defect 2).
+  // token or hide our own take.
   *prefs = mongoc_read_prefs_new(MONGOC_READ_PRIMARY);
   if (mode == read_mode::majority) {
     bson_t rc;
@@ -444,7 +444,7 @@ outcome<std::optional<std::int64_t>> next_epoch(mongoc_client_t* client, const s
       !is_duplicate_key(err))
     return failed<std::optional<std::int64_t>>(err, true);
   if (!mongoc_collection_update_one(coll.get(), filter.get(), change.get(), opts.get(), reply.get(), &err)) {
-    // Two first upserts raced; MongoDB 4.0 does not retry that itself (core v2 defect 12).
+    // Two first upserts raced; MongoDB 4.0 does not retry that itself.
     if (is_duplicate_key(err)) return success<std::optional<std::int64_t>>(std::nullopt);
     return failed<std::optional<std::int64_t>>(err, true);
   }

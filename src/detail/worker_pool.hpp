@@ -8,7 +8,7 @@
 // call (255 -> 208 us per uncontended cycle). Bursts still spread over every worker.
 //
 // Two lanes: lease maintenance (renew, release) is always taken before acquisition traffic, so
-// thousands of waiters' reads cannot make a holder miss its renewal (core v2 defect 4).
+// thousands of waiters' reads cannot make a holder miss its renewal.
 #include <mongoc/mongoc.h>
 
 #include <atomic>

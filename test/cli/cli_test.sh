@@ -93,7 +93,8 @@ sleep 0.7
 "$bin" release --force "$n" 2>/dev/null
 wait $runner; rc=$?
 check "stubborn command SIGKILLed after --kill-after, run exits 74" '[ $rc = 74 ]'
-# The placeholder the default release --force left: the next holder waits out the old lease (1s + margin).
+# The placeholder the default release --force left: the next holder waits out the old lease (1s +
+# margin).
 t0=$(date +%s%N)
 "$bin" --wait 0 run "$n" true; rc=$?
 took=$(( ($(date +%s%N) - t0) / 1000000 ))
@@ -259,7 +260,7 @@ n=$(name finished)
 check "finished inside the lease: COMMAND's status (3), not 74, and a message saying why" \
   '[ $rc = 3 ] && grep -q "no longer ours at release" "$work/fin.err"'
 
-# 15. A semaphore (-n) and a rw_lock (--shared / --exclusive), issue 12.
+# 15. A semaphore (-n) and a rw_lock (--shared / --exclusive).
 n=$(name permits); d=$work/p; mkdir -p "$d"
 for i in 1 2 3 4 5; do
   "$bin" run -n 2 "$n" -- sh -c "touch '$d/in.$i'; [ \$(ls '$d' | grep -c '^in') -le 2 ] || echo OVERLAP >> '$d/over'; \

@@ -1,8 +1,8 @@
-// The command-line tool through the fault proxy (issue 11, item 1): what a shell user sees when
-// the network misbehaves. Every COMMAND is the same job: it takes flock(1) on a file (a second
-// job inside at the same time fails to and records OVERLAP) and writes its fencing token to a
-// store that refuses lower tokens (records REJECTED), then sleeps. Each test checks the exit
-// codes README documents, that no two jobs overlapped, and that nothing is left held.
+// The command-line tool through the fault proxy (docs/design.md section 11): what a shell user sees
+// when the network misbehaves. Every COMMAND is the same job: it takes flock(1) on a file (a second
+// job inside at the same time fails to and records OVERLAP) and writes its fencing token to a store
+// that refuses lower tokens (records REJECTED), then sleeps. Each test checks the exit codes README
+// documents, that no two jobs overlapped, and that nothing is left held.
 #include <algorithm>
 
 #include "fault_proxy.hpp"

@@ -1,13 +1,13 @@
-// The clock-rate rule on real processes (issue 11, item 6): a holder whose clock runs slow (0.8x,
-// libfaketime) and a waiter whose clock runs fast (1.25x). The holder takes the lock through the
-// fault proxy and works; the waiter polls the server directly, seeing each renewal; then the
+// The clock-rate rule on real processes (docs/design.md section 6): a holder whose clock runs slow
+// (0.8x, libfaketime) and a waiter whose clock runs fast (1.25x). The holder takes the lock through
+// the fault proxy and works; the waiter polls the server directly, seeing each renewal; then the
 // proxy swallows the holder's traffic, so its renewals stop while it keeps working until its own
 // deadline, E - m of its clock after its last renewal. The waiter takes over E + m of its clock
 // after it last saw the heartbeat move, and reports OVERLAP if the holder's marker is still there.
 // The rule (README, docs/design.md): safe while rw / rh < (E + m) / (E - m). Here rw / rh is
 // 1.5625: the default margin (10 %: 1.22) overlaps, a 30 % margin (1.86) does not. 25 % (1.67)
-// would too, by the rule, but leaves a loaded machine only 250 ms for the holder to stop (30 %:
-// 660 ms); the exact edge is tested on the state machines (unit/clock_rate_test.cpp).
+// would too, by the rule, but leaves a loaded machine only 250 ms for the holder to stop (30 %: 660
+// ms); the exact edge is tested on the state machines (unit/clock_rate_test.cpp).
 #include "fault_proxy.hpp"
 #include "processes.hpp"
 #include "proxy_target.hpp"

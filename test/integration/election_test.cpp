@@ -1,5 +1,5 @@
-// Leader election with real processes, real signals and skewed clocks (issue 12, item 3): the
-// mongolock-leader example as candidates and observer, the library in this process.
+// Leader election with real processes, real signals and skewed clocks (docs/design.md section 9):
+// the mongolock-leader example as candidates and observer, the library in this process.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>

@@ -139,7 +139,7 @@ bool ordered(const tenure& x, const tenure& y) {
 
 BOOST_AUTO_TEST_SUITE(faults, *boost::unit_test::precondition(proxyable()))
 
-// Defect 16 of core v2: a take applied by the server whose reply arrives after sent + expiry -
+// A take applied by the server whose reply arrives after sent + expiry -
 // margin must not become a lease, since a waiter may already count that take as expired.
 BOOST_FIXTURE_TEST_CASE(a_take_whose_reply_comes_after_expiry_is_never_handed_out, proxied) {
   // The driver waits for the held reply (and a new connection's handshake for the end of the
@@ -154,7 +154,8 @@ BOOST_FIXTURE_TEST_CASE(a_take_whose_reply_comes_after_expiry_is_never_handed_ou
   clock::time_point t0;
   run([&]() -> asio::awaitable<void> {
     {
-      // Remembered as free by a: its next acquire is one take, no read (the held reply is the take's).
+      // Remembered as free by a: its next acquire is one take, no read (the held reply is the
+      // take's).
       auto lk = a.create_lock(name);
       auto first_op = lk.async_acquire(asio::use_awaitable);
       auto first = co_await std::move(first_op);
@@ -219,7 +220,7 @@ BOOST_FIXTURE_TEST_CASE(a_take_whose_reply_comes_after_expiry_is_never_handed_ou
 
 // A release the server applied but whose reply was lost (the connection reset before it came
 // back) is not a loss: async_release says released or ambiguous_result, never lease_lost, and
-// the lock stays free (core v2 defect 6).
+// the lock stays free.
 BOOST_FIXTURE_TEST_CASE(a_release_whose_reply_is_lost_is_not_a_loss, proxied) {
   connect(2000ms, 5000ms);
   auto a = through_proxy(fast_options(20000ms));  // longer than the test: only a release frees it

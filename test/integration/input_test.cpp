@@ -29,7 +29,7 @@ void write_raw(const std::string& name, const std::string& fields) {
 
 BOOST_AUTO_TEST_SUITE(input)
 
-// Issue 11, item 4: a lock document written by something else. Nothing crashes, every call
+// A lock document written by something else. Nothing crashes, every call
 // completes, and a claimed expiry outside 100 ms..24 h is clamped: the waiter (expiry 1 s, so
 // margin 100 ms) observes it for at least 100 ms + margin before it takes over, never at once.
 BOOST_FIXTURE_TEST_CASE(a_hostile_lock_document_is_clamped_and_never_crashes, io_fixture) {

@@ -335,7 +335,7 @@ BOOST_FIXTURE_TEST_CASE(try_acquire_takes_over_a_long_silent_holder_after_verify
     BOOST_TEST((busy == ml::errc::busy));  // just died: one look says busy, at once
     asio::steady_timer t(co_await asio::this_coro::executor, 1600ms);  // > 3 x its 500 ms expiry
     co_await t.async_wait(asio::deferred);
-    // A plain try still answers busy at once: confirming is opt-in (issue 9, item 2).
+    // A plain try still answers busy at once: confirming is opt-in.
     auto started = clock::now();
     auto [plain, nothing] = co_await b.create_lock(name).async_try_acquire(asio::as_tuple(asio::deferred));
     BOOST_TEST((plain == ml::errc::busy));
@@ -412,7 +412,7 @@ BOOST_FIXTURE_TEST_CASE(fencing_tokens_increase_across_release_expiry_and_remova
   for (std::size_t i = 1; i < tokens.size(); ++i) BOOST_TEST(tokens[i] > tokens[i - 1], "token " << i);
 }
 
-// Issue 9, item 5: one provider, locks with their own timing.
+// One provider, locks with their own timing.
 BOOST_AUTO_TEST_CASE(a_lock_with_its_own_expiry_writes_and_renews_with_it) {
   io_fixture f;
   auto locks = f.make_provider(ml::lock_options{});  // 30 s leases, renewed every 10 s
@@ -507,7 +507,7 @@ BOOST_FIXTURE_TEST_CASE(a_force_release_placeholder_is_never_idle, io_fixture) {
   mongoc_client_destroy(c);
 }
 
-// Issue 10, item 4, through libmongoc on the project's server: the leases of one provider renew
+// Through libmongoc on the project's server: the leases of one provider renew
 // in one updateMany per tick ($or of their filters), and a document that moved on under one of
 // them loses exactly that lease (the read after the short matched count tells which).
 BOOST_AUTO_TEST_CASE(leases_renew_together_and_a_moved_document_loses_only_its_own) {
@@ -544,7 +544,7 @@ BOOST_AUTO_TEST_CASE(leases_renew_together_and_a_moved_document_loses_only_its_o
   }
 }
 
-// Issue 10, item 2, through libmongoc on the project's server: a release that a parked acquire
+// Through libmongoc on the project's server: a release that a parked acquire
 // of the same provider waits for hands the lock over in one update (token + 1, a new owner id),
 // and the new lease renews and releases like any other.
 BOOST_AUTO_TEST_CASE(a_local_hand_off_is_one_command) {
@@ -592,7 +592,7 @@ void settle(io_fixture& f, std::chrono::milliseconds d = 150ms) {
 }
 }  // namespace
 
-// Issue 10, item 3, on the real server: a release hands the lock to another process's waiter at
+// On the real server: a release hands the lock to another process's waiter at
 // the head of the line in one update, and puts its own next waiter in line in the same update;
 // the lock comes back the same way. Three providers stand for three processes.
 BOOST_AUTO_TEST_CASE(a_hand_off_to_another_process_is_one_command) {

@@ -1,6 +1,6 @@
-// multi_lock with real processes, real signals and skewed clocks (issue 12, item 4). Each worker
-// holds several names at once; every name has its own marker (overlap), journal (token order)
-// and fencing-checked resource.
+// multi_lock with real processes, real signals and skewed clocks (docs/design.md section 8). Each
+// worker holds several names at once; every name has its own marker (overlap), journal (token
+// order) and fencing-checked resource.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
-// rw_lock with real processes, real signals and skewed clocks (issue 12, item 1). Readers make a
-// reader-PID file and writers a writer file: a reader beside a writer prints OVERLAP. Writers
-// write a fencing-checked resource with their highest token and journal it.
+// rw_lock with real processes, real signals and skewed clocks (docs/design.md section 10). Readers
+// make a reader-PID file and writers a writer file: a reader beside a writer prints OVERLAP.
+// Writers write a fencing-checked resource with their highest token and journal it.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>

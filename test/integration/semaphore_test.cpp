@@ -1,5 +1,5 @@
-// semaphore with real processes, real signals and skewed clocks (issue 12, item 2). Each worker
-// holds one permit; every permit has its own marker (overlap), journal (token order) and
+// semaphore with real processes, real signals and skewed clocks (docs/design.md section 10). Each
+// worker holds one permit; every permit has its own marker (overlap), journal (token order) and
 // fencing-checked resource, and holder-PID files count the holders (never more than N).
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-// Fencing tokens across a wiped collection (issue 11, item 5): dropped, emptied by hand or
+// Fencing tokens across a wiped collection (docs/design.md section 1): dropped, emptied by hand or
 // restored, the collection loses its epoch counter, and tokens must still stay above those a
 // protected resource has already seen, or it rejects every new holder.
 #include <mongoc/mongoc.h>

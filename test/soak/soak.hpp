@@ -1,6 +1,6 @@
 #pragma once
-// mongolock-soak (issue 11, item 2): several processes take a few lock names through a fault
-// proxy for a long time while holders are killed and paused; see supervisor.cpp.
+// mongolock-soak (docs/design.md section 11): several processes take a few lock names through a
+// fault proxy for a long time while holders are killed and paused; see supervisor.cpp.
 #include <chrono>
 #include <string>
 

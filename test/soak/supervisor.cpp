@@ -1,13 +1,14 @@
-// mongolock-soak: the supervisor (issue 11, item 2). It puts a fault proxy (test/support) in
-// front of the server, starts P worker processes (worker.cpp) on a few lock names, and until N
+// mongolock-soak: the supervisor (docs/design.md section 11). It puts a fault proxy (test/support)
+// in front of the server, starts P worker processes (worker.cpp) on a few lock names, and until N
 // acquisitions or S seconds: cycles the proxy's faults every 2 s (latency, held replies, held
 // requests, resets, a short blackhole, and pass), and every 5 s either SIGKILLs a worker (and
 // starts another) or SIGSTOPs one for 1-2 lease expiries. Worker 0 is never killed: its RSS,
-// sampled every second, is the leak check. At the end it stops every worker, reads their
-// journals and prints one verdict line; it exits 1 on any overlap, token regression, a leak
-// (last RSS above 2 x first + 4 MiB) or a worker that failed by itself.
+// sampled every second, is the leak check. At the end it stops every worker, reads their journals
+// and prints one verdict line; it exits 1 on any overlap, token regression, a leak (last RSS above
+// 2 x first + 4 MiB) or a worker that failed by itself.
 //
-//   mongolock-soak --uri URI|--uri-file FILE [--acquisitions N] [--seconds S] [--processes P] [--names K]
+//   mongolock-soak --uri URI|--uri-file FILE [--acquisitions N] [--seconds S] [--processes P]
+// [--names K]
 //                  [--expiry-ms E] [--dir DIR] [--quiet] [--no-lock]
 // --no-lock: the verdict's own test; workers enter the resource without the lock, and the run
 // must then fail with overlaps (ctest integration.soak_checker expects exactly that).

@@ -1,9 +1,9 @@
 #pragma once
-// A TCP proxy on loopback that breaks the network on purpose (issue 11, item 1). The test server
-// stays real; what the emulator cannot do by itself happens in between: replies that arrive
+// A TCP proxy on loopback that breaks the network on purpose (docs/design.md section 11). The test
+// server stays real; what the emulator cannot do by itself happens in between: replies that arrive
 // after the caller's deadline, requests applied late, partitions that heal, connections reset
-// mid-call. The memory store (memory_store.hpp) breaks the engine below the driver; this breaks
-// the wire, so libmongoc's own timeouts, retries and pool clearing are part of what is tested.
+// mid-call. The memory store (memory_store.hpp) breaks the engine below the driver; this breaks the
+// wire, so libmongoc's own timeouts, retries and pool clearing are part of what is tested.
 //
 // It listens on 127.0.0.1 on an ephemeral port and forwards every accepted connection to one
 // upstream host:port, on an io_context thread of its own: the tests' io_context and the client's

@@ -161,7 +161,7 @@ BOOST_AUTO_TEST_CASE(durations_out_of_range_name_the_flag_and_the_limit) {
   BOOST_TEST((parse({"--wait", "8784h", "list"}).opts.wait == mongolock::limits::max_acquire_timeout));
 }
 
-// Issue 11, item 6: the margin is the clock-rate allowance (README's rule); it must stay below
+// The margin is the clock-rate allowance (README's rule); it must stay below
 // half of the lease, as the library requires, and the message names both flags.
 BOOST_AUTO_TEST_CASE(margin_is_an_option_below_half_of_the_ttl) {
   BOOST_TEST(parse({"--ttl", "4s", "--margin", "1s", "list"}).opts.margin.count() == 1'000);
@@ -183,7 +183,7 @@ BOOST_AUTO_TEST_CASE(environment_durations_out_of_range) {
              "MONGOLOCK_TTL must be between 100ms and 24h");
 }
 
-// Issue 9, item 12: every failure has its documented exit status; authentication is 77 (was 70).
+// Every failure has its documented exit status; authentication is 77 (was 70).
 BOOST_AUTO_TEST_CASE(failures_map_to_their_documented_exit_codes) {
   using mongolock::errc;
   BOOST_TEST(cli::exit_code_for(make_error_code(errc::not_authorized)) == 77);
@@ -196,10 +196,8 @@ BOOST_AUTO_TEST_CASE(failures_map_to_their_documented_exit_codes) {
   BOOST_TEST(cli::exit_code_for(make_error_code(errc::server_error)) == 70);
 }
 
-// Found by fuzz/lock_doc_fuzz.cpp: a host, label or owner written by something else passed
-// through as invalid UTF-8, so `status --json` printed invalid JSON.
-// run's kinds of lock (issue 12): -n N for a semaphore's permit, --shared / --exclusive for a
-// rw_lock's reader or writer, --readers R; one kind at a time, numbers in 1..64.
+// run's kinds of lock (docs/design.md section 10): -n N for a semaphore's permit, --shared /
+// --exclusive for a rw_lock's reader or writer, --readers R; one kind at a time, numbers in 1..64.
 BOOST_AUTO_TEST_CASE(run_takes_a_semaphore_permit_or_a_side_of_a_rw_lock) {
   auto permit = parse({"run", "-n", "3", "jobs", "--", "true"});
   BOOST_TEST(permit.error == "");
@@ -232,6 +230,8 @@ BOOST_AUTO_TEST_CASE(run_takes_a_semaphore_permit_or_a_side_of_a_rw_lock) {
   for (const auto& [args, error] : bad) BOOST_TEST(parse(args).error == error, error);
 }
 
+// Found by fuzz/lock_doc_fuzz.cpp: a host, label or owner written by something else passed through
+// as invalid UTF-8, so `status --json` printed invalid JSON.
 BOOST_AUTO_TEST_CASE(status_json_replaces_invalid_utf8_from_the_document) {
   mongolock::lock_info i;
   i.name = "jobs";

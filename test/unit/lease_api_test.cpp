@@ -1,5 +1,5 @@
 // The public lease handle without a server: what an empty lease (as as_tuple hands out on
-// errc::busy) answers. Defect 13 (core v2): its accessors dereferenced null.
+// errc::busy) answers. Its accessors dereferenced null.
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>

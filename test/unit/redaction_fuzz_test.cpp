@@ -1,4 +1,4 @@
-// The URI redactor, fuzzed (issue 9, item 11): thousands of generated connection strings, well
+// The URI redactor, fuzzed: thousands of generated connection strings, well
 // formed and not, whose passwords are full of what defeats a naive redactor ('/', ':', '@', '?',
 // '#', ',', '%' and percent escapes). Whatever libmongoc makes of each, neither the redacted URI
 // nor the error the client constructor would throw may contain a piece of the password. Seeded,

@@ -49,7 +49,7 @@ ml::detail::take_request over(std::string owner, std::int64_t token, std::int64_
 
 BOOST_AUTO_TEST_SUITE(store_commands)
 
-// Core v2 defect 2: reads inherited the URI's readPreference, so `readPreference=secondary`
+// Reads inherited the URI's readPreference, so `readPreference=secondary`
 // made the engine wait on (and take over from) a lagging copy. Every read names the primary.
 BOOST_AUTO_TEST_CASE(reads_always_name_the_primary) {
   for (auto mode : {read_mode::primary, read_mode::majority}) {
@@ -86,7 +86,7 @@ BOOST_AUTO_TEST_CASE(takeover_filter_is_the_observed_holder_at_its_heartbeat) {
   bson_destroy(&change);
 }
 
-// Issue 10, item 4: one renewal command for several leases, each matched by its own
+// One renewal command for several leases, each matched by its own
 // (name, owner, token), never by name alone; one lease needs no $or.
 BOOST_AUTO_TEST_CASE(a_batched_renewal_matches_each_lease_by_owner_and_token) {
   bson_t filter = BSON_INITIALIZER, change = BSON_INITIALIZER;
@@ -140,7 +140,7 @@ BOOST_AUTO_TEST_CASE(every_write_draws_a_beat_of_its_own) {
   BOOST_TEST(*beats.begin() >= 0);
 }
 
-// Every take records who took it (issue 9, item 6); a release removes it again.
+// Every take records who took it; a release removes it again.
 BOOST_AUTO_TEST_CASE(takes_record_the_holder_and_releases_remove_it) {
   auto t = over("", 5, 3);
   t.meta = {"web-7", 4242, "nightly", ""};
@@ -155,7 +155,7 @@ BOOST_AUTO_TEST_CASE(takes_record_the_holder_and_releases_remove_it) {
   bson_destroy(&change);
 }
 
-// A hand-off to the head of the line (issue 10, item 3): matched on the releaser's (owner,
+// A hand-off to the head of the line (docs/design.md section 7): matched on the releaser's (owner,
 // token), the head's entry and, when it enrolls the releaser's next waiter, the ticket counter;
 // the line count stays (one out, one in). A refresh is a real write on the entry.
 BOOST_AUTO_TEST_CASE(a_hand_off_to_the_line_matches_the_head_and_enrolls_with_the_next_ticket) {
@@ -194,7 +194,7 @@ BOOST_AUTO_TEST_CASE(renewals_record_the_holder) {
 }
 
 // What a failed call means. A writeConcernError on a sent write is ambiguous_result (applied on
-// the primary, durability unknown): never a grant, never "not taken" (core v2 defect 1).
+// the primary, durability unknown): never a grant, never "not taken".
 BOOST_AUTO_TEST_CASE(failures_are_classified_by_what_the_server_may_have_applied) {
   bson_error_t e{};
   e.domain = MONGOC_ERROR_WRITE_CONCERN;
@@ -217,7 +217,7 @@ BOOST_AUTO_TEST_CASE(failures_are_classified_by_what_the_server_may_have_applied
   BOOST_TEST(refused.message.find("server error 2") == 0);
 }
 
-// Issue 9, item 12: an authentication failure or a missing privilege is its own error (the CLI
+// An authentication failure or a missing privilege is its own error (the CLI
 // exits 77 for it), not a generic server error.
 BOOST_AUTO_TEST_CASE(authentication_and_privilege_failures_are_not_authorized) {
   bson_error_t e{};
@@ -235,7 +235,7 @@ BOOST_AUTO_TEST_CASE(authentication_and_privilege_failures_are_not_authorized) {
   }
 }
 
-// Issue 11, items 3-4: a document's numbers may be doubles of any size; libbson's own conversion
+// A document's numbers may be doubles of any size; libbson's own conversion
 // is undefined beyond int64 (and for NaN), so they saturate, and NaN reads as a missing field.
 BOOST_AUTO_TEST_CASE(a_lock_document_with_huge_or_nan_doubles_parses_to_saturated_values) {
   bson_t* doc = BCON_NEW("_id", "x", "owner", "someone", "token", BCON_DOUBLE(1e300), "beat", BCON_DOUBLE(-1e300),
@@ -248,7 +248,7 @@ BOOST_AUTO_TEST_CASE(a_lock_document_with_huge_or_nan_doubles_parses_to_saturate
   BOOST_TEST(d.meta->pid == 42);
 }
 
-// Issue 11, item 5: the clock that seeds epochs counts 10 s units since 1970, never negative,
+// The clock that seeds epochs counts 10 s units since 1970, never negative,
 // and stops at 2^30 so that a clock set centuries ahead leaves half of the epoch space.
 BOOST_AUTO_TEST_CASE(the_epoch_clock_counts_ten_second_units_and_is_bounded) {
   using ml::detail::epoch_floor;

@@ -45,7 +45,7 @@ BOOST_AUTO_TEST_CASE(bad_lock_options_name_the_field) {
   BOOST_TEST((ml::validate(c, &why) == ml::errc::invalid_options));
 }
 
-// Defect 8 (core v2): a huge expiry overflowed chrono arithmetic and timeouts were cast to int32.
+// A huge expiry overflowed chrono arithmetic and timeouts were cast to int32.
 BOOST_AUTO_TEST_CASE(upper_bounds_name_the_limit) {
   std::string why;
   ml::lock_options o;

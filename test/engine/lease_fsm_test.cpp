@@ -61,8 +61,8 @@ BOOST_AUTO_TEST_CASE(success_arriving_after_the_deadline_revives_nothing) {
   BOOST_TEST((g.on_renewed(ok(), t0 + 2600ms, t0 + 2800ms).what == kind::wait_until));
 }
 
-// Batched renewal (issue 10, item 4) sends a lease's renewal when the provider's batch goes out,
-// not on the lease's own timer: a renewal that left at or after the deadline must not move it,
+// Batched renewal (docs/design.md section 5) sends a lease's renewal when the provider's batch goes
+// out, not on the lease's own timer: a renewal that left at or after the deadline must not move it,
 // whatever the server answers (the holder has already been told to stop).
 BOOST_AUTO_TEST_CASE(a_renewal_sent_after_the_deadline_revives_nothing) {
   auto f = fresh();

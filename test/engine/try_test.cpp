@@ -1,4 +1,4 @@
-// A bounded try (issue 9, item 2): try_options::within bounds the whole try, and confirming a
+// A bounded try: try_options::within bounds the whole try, and confirming a
 // silent holder happens only when asked for.
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>

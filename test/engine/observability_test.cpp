@@ -1,4 +1,4 @@
-// What a provider tells its operator (issue 9, item 7): gauges and a wait-time histogram in
+// What a provider tells its operator: gauges and a wait-time histogram in
 // snapshot(), and a log threshold below which no line is even built.
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>

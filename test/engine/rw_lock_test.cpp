@@ -1,5 +1,5 @@
-// rw_lock (issue 12, item 1) on the in-memory store: readers share, a writer excludes everyone,
-// writers come first once waiting, writer tokens above every excluded reader's.
+// rw_lock (docs/design.md section 10) on the in-memory store: readers share, a writer excludes
+// everyone, writers come first once waiting, writer tokens above every excluded reader's.
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
 #include <future>

@@ -1,4 +1,4 @@
-// lock::async_run (issue 9, item 3): acquire, guarded work, release awaited, result returned.
+// lock::async_run: acquire, guarded work, release awaited, result returned.
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
 #include <future>

@@ -1,6 +1,6 @@
-// Coalesced waiting (issue 10, item 1): the waiting acquires of one lock name in one provider
-// share one poller; the others are parked handlers served in arrival order. On the in-memory
-// store, where reads are counted.
+// Coalesced waiting (docs/design.md section 7): the waiting acquires of one lock name in one
+// provider share one poller; the others are parked handlers served in arrival order. On the
+// in-memory store, where reads are counted.
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
 #include <future>

@@ -1,4 +1,4 @@
-// provider::async_shutdown on the in-memory store (core v2 defect 14): a cancelled acquire whose
+// provider::async_shutdown on the in-memory store: a cancelled acquire whose
 // take lands late used to be given back by a background task nothing waited for, so a process
 // that exited right after left the lock held until expiry.
 #include <boost/asio.hpp>

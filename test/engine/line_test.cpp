@@ -1,6 +1,6 @@
-// The lock's waiting line (issue 10, item 3): waiting acquires join it once, the first in line
-// takes the lock when it is free, a head that never comes loses its place after one window, and
-// tries ignore it. acquire_fsm without I/O, then two providers on the in-memory store.
+// The lock's waiting line (docs/design.md section 7): waiting acquires join it once, the first in
+// line takes the lock when it is free, a head that never comes loses its place after one window,
+// and tries ignore it. acquire_fsm without I/O, then two providers on the in-memory store.
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
 #include <limits>

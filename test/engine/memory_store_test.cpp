@@ -1,6 +1,6 @@
 // The in-memory store behaves as store.cpp's commands do on MongoDB where the engine can tell the
 // difference: one line entry per owner id, the majority's view apart from the primary's latest
-// state, and a rollback to it (docs/design.md section 7).
+// state, and a rollback to it (docs/design.md section 11).
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
 #include <future>

@@ -1,4 +1,4 @@
-// Leader election (issue 12, item 3) on the in-memory store: campaign, proclaim, observe,
+// Leader election (docs/design.md section 9) on the in-memory store: campaign, proclaim, observe,
 // resign, and a leader that loses its lease learning it before another can win.
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>

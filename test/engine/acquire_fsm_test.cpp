@@ -211,8 +211,9 @@ BOOST_AUTO_TEST_CASE(try_once_answers_busy_for_a_live_holder) {
   BOOST_TEST((f.on_read(success(d), t0).ec == ml::errc::busy));
 }
 
-// A semaphore's first look at a permit (issue 12): a free permit with waiters in its line is
-// theirs, so the try is busy; with an empty line it takes, requiring the line to stay empty.
+// A semaphore's first look at a permit (docs/design.md section 10): a free permit with waiters in
+// its line is theirs, so the try is busy; with an empty line it takes, requiring the line to stay
+// empty.
 BOOST_AUTO_TEST_CASE(a_try_in_turn_does_not_overtake_the_line) {
   auto p = params(true);
   p.in_turn = true;
@@ -235,7 +236,7 @@ BOOST_AUTO_TEST_CASE(a_try_in_turn_does_not_overtake_the_line) {
   BOOST_TEST(!h.request().nobody_waiting);
 }
 
-// Issue 9, item 2: a try answers at once unless the caller opted in to confirming a silent holder.
+// A try answers at once unless the caller opted in to confirming a silent holder.
 lock_doc silent_since(std::int64_t renewed_at_ms) {
   auto d = held_by("other", 1, 4);
   d.renewed_at_ms = renewed_at_ms;
@@ -314,7 +315,7 @@ BOOST_AUTO_TEST_CASE(a_confirming_try_watches_a_force_release_placeholder) {
   BOOST_TEST((plain.on_read(success(placeholder), t0).ec == ml::errc::busy));
 }
 
-// Issue 11, item 4: a document written by something else claims an expiry no mongolock holder
+// A document written by something else claims an expiry no mongolock holder
 // could have written. The waiter clamps it to limits::min_expiry..max_expiry (and counts it for
 // the driver to report) instead of taking over at once or overflowing its deadline.
 BOOST_AUTO_TEST_CASE(an_expiry_below_the_minimum_is_waited_out_as_the_minimum) {

@@ -1,4 +1,4 @@
-// System suspend (core v2 defect 5). steady_clock stops while the machine sleeps, so a holder
+// System suspend. steady_clock stops while the machine sleeps, so a holder
 // resumed after its lease expired (in real time) kept working while another machine had taken
 // the lock over. The engine's deadlines now count on CLOCK_BOOTTIME; boot_clock's test hook moves
 // that clock ahead while steady_clock and every Asio timer see no time pass, as in a real suspend.

@@ -1,5 +1,5 @@
-// semaphore (issue 12, item 2) on the in-memory store: at most N holders, a permit each, the
-// declaration of N, waiting on every permit at once, a dead holder's permit taken over.
+// semaphore (docs/design.md section 10) on the in-memory store: at most N holders, a permit each,
+// the declaration of N, waiting on every permit at once, a dead holder's permit taken over.
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
 #include <future>

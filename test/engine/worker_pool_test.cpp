@@ -1,4 +1,4 @@
-// Defect 4 (core v2): renewals queued behind waiters' reads in one FIFO, so 6,000 waiters on
+// Renewals queued behind waiters' reads in one FIFO, so 6,000 waiters on
 // another lock made a holder lose its lease. Maintenance jobs now overtake queued acquisition
 // jobs. A fake connector stands in for libmongoc (no server).
 #include <boost/test/unit_test.hpp>

@@ -1,5 +1,5 @@
-// Batched renewal (issue 10, item 4): every lease a provider holds is renewed by one store command
-// per tick, and a batch whose matched count comes up short loses exactly the leases whose
+// Batched renewal (docs/design.md section 5): every lease a provider holds is renewed by one store
+// command per tick, and a batch whose matched count comes up short loses exactly the leases whose
 // documents moved on. On the in-memory store, where the commands are counted.
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>

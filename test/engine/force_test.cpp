@@ -1,4 +1,4 @@
-// A safer force release (issue 9, item 14): by default the next holder waits out the old
+// A safer force release: by default the next holder waits out the old
 // holder's lease, so the two never overlap; force_mode::immediate frees at once.
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>

@@ -1,4 +1,4 @@
-// The reason for a failure, to the caller (issue 9, item 1): mongolock::diagnostics gets the
+// The reason for a failure, to the caller: mongolock::diagnostics gets the
 // server's or the driver's message, or the check that failed, before the handler runs.
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>

@@ -1,6 +1,6 @@
 // A granted acquire keeps its lease: whatever became of its place in the line (a hand-off that
 // came too late and was given back, a join that lost the ticket race, a join that never landed),
-// the lease it was granted is never freed by its own clean-up (docs/design.md section 8, point 10).
+// the lease it was granted is never freed by its own clean-up (docs/design.md section 7, point 10).
 // Each case holds the waiter's provider still, as a stalled process would be, while the others
 // move the lock, then lets it run: the lock it ends up with must stay its own.
 #include <boost/asio.hpp>

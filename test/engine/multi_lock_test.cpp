@@ -1,5 +1,5 @@
-// multi_lock (issue 12, item 4) on the in-memory store: all-or-nothing, one canonical order (no
-// deadlock), everything taken is given back on failure, one guard over all the leases.
+// multi_lock (docs/design.md section 8) on the in-memory store: all-or-nothing, one canonical order
+// (no deadlock), everything taken is given back on failure, one guard over all the leases.
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
 #include <future>

@@ -1,10 +1,10 @@
-// The clock-rate rule at its edge (issue 11, item 6), on the decisions the library really makes:
-// the holder's lease_fsm deadline and a waiter's acquire_fsm observation. In real time, the
-// holder's last successful renewal is sent and applied at 0 and the waiter sees it at once,
-// polling every millisecond after. The holder's clock runs at rate rh, the waiter's at rw
-// (local seconds per real second). The holder stops at (E - m) / rh, the waiter takes over at
-// (E + m) / rw: safe exactly while rw / rh < (E + m) / (E - m). README and docs/design.md state
-// the rule; integration test clock_rates/* checks it on real processes under libfaketime.
+// The clock-rate rule at its edge (docs/design.md section 6), on the decisions the library really
+// makes: the holder's lease_fsm deadline and a waiter's acquire_fsm observation. In real time, the
+// holder's last successful renewal is sent and applied at 0 and the waiter sees it at once, polling
+// every millisecond after. The holder's clock runs at rate rh, the waiter's at rw (local seconds
+// per real second). The holder stops at (E - m) / rh, the waiter takes over at (E + m) / rw: safe
+// exactly while rw / rh < (E + m) / (E - m). README and docs/design.md state the rule; integration
+// test clock_rates/* checks it on real processes under libfaketime.
 #include <boost/test/unit_test.hpp>
 
 #include "detail/acquire_fsm.hpp"

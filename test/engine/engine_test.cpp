@@ -22,7 +22,7 @@ BOOST_AUTO_TEST_CASE(uncontended_acquire_and_release) {
   BOOST_TEST(e.store->get("a").held.owner.empty());
 }
 
-// Defect 1: a take answered with writeConcernError was granted after a local re-read. On a
+// A take answered with writeConcernError was granted after a local re-read. On a
 // primary that is then rolled back, two holders get the same token.
 BOOST_AUTO_TEST_CASE(write_concern_error_on_take_is_never_a_grant) {
   engine e;
@@ -34,7 +34,7 @@ BOOST_AUTO_TEST_CASE(write_concern_error_on_take_is_never_a_grant) {
   BOOST_TEST(e.store->get("wce").held.owner.empty(), "the applied take was given back");
 }
 
-// Defect 3: on a watchdog loss the lock was freed at the moment the work was told to stop.
+// On a watchdog loss the lock was freed at the moment the work was told to stop.
 BOOST_AUTO_TEST_CASE(watchdog_loss_frees_the_lock_only_two_margins_later) {
   engine e(fast(1000ms));  // margin 100 ms
   for (int i = 0; i < 20; ++i) e.store->inject(op::renew, {fault::kind::hang, 3000ms});
@@ -53,7 +53,7 @@ BOOST_AUTO_TEST_CASE(watchdog_loss_frees_the_lock_only_two_margins_later) {
   BOOST_TEST(e.store->get("wd").held.owner.empty());
 }
 
-// Defect 6: a release whose reply was lost was reported as lease_lost and not retried.
+// A release whose reply was lost was reported as lease_lost and not retried.
 BOOST_AUTO_TEST_CASE(ambiguous_release_is_not_a_loss_and_is_retried) {
   engine e;
   auto [ec, l] = e.acquire("rel", 1s);
@@ -77,7 +77,7 @@ BOOST_AUTO_TEST_CASE(release_retried_by_the_driver_after_a_lost_reply_is_release
   BOOST_TEST(!e.release(l), "free at our own token: released, not lost");
 }
 
-// Defect 7: an ambiguous take whose re-check failed, landing after the give-back, sat under our
+// An ambiguous take whose re-check failed, landing after the give-back, sat under our
 // owner id with nobody renewing.
 BOOST_AUTO_TEST_CASE(unconfirmed_take_landing_late_is_still_given_back) {
   engine e;
@@ -108,7 +108,7 @@ BOOST_AUTO_TEST_CASE(a_read_showing_our_own_owner_id_is_ours) {
   BOOST_TEST(std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t0).count() < 1000);
 }
 
-// Defect 9: after 2^32 takes the token's low half overflowed into the epoch.
+// After 2^32 takes the token's low half overflowed into the epoch.
 BOOST_AUTO_TEST_CASE(token_low_half_full_raises_the_epoch) {
   engine e;
   const std::int64_t full = (std::int64_t{5} << 32) | 0xffffffff;
@@ -120,14 +120,14 @@ BOOST_AUTO_TEST_CASE(token_low_half_full_raises_the_epoch) {
   BOOST_TEST(l.fencing_token() > full);
 }
 
-// Defect 10: async_acquire_for(negative) waited forever.
+// async_acquire_for(negative) waited forever.
 BOOST_AUTO_TEST_CASE(negative_timeout_is_invalid) {
   engine e;
   auto [ec, l] = e.acquire("neg", -1ms, 2s);
   BOOST_TEST((ec == ml::errc::invalid_options), ec.message());
 }
 
-// Defect 12: two first acquisitions racing on the epoch upsert (E11000) failed.
+// Two first acquisitions racing on the epoch upsert (E11000) failed.
 BOOST_AUTO_TEST_CASE(epoch_upsert_race_is_retried) {
   engine e;
   e.store->inject(op::next_epoch, {fault::kind::duplicate_key});
@@ -136,7 +136,7 @@ BOOST_AUTO_TEST_CASE(epoch_upsert_race_is_retried) {
   BOOST_TEST(e.store->count(op::next_epoch) == 2u);
 }
 
-// Defect 16: a take whose reply came after sent + expiry - margin was handed out as a lease
+// A take whose reply came after sent + expiry - margin was handed out as a lease
 // already past its deadline (the CLI then started COMMAND beside the next holder).
 BOOST_AUTO_TEST_CASE(late_grant_is_given_back_not_handed_out) {
   engine e(fast(1000ms));
@@ -159,7 +159,7 @@ BOOST_AUTO_TEST_CASE(late_grant_while_waiting_goes_on_to_a_fresh_take) {
   BOOST_TEST(l.held(), "its clock started at its own take, not the late one");
 }
 
-// Defect 15: guarded work ran on the lease's internal strand, so after its first suspension it
+// Guarded work ran on the lease's internal strand, so after its first suspension it
 // left the caller's strand: a Beast stream written inside async_guard on a multi-threaded
 // io_context was a silent data race.
 BOOST_AUTO_TEST_CASE(guarded_work_stays_on_the_callers_strand) {

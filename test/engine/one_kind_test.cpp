@@ -1,4 +1,4 @@
-// A name is one kind of thing (docs/design.md section 11): a plain lock NAME and a semaphore or
+// A name is one kind of thing (docs/design.md section 10): a plain lock NAME and a semaphore or
 // rw_lock NAME share no document (the permits are NAME#k), so without a declaration both could
 // be held at once. A plain lock declares its name a lock's before its first acquire; the
 // semaphore's and rw_lock's declarations then refuse it, and the reverse.

@@ -1,8 +1,8 @@
-// Hand-off to the line (issue 10, item 3): a release hands the lock to the head of the lock's
-// line (another process) in the same update, and may put its own next waiter in line with it.
-// The head's clock starts at its last write of its entry (docs/design.md section 8). The FSM
-// rules without I/O, then two providers (two processes, as far as the lock goes) on the
-// in-memory store, where every command is counted and can be broken.
+// Hand-off to the line (docs/design.md section 7): a release hands the lock to the head of the
+// lock's line (another process) in the same update, and may put its own next waiter in line with
+// it. The head's clock starts at its last write of its entry (docs/design.md section 7). The FSM
+// rules without I/O, then two providers (two processes, as far as the lock goes) on the in-memory
+// store, where every command is counted and can be broken.
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -312,7 +312,7 @@ BOOST_AUTO_TEST_CASE(a_full_low_half_releases_plainly_and_the_head_takes_a_new_e
 
 // A waiter in line looks often enough to use a hand-off, whatever its backoff: at least every
 // (E - m - R') / 2, where R' is its refresh period, and it wakes to refresh its entry when that
-// is due (docs/design.md section 8, point 6). Here E = 1 s, m = 100 ms, R = 300 ms: every 300 ms
+// is due (docs/design.md section 7, point 6). Here E = 1 s, m = 100 ms, R = 300 ms: every 300 ms
 // at most, against a backoff of 2..5 s that made every hand-off late.
 BOOST_AUTO_TEST_CASE(a_slow_backoff_in_line_still_looks_in_time_for_a_hand_off) {
   auto p = params();

@@ -1,6 +1,6 @@
-// Local hand-off (issue 10, item 2): releasing a lock that a parked acquire of the same provider
-// waits for hands it over in one update (new owner, token + 1), never freeing it in between. On
-// the in-memory store, where every command is counted and can be broken.
+// Local hand-off (docs/design.md section 7): releasing a lock that a parked acquire of the same
+// provider waits for hands it over in one update (new owner, token + 1), never freeing it in
+// between. On the in-memory store, where every command is counted and can be broken.
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
 #include <future>

@@ -1,4 +1,4 @@
-// Every asynchronous operation with every common completion token (issue 9, item 4). Mostly a
+// Every asynchronous operation with every common completion token. Mostly a
 // compile test: the operations are instantiated inside coroutines and functions that the cases
 // build but only partly run; what runs, runs on the in-memory store.
 #include <boost/asio.hpp>
@@ -35,7 +35,7 @@ namespace {
   [[maybe_unused]] int n2 = co_await held.async_guard(work(), asio::use_awaitable);
   [[maybe_unused]] auto [x3, n3] = co_await held.async_guard(work(), asio::as_tuple(asio::use_awaitable));
   co_await held.async_guard(nothing());
-  // asio::deferred, as for every other operation (issue 9, item 4; Asio 1.81 cannot co_await a
+  // asio::deferred, as for every other operation (Asio 1.81 cannot co_await a
   // deferred (exception_ptr, T) operation, so these hand back the awaitable).
   [[maybe_unused]] int n4 = co_await held.async_guard(work(), asio::deferred);
   co_await held.async_guard(nothing(), asio::deferred);
