@@ -317,5 +317,30 @@ gap=$(( ($(cat "$f/second" 2>/dev/null || echo 0) - $(cat "$f/term" 2>/dev/null 
 check "the supervisor stopped the job ${gap} ms before the next holder started (second $rc_second, frozen $rc_frozen)" \
   '[ $rc_second = 0 ] && [ -s "$f/term" ] && [ -s "$f/second" ] && [ "$(cat "$f/term")" -lt "$(cat "$f/second")" ] && [ $rc_frozen = 74 ]'
 
+# 18. ... and a command that ignores SIGTERM is gone before the next holder starts, whatever
+#     --kill-after says: SIGKILL comes at most a margin past the lease's deadline.
+n=$(name deaf) f=$work/deaf; mkdir -p "$f"
+"$bin" --ttl 2s --kill-after 5s run "$n" -- sh -c "trap '' TERM; touch $f/started; \
+  while :; do date +%s%N > $f/alive.tmp && mv $f/alive.tmp $f/alive; sleep 0.02; done" 2>"$f/err" & deaf=$!
+wait_for_file "$f/alive"
+sleep 0.5
+kill -STOP $deaf
+"$bin" --ttl 2s --wait 15s run "$n" -- sh -c "date +%s%N > $f/second"; rc_second=$?
+sleep 0.3  # a survivor would write once more meanwhile
+kill -CONT $deaf; wait $deaf; rc_deaf=$?
+gap=$(( ($(cat "$f/second" 2>/dev/null || echo 0) - $(cat "$f/alive" 2>/dev/null || echo 0)) / 1000000 ))
+check "a command deaf to SIGTERM was last alive ${gap} ms before the next holder started (second $rc_second, first $rc_deaf)" \
+  '[ $rc_second = 0 ] && [ -s "$f/second" ] && [ "$gap" -gt 0 ] && [ $rc_deaf = 74 ] && grep -q "local deadline" "$f/err"'
+
+# 19. A command that finished inside its lease while `mongolock` was stopped: its own status, not
+#     74 (the supervisor saw it end before the deadline), even though the lease ran out meanwhile.
+n=$(name inside) f=$work/inside; mkdir -p "$f"
+"$bin" --ttl 2s run "$n" -- sh -c "touch $f/started; sleep 0.5; exit 3" 2>"$f/err" & inside=$!
+wait_for_file "$f/started"
+kill -STOP $inside
+sleep 2.5
+kill -CONT $inside; wait $inside; rc=$?
+check "finished inside the lease while mongolock was stopped: COMMAND's status 3 (got $rc)" '[ $rc = 3 ]'
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

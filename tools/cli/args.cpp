@@ -111,6 +111,7 @@ global options (environment variable in brackets):
   -w, --wait DURATION     how long `run` waits for the lock, up to 8784h (366 days) [MONGOLOCK_WAIT]
                           (forever; 0 = try once)
   --kill-after DURATION   grace between SIGTERM and SIGKILL when the lease is lost, up to 1h
+                          (SIGKILL at most a margin past the lease's deadline)
                           [MONGOLOCK_KILL_AFTER] (5s)
   -E, --conflict-exit-code N  exit status of `run` when the lock is busy or --wait ran out,
                           0..255 (75)

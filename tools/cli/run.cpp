@@ -119,10 +119,10 @@ class signals_held {
 };
 
 // Forks the supervisor (supervise.hpp), which starts COMMAND. Returns its pid, and in
-// `lifeline` the write end of its pipe; -1 with errno on failure. `deadline_ms`: the lease's
-// local deadline now (boot_ms).
-pid_t start_supervisor(const exec_plan& plan, std::chrono::milliseconds kill_after, std::int64_t deadline_ms,
-                       int& lifeline) {
+// `lifeline` the write end of its pipe; -1 with errno on failure. `kill_after`, `margin`: when it
+// stops COMMAND (supervise.hpp); `deadline_ms`: the lease's local deadline now (boot_ms).
+pid_t start_supervisor(const exec_plan& plan, std::chrono::milliseconds kill_after,
+                       std::chrono::milliseconds margin, std::int64_t deadline_ms, int& lifeline) {
   int alive[2];
   if (::pipe2(alive, O_CLOEXEC) != 0) return -1;
   pid_t pid = -1;
@@ -134,7 +134,7 @@ pid_t start_supervisor(const exec_plan& plan, std::chrono::milliseconds kill_aft
     if (pid == 0) {
       ::close(alive[1]);
       ::setpgid(0, 0);  // own process group, so signals reach the whole job
-      supervise(plan, alive[0], kill_after, deadline_ms);
+      supervise(plan, alive[0], kill_after, margin, deadline_ms);
     }
   }
   ::close(alive[0]);
@@ -150,39 +150,60 @@ pid_t start_supervisor(const exec_plan& plan, std::chrono::milliseconds kill_aft
 }
 
 // The lease's local deadline on the supervisor's clock (boot_ms): now + time left, rounded down.
+// The clock is read first: a stall between the two reads then makes the sum earlier, never later.
 template <class Held>
 std::int64_t deadline_of(const Held& held) {
-  return boot_ms() + held.time_left().count();
+  const auto now = boot_ms();
+  return now + held.time_left().count();
 }
 
-// Sends `deadline_ms` to the supervisor. A supervisor that is gone makes the write fail with
-// EPIPE: its SIGPIPE (directed at this thread) is blocked around the write and taken back, so it
-// never ends `mongolock`, whose own waitpid reports the supervisor's end.
-void send_deadline(int lifeline, std::int64_t deadline_ms) {
+// The lease's margin (--margin, or a tenth of --ttl). A lease is lost at its deadline or later,
+// and a waiter takes the lock over 2 x margin after that deadline at the earliest
+// (docs/design.md section 2): a COMMAND deaf to SIGTERM gets SIGKILL at most a margin after the
+// loss, whatever --kill-after says, so it is gone a margin before.
+std::chrono::milliseconds margin_of(const options& o) {
+  lock_options lo;
+  lo.expiry = o.ttl;
+  lo.safety_margin = o.margin;
+  return lo.effective_margin();
+}
+
+// Sends `deadline_ms` to the supervisor; true if it is in the pipe. A supervisor that is gone
+// makes the write fail with EPIPE: its SIGPIPE (directed at this thread) is blocked around the
+// write and taken back, so it never ends `mongolock`, whose own waitpid reports the supervisor's
+// end. A full pipe (a supervisor stopped for long) fails with EAGAIN: the next check sends again.
+bool send_deadline(int lifeline, std::int64_t deadline_ms) {
   sigset_t pipe_only, saved;
   ::sigemptyset(&pipe_only);
   ::sigaddset(&pipe_only, SIGPIPE);
   ::pthread_sigmask(SIG_BLOCK, &pipe_only, &saved);
-  if (::write(lifeline, &deadline_ms, sizeof deadline_ms) < 0 && errno == EPIPE) {
+  const auto written = ::write(lifeline, &deadline_ms, sizeof deadline_ms);
+  if (written < 0 && errno == EPIPE) {
     const timespec none{0, 0};
     ::sigtimedwait(&pipe_only, nullptr, &none);
   }
   ::pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+  return written == static_cast<ssize_t>(sizeof deadline_ms);
 }
 
 // Tells the supervisor each new local deadline of `held` (supervise.hpp): checked every `every`,
-// sent when it moved. Stopped by `running` going false (on this thread, before `held` and the
-// pipe go away) and the timer's cancellation; no cancellation slot, so nothing of the caller's
-// frame is touched once it has returned.
+// and every millisecond in the last 2 x `every` before the last one sent, so that a renewal
+// answered just before it still reaches the supervisor in time; sent when it moved. `sent`: the
+// last deadline in the pipe. Stopped by `running` going false (on this thread, before `held` and
+// the pipe go away) and the timer's cancellation; no cancellation slot, so nothing of the
+// caller's frame is touched once it has returned.
 template <class Held>
-asio::awaitable<void> report_deadlines(const Held& held, int lifeline, std::int64_t sent, std::chrono::milliseconds every,
-                                       std::shared_ptr<asio::steady_timer> t, std::shared_ptr<const bool> running) {
+asio::awaitable<void> report_deadlines(const Held& held, int lifeline, std::shared_ptr<std::int64_t> sent,
+                                       std::chrono::milliseconds every, std::shared_ptr<asio::steady_timer> t,
+                                       std::shared_ptr<const bool> running) {
   for (;;) {
-    t->expires_after(every);
+    const auto left = *sent - boot_ms();
+    const bool close = left >= 0 && left < 2 * every.count();
+    t->expires_after(close ? std::chrono::milliseconds{1} : every);
     auto [ec] = co_await t->async_wait(asio::as_tuple(asio::use_awaitable));
     if (ec || !*running) co_return;
     const auto now = deadline_of(held);
-    if (now > sent) send_deadline(lifeline, sent = now);
+    if (now > *sent && send_deadline(lifeline, now)) *sent = now;
   }
 }
 
@@ -244,8 +265,9 @@ asio::awaitable<int> run_holding(Held& held, const options& o, asio::signal_set&
     if (o.permits > 0 || o.shared) env.emplace_back("MONGOLOCK_PERMIT", held.name());
   const exec_plan plan(command.path, o.argv, child_environment(environ, env));
   int lifeline = -1;  // the write end of the supervisor's pipe: open until we return
-  const auto first_deadline = deadline_of(held);
-  const pid_t pid = start_supervisor(plan, o.kill_after, first_deadline, lifeline);
+  const auto grace = std::min(o.kill_after, margin_of(o));  // after a loss seen here
+  auto sent = std::make_shared<std::int64_t>(deadline_of(held));  // the last deadline in the pipe
+  const pid_t pid = start_supervisor(plan, o.kill_after, margin_of(o), *sent, lifeline);
   const owned_fd close_lifeline(lifeline);
   if (pid < 0) {
     std::cerr << "mongolock: cannot start the command: " << std::strerror(errno) << "\n";
@@ -264,13 +286,13 @@ asio::awaitable<int> run_holding(Held& held, const options& o, asio::signal_set&
     asio::steady_timer kill_timer;
   };
   auto watch = std::make_shared<loss_watch>(ex);
-  held.async_wait_lost([watch, pid, name = o.name, kill_after = o.kill_after](error_code why) {
+  held.async_wait_lost([watch, pid, name = o.name, grace](error_code why) {
     if (why != errc::lease_lost || watch->over) return;
     watch->lost = true;
     std::cerr << "mongolock: lease on '" << name << "' lost; stopping the command (SIGTERM, SIGKILL after "
-              << kill_after.count() << " ms)\n";
+              << grace.count() << " ms)\n";
     ::kill(-pid, SIGTERM);
-    watch->kill_timer.expires_after(kill_after);
+    watch->kill_timer.expires_after(grace);
     watch->kill_timer.async_wait([pid](error_code e) {
       if (!e) ::kill(-pid, SIGKILL);
     });
@@ -285,7 +307,7 @@ asio::awaitable<int> run_holding(Held& held, const options& o, asio::signal_set&
   auto reporting = std::make_shared<bool>(true);
   auto report_timer = std::make_shared<asio::steady_timer>(ex);
   const auto every = std::max(std::chrono::milliseconds{10}, o.ttl / 100);
-  asio::co_spawn(ex, report_deadlines(held, lifeline, first_deadline, every, report_timer, reporting), asio::detached);
+  asio::co_spawn(ex, report_deadlines(held, lifeline, sent, every, report_timer, reporting), asio::detached);
 
   int status = 0;
   for (;;) {
@@ -293,10 +315,11 @@ asio::awaitable<int> run_holding(Held& held, const options& o, asio::signal_set&
     if (done == pid || (done < 0 && errno != EINTR)) break;
     co_await children.async_wait(asio::as_tuple(asio::use_awaitable));
   }
-  // Past the lease's local deadline (this process was stopped or stalled meanwhile): the
-  // supervisor has stopped the job group, itself included (supervise.hpp), or is doing so.
-  const bool past_deadline = held.time_left() == std::chrono::milliseconds{0};
+  // A supervisor killed after the last deadline it was sent ended the job group itself, itself
+  // included (supervise.hpp): that deadline passed while this process was stopped or stalled, or
+  // a renewal came too late to be sent in time.
   const bool lost = watch->lost;
+  const bool past_deadline = WIFSIGNALED(status) && boot_ms() >= *sent;
   if (WIFSIGNALED(status) && !lost) {
     // The supervisor was killed (OOM killer, `pkill -9 mongolock`, or its own end of the group
     // at the deadline), not COMMAND's exit: COMMAND died with it (PDEATHSIG), but what it
@@ -309,10 +332,11 @@ asio::awaitable<int> run_holding(Held& held, const options& o, asio::signal_set&
       std::cerr << "mongolock: the supervisor of the command was killed (signal " << WTERMSIG(status)
                 << "); the command's process group was killed too\n";
   }
-  // COMMAND finished inside its lease unless the lease was already lost by then (the status reads
-  // the lease's state now; `lost` may still be on its way). Whatever the release then says, the
-  // job ran under the lock: its status is the truth, and 74 would make a wrapper re-run it.
-  const bool finished_inside = !lost && !past_deadline && !held.status();
+  // COMMAND finished inside its lease unless the lease was already lost by then. A supervisor that
+  // exited saw COMMAND end and judged it against the deadline (74 if it ended after); otherwise
+  // the lease's state now tells (`lost` may still be on its way). Whatever the release then says,
+  // a job that ran under the lock has its own status, as 74 would make a wrapper re-run it.
+  const bool finished_inside = !lost && !past_deadline && (WIFEXITED(status) || !held.status());
   stop.cancel();
   watch->over = true;
   watch->kill_timer.cancel();

@@ -28,6 +28,15 @@ void say(const char* text) noexcept {
 
 void wake(int) {}  // SIGCHLD only interrupts ppoll
 
+// A ppoll timeout of at most a second. ppoll waits on CLOCK_MONOTONIC, which stops while the
+// machine is suspended, and the deadline is on CLOCK_BOOTTIME, which does not: waking at least
+// once a second notices a deadline passed during a suspend within a second of the resume (as
+// boot_clock.hpp does for the library's timers).
+timespec at_most_a_second(std::int64_t left_ms) noexcept {
+  const auto ms = left_ms < 1000 ? left_ms : 1000;
+  return {static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1'000'000};
+}
+
 // Reads whatever deadlines `mongolock` sent (the latest wins). False once the pipe is at
 // end-of-file (or broken): `mongolock` is gone.
 bool read_deadlines(int fd, std::int64_t& deadline_ms) noexcept {
@@ -50,7 +59,7 @@ std::int64_t boot_ms() noexcept {
 }
 
 void supervise(const exec_plan& plan, int parent_alive, std::chrono::milliseconds kill_after,
-               std::int64_t deadline_ms) noexcept {
+               std::chrono::milliseconds margin, std::int64_t deadline_ms) noexcept {
   // The parent blocked these signals around fork(): its handlers (Asio's) must never run here.
   for (int sig : forwarded_signals) set_disposition(sig, SIG_IGN);
   set_disposition(SIGCHLD, wake);
@@ -90,15 +99,19 @@ void supervise(const exec_plan& plan, int parent_alive, std::chrono::millisecond
   int status = 0;
   bool gone = false;
   for (;;) {
-    if (::waitpid(job, &status, WNOHANG) == job) ::_exit(exit_code_of(status));
+    // The newest deadline first: this process may have been stopped too, with some unread.
+    gone = !read_deadlines(parent_alive, deadline_ms);
+    // COMMAND ended by itself. Seen ending before the deadline, it ran under the lock and its
+    // status is the truth; seen only after it (this process was stopped or stalled as well), the
+    // lock may have been someone else's by then: 74, as for a lost lease.
+    if (::waitpid(job, &status, WNOHANG) == job)
+      ::_exit(boot_ms() < deadline_ms ? exit_code_of(status) : exit_lost);
+    if (gone) break;
     const auto left = deadline_ms - boot_ms();
     if (left <= 0) break;  // no newer deadline came: the lease has ended by its own clock
-    const timespec t{static_cast<time_t>(left / 1000), static_cast<long>(left % 1000) * 1'000'000};
+    const timespec t = at_most_a_second(left);
     pollfd p{parent_alive, POLLIN, 0};
-    if (::ppoll(&p, 1, &t, &original) > 0 && !read_deadlines(parent_alive, deadline_ms)) {
-      gone = true;
-      break;
-    }
+    ::ppoll(&p, 1, &t, &original);
   }
 
   // The lease has ended (`mongolock` is gone, or could not renew it in time): stop the job as a
@@ -107,13 +120,18 @@ void supervise(const exec_plan& plan, int parent_alive, std::chrono::millisecond
   say(gone ? "mongolock: the mongolock process died; stopping the command (SIGTERM, then SIGKILL)\n"
            : "mongolock: the lease's local deadline passed with no newer one from the mongolock process (stopped, "
              "stalled, or its renewals failed); stopping the command (SIGTERM, then SIGKILL)\n");
-  const auto deadline = boot_ms() + kill_after.count();
-  for (auto left = kill_after.count(); left > 0; left = deadline - boot_ms()) {
+  // SIGKILL after --kill-after, but no later than a margin past the lease's deadline: a waiter
+  // takes over 2 x margin after it at the earliest (docs/design.md section 2).
+  const auto by_grace = boot_ms() + kill_after.count(), by_lease = deadline_ms + margin.count();
+  const auto kill_at = by_grace < by_lease ? by_grace : by_lease;
+  for (auto left = kill_at - boot_ms(); left > 0; left = kill_at - boot_ms()) {
     if (::waitpid(job, &status, WNOHANG) == job) break;
-    const timespec t{static_cast<time_t>(left / 1000), static_cast<long>(left % 1000) * 1'000'000};
+    const timespec t = at_most_a_second(left);
     ::ppoll(nullptr, 0, &t, &original);
   }
   // Whatever is left of the group, this process included: nobody holds the lock for it now.
+  // `mongolock` tells this end from another SIGKILL by the time: it is past the last deadline it
+  // sent (run.cpp).
   ::kill(-::getpgrp(), SIGKILL);
   ::_exit(exit_lost);
 }

@@ -10,9 +10,11 @@
 // local deadline (CLOCK_BOOTTIME, ms, 8 bytes a message) after every renewal: a `mongolock` that
 // is alive but cannot act (SIGSTOP, a debugger, a swap storm) sends no newer one, and the lease
 // ends by its own clock at the last one sent. In either case the supervisor does what `mongolock`
-// does when the lease is lost: SIGTERM to the process group, SIGKILL after --kill-after, exit 74.
+// does when the lease is lost: SIGTERM to the process group, then SIGKILL to all of it (itself
+// included) after --kill-after, but no later than a margin past the deadline, so that even a
+// COMMAND deaf to SIGTERM is gone before a waiter can take the lock (docs/design.md section 2).
 // Otherwise it waits for COMMAND and exits with COMMAND's status (128+N if killed by signal N),
-// so `mongolock` reports what it always did.
+// or 74 if it saw COMMAND end only after the deadline, so `mongolock` reports what it always did.
 //
 // A pipe rather than PR_SET_PDEATHSIG: the death signal follows the *thread* that forked, and
 // signals can be missed between fork and prctl; end-of-file has neither problem.
@@ -44,9 +46,10 @@ inline int exit_code_of(int status) noexcept {
 std::int64_t boot_ms() noexcept;
 
 // The child side of fork(), in the new process group: starts COMMAND (`plan`) and supervises it.
-// `parent_alive`: the pipe's read end; `deadline_ms`: the lease's local deadline when it forked
-// (boot_ms). Async-signal-safe throughout (the parent is multi-threaded); never returns.
+// `parent_alive`: the pipe's read end; `kill_after`: from SIGTERM to SIGKILL, at most until
+// `margin` past the deadline; `deadline_ms`: the lease's local deadline when it forked (boot_ms).
+// Async-signal-safe throughout (the parent is multi-threaded); never returns.
 [[noreturn]] void supervise(const exec_plan& plan, int parent_alive, std::chrono::milliseconds kill_after,
-                            std::int64_t deadline_ms) noexcept;
+                            std::chrono::milliseconds margin, std::int64_t deadline_ms) noexcept;
 
 }  // namespace mongolock::cli
