@@ -265,9 +265,10 @@ asio::awaitable<int> run_holding(Held& held, const options& o, asio::signal_set&
     if (o.permits > 0 || o.shared) env.emplace_back("MONGOLOCK_PERMIT", held.name());
   const exec_plan plan(command.path, o.argv, child_environment(environ, env));
   int lifeline = -1;  // the write end of the supervisor's pipe: open until we return
-  const auto grace = std::min(o.kill_after, margin_of(o));  // after a loss seen here
+  const auto margin = margin_of(o);
+  const auto grace = std::min(o.kill_after, margin);  // after a loss seen here
   auto sent = std::make_shared<std::int64_t>(deadline_of(held));  // the last deadline in the pipe
-  const pid_t pid = start_supervisor(plan, o.kill_after, margin_of(o), *sent, lifeline);
+  const pid_t pid = start_supervisor(plan, o.kill_after, margin, *sent, lifeline);
   const owned_fd close_lifeline(lifeline);
   if (pid < 0) {
     std::cerr << "mongolock: cannot start the command: " << std::strerror(errno) << "\n";
