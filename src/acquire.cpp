@@ -5,6 +5,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
 #include <optional>
 
 #include "detail/access.hpp"
@@ -284,6 +285,10 @@ result grant(const std::shared_ptr<provider_impl>& p, diagnostics* d, const lock
 
 result give_up(provider_impl& p, diagnostics* d, const acquire_fsm& fsm, const acquire_action& a) {
   for (auto token : fsm.unconfirmed()) p.release_in_background(fsm.name(), fsm.owner(), token, {}, true);
+  // Once each (retried only on an error): if one has not landed yet, its late reply frees it.
+  for (auto token : fsm.abandoned())
+    if (std::ranges::find(fsm.unconfirmed(), token) == fsm.unconfirmed().end())
+      p.release_in_background(fsm.name(), fsm.owner(), token);
   leave_line(p.shared_from_this(), fsm, leaving::gave_up);
   p.count.failed_attempts.fetch_add(fsm.lost_races(), std::memory_order_relaxed);
   p.count.busy_observations.fetch_add(fsm.busy_observations(), std::memory_order_relaxed);

@@ -91,8 +91,7 @@ acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
         return granted;
       }
     }
-    if (std::find(unconfirmed_.begin(), unconfirmed_.end(), seen.held.token) == unconfirmed_.end())
-      unconfirmed_.push_back(seen.held.token);
+    remember_unconfirmed(seen.held.token);
     return give_back(seen.held.token);
   }
   const bool free = !seen.exists || seen.held.owner.empty();
@@ -308,19 +307,22 @@ acquire_action acquire_fsm::on_take(const outcome<bool>& r, time_point sent, tim
     }
     if (now < take_bound(sent)) return grant(pending_token_, sent);
     // Applied, but our own deadline for it has passed: a waiter may already count it expired.
-    unconfirmed_.push_back(pending_token_);
+    remember_unconfirmed(pending_token_);
     return give_back(pending_token_);
   }
-  if (r.ec == aerr::operation_aborted) return fail(r.ec, r.message);  // the late reply is given back
-  if (r.ec == errc::timeout) {  // bounded by take_bound or the deadline; the late reply is given back
-    // It may still land: a read showing it counts from this send time at the latest (it is
-    // past its bound by then, so given back, never granted: the late reply frees it too).
+  if (r.ec == aerr::operation_aborted || r.ec == errc::timeout) {
+    // Abandoned (cancelled, or bounded by take_bound or the deadline): it may still land. The
+    // driver gives it back when its late reply comes, but a process that ends first never sees
+    // that reply, so it is also given back once as the acquire ends. A read showing it counts
+    // from this send time at the latest (past its bound by then: given back, never granted).
+    if (std::find(abandoned_.begin(), abandoned_.end(), pending_token_) == abandoned_.end())
+      abandoned_.push_back(pending_token_);
     if (!first_unconfirmed_sent_) first_unconfirmed_sent_ = sent;
-    if (past_deadline(now)) return fail(r.ec, r.message);
+    if (r.ec == aerr::operation_aborted || past_deadline(now)) return fail(r.ec, r.message);
     return read();
   }
   if (!r.ambiguous) return fail(r.ec, r.message);  // definitely not applied
-  unconfirmed_.push_back(pending_token_);
+  remember_unconfirmed(pending_token_);
   if (!first_unconfirmed_sent_) first_unconfirmed_sent_ = sent;
   // A write-concern error: applied on the primary, but a failover may roll it back. Never a
   // grant (two holders with one token otherwise); the driver gives it back.
@@ -344,14 +346,20 @@ acquire_action acquire_fsm::on_given_back(const outcome<bool>& r, time_point now
   return read();
 }
 
+void acquire_fsm::remember_unconfirmed(std::int64_t token) {
+  if (std::find(unconfirmed_.begin(), unconfirmed_.end(), token) == unconfirmed_.end()) unconfirmed_.push_back(token);
+}
+
 void acquire_fsm::forget_unconfirmed(std::int64_t token) {
   std::erase(unconfirmed_, token);
+  std::erase(abandoned_, token);
 }
 
 acquire_action acquire_fsm::grant(std::int64_t token, time_point clock_start) {
   left_with_take_ = std::any_of(leaving_.begin(), leaving_.end(), [&](const line_entry& e) { return e.owner == p_.owner; });
   // Any other unconfirmed take compared against a state that no longer exists: it cannot land.
   unconfirmed_.clear();
+  abandoned_.clear();
   acquire_action a{kind::grant};
   a.token = token;
   a.at = clock_start;

@@ -9,7 +9,9 @@
 // - a write-concern error is never a grant: the take may be rolled back;
 // - a take whose outcome is unknown is re-checked with a majority read; until confirmed either
 //   way it stays "unconfirmed", and every unconfirmed take is given back when the call ends
-//   without it; a read that shows our own owner id is ours, not a stranger to wait out.
+//   without it (so is a take abandoned by a timeout or a cancellation: it may still land, and
+//   its late reply may never be seen); a read that shows our own owner id is ours, not a
+//   stranger to wait out.
 #include <boost/system/error_code.hpp>
 #include <chrono>
 #include <cstdint>
@@ -99,6 +101,8 @@ class acquire_fsm {
   const std::string& owner() const { return p_.owner; }
   // Tokens of takes that may have been applied and were not granted: give them back.
   const std::vector<std::int64_t>& unconfirmed() const { return unconfirmed_; }
+  // Takes abandoned while in flight; the driver also gives each back when its late reply comes.
+  const std::vector<std::int64_t>& abandoned() const { return abandoned_; }
   std::uint64_t lost_races() const { return lost_races_; }
   // The line (docs/design.md section 7): the ticket of a `join`; whether a join was sent (its entry
   // may be in the line even if its reply was lost); whether the take being granted removed it.
@@ -140,6 +144,7 @@ class acquire_fsm {
   bool in_line(const lock_doc& seen) const;
   acquire_action give_back(std::int64_t token);
   bool past_deadline(time_point now) const;
+  void remember_unconfirmed(std::int64_t token);
   void forget_unconfirmed(std::int64_t token);
 
   std::string name_;
@@ -171,6 +176,7 @@ class acquire_fsm {
   int epoch_races_ = 0;
   std::optional<time_point> first_unconfirmed_sent_;  // earliest send time of an unconfirmed take
   std::vector<std::int64_t> unconfirmed_;
+  std::vector<std::int64_t> abandoned_;  // timed out or cancelled in flight, not seen since
   std::uint64_t lost_races_ = 0, busy_ = 0, out_of_bounds_ = 0;
 };
 
