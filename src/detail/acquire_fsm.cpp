@@ -37,10 +37,12 @@ acquire_fsm::acquire_fsm(std::string name, acquire_params p)
 acquire_action acquire_fsm::start(time_point now, std::optional<lock_doc> remembered) {
   if (p_.enrolled) {
     // Our provider has just handed the lock to another process, which needs a read of its own to
-    // find it and then holds it: a read now would only find it held. Look after one first delay.
+    // find it and then holds it: a read now would only find it held. Look after one first delay,
+    // paced as any wait in line: the lock may come to us from the line meanwhile.
     acquire_action a{kind::wait_until};
     std::uniform_int_distribution<long long> pick(p_.backoff_min.count(), 2 * p_.backoff_min.count());
     a.at = now + std::chrono::milliseconds{pick(rng_)};
+    a = paced_in_line(a, now);
     if (p_.deadline) a.at = std::min(a.at, *p_.deadline);
     return a;
   }
@@ -260,7 +262,14 @@ acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const 
 acquire_action acquire_fsm::take_or_epoch(const lock_doc& observed) {
   pending_observed_ = observed;
   if (needs_new_epoch(observed)) return {kind::next_epoch};
-  return take(observed.held.token + 1);
+  // Above every take abandoned in flight: its late reply may give back (owner, its token), and
+  // that must never match a lease this acquire holds (docs/design.md section 1: tokens need only
+  // increase). Epoch tokens are drawn fresh, so only the same epoch can collide.
+  std::int64_t token = observed.held.token + 1;
+  for (auto a : abandoned_)
+    if (a >= token && (a >> 32) == (token >> 32)) token = a + 1;
+  if ((token & token_low_mask) == 0) return {kind::next_epoch};  // carried into the epoch
+  return take(token);
 }
 
 acquire_action acquire_fsm::on_epoch(const outcome<std::optional<std::int64_t>>& r, time_point) {

@@ -1,7 +1,7 @@
 #pragma once
 // Decides when a held lock counts as expired WITHOUT reading anybody's wall clock.
 //
-// The holder bumps a heartbeat counter ("beat") on every renewal. A waiter remembers the
+// The holder writes a fresh random heartbeat ("beat") at every renewal. A waiter remembers the
 // (owner, token, beat) triple it saw and the monotonic time its read RETURNED. Only when the
 // very same triple is still there after expiry + margin of the waiter's own monotonic clock may it
 // take over, with a compare-and-swap on that triple. The holder, meanwhile, cancels its work at

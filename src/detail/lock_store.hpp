@@ -140,8 +140,8 @@ struct held_lease {
 };
 
 enum class read_mode {
-  primary,   // the primary's latest state: waiting reads
-  majority,  // the primary, majority read concern: re-checks after ambiguous writes, the epoch
+  primary,   // the primary's latest state, never a take decided on it (status, list, renewal fallback)
+  majority,  // the primary, majority read concern: every acquire read, re-checks, the epoch
 };
 
 class lock_store {

@@ -45,7 +45,7 @@ outcome<T> classify(const bson_error_t& e, bool write_was_sent);
 bool is_duplicate_key(const bson_error_t& e);
 
 // Command builders: pure, so their documents are unit-tested.
-// find options for a read: always the primary; majority read concern for re-checks and epochs.
+// find options for a read: always the primary; majority read concern for every acquire read.
 void build_read_opts(read_mode, bson_t* opts, mongoc_read_prefs_t** prefs);
 void build_insert(const take_request&, std::int64_t now_ms, bson_t* doc);
 void build_swap(const take_request&, std::int64_t now_ms, bson_t* filter, bson_t* change);
@@ -55,7 +55,7 @@ void build_leave(std::string_view name, std::string_view owner, bson_t* filter, 
 void build_release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
                           bson_t* filter, bson_t* change);
 void build_refresh(std::string_view name, std::string_view owner, std::int64_t ticket, bson_t* filter, bson_t* change);
-// The renewal of every lease in `held` (one filter clause each, $or'ed): heartbeat + 1.
+// The renewal of every lease in `held` (one filter clause each, $or'ed): a fresh heartbeat.
 void build_renewal(const std::vector<held_lease>& held, std::chrono::milliseconds expiry, std::int64_t now_ms,
                    bson_t* filter, bson_t* change,
                    const holder_meta* holder = nullptr);

@@ -180,6 +180,24 @@ BOOST_AUTO_TEST_CASE(a_take_in_flight_at_the_deadline_is_given_back_as_the_acqui
   BOOST_TEST(f.abandoned() == std::vector<std::int64_t>{8}, boost::test_tools::per_element());
 }
 
+// A take abandoned at its bound may still land, and its late reply gives back (owner, token): the
+// next take of the same acquire goes above it, so that give-back never matches the lock it takes.
+BOOST_AUTO_TEST_CASE(a_take_after_an_abandoned_one_carries_a_token_above_it) {
+  acquire_fsm f("x", params());
+  to_take(f);  // token 8
+  BOOST_REQUIRE((f.on_take(err<bool>(ml::errc::timeout, false), t0, t0 + 900ms).what == kind::read));
+  auto a = f.on_read(success(held_by("", 7)), t0 + 905ms);
+  BOOST_REQUIRE((a.what == kind::take));
+  BOOST_TEST(a.token == 9);
+  // At the end of an epoch's counts, above it means a fresh epoch.
+  acquire_fsm g("x", params());
+  BOOST_REQUIRE((g.start(t0).what == kind::read));
+  const std::int64_t last = (std::int64_t{3} << 32) | 0xfffffffe;
+  BOOST_REQUIRE((g.on_read(success(held_by("", last)), t0).token == last + 1));
+  BOOST_REQUIRE((g.on_take(err<bool>(ml::errc::timeout, false), t0, t0 + 900ms).what == kind::read));
+  BOOST_TEST((g.on_read(success(held_by("", last)), t0 + 905ms).what == kind::next_epoch));
+}
+
 BOOST_AUTO_TEST_CASE(lost_race_reads_again_at_once) {
   acquire_fsm f("x", params());
   to_take(f);

@@ -132,4 +132,24 @@ BOOST_AUTO_TEST_CASE(a_waiter_whose_join_never_landed_keeps_the_lock_it_took) {
   keeps_its_lease(e, slow, *w, "lost");
 }
 
+// A take abandoned at its bound that never landed, and whose reply (an error after sending, so
+// "may have landed") comes 1.3 s later: meanwhile the same acquire took the lock with a second
+// take. The late reply's give-back must not free that lease: the second take carries a token
+// above the abandoned one's, so a release of the abandoned (owner, token) matches nothing.
+BOOST_AUTO_TEST_CASE(a_late_reply_of_an_abandoned_take_never_frees_the_lease_taken_after_it) {
+  engine e;  // expiry 1 s, margin 100 ms: a take is abandoned 900 ms after it was sent
+  e.store->put("late", free_doc(5));
+  e.store->inject(op::take, fault(fault::kind::stream_error_before, 1300ms));
+  auto w = wait_for_lock(e.p, "late");
+  BOOST_REQUIRE(run_until(e, [&] { return w->done; }, 3s));
+  BOOST_REQUIRE_MESSAGE(!w->ec, w->ec.message());
+  const auto owner = w->held.owner_id();
+  BOOST_REQUIRE(e.store->get("late").held.owner == owner);
+  BOOST_TEST(w->held.fencing_token() > 6, "the second take reused the abandoned take's token 6");
+  // The late reply comes, and its give-back (with retries) runs.
+  const bool freed = run_until(e, [&] { return e.store->get("late").held.owner != owner; }, 1500ms);
+  BOOST_TEST(!freed, "the lock was freed under its holder");
+  BOOST_TEST(w->held.held());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

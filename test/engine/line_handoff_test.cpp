@@ -135,6 +135,25 @@ BOOST_AUTO_TEST_CASE(an_enrolled_acquire_starts_in_line) {
   BOOST_TEST((a.at == t0 - 50ms));
 }
 
+// An acquire put in line by its own provider's hand-off paces its first look like any waiter in
+// line (at most (E - m - P) / 2 after its entry was written), whatever its backoff: a lock handed
+// to it meanwhile is used, not found past its bound and given back.
+BOOST_AUTO_TEST_CASE(an_enrolled_acquire_with_a_slow_backoff_looks_in_time_for_a_hand_off) {
+  auto p = params();
+  p.refresh_every = 300ms;
+  p.backoff_min = 2000ms;
+  p.backoff_max = 5000ms;
+  p.enrolled = ml::detail::acquire_params::line_place{4, t0};
+  acquire_fsm f("x", p);
+  auto first = f.start(t0, free_doc(5));
+  BOOST_REQUIRE((first.what == kind::wait_until));
+  // E 1 s, m 100 ms, P 300 ms: it looks by t0 + 300 ms.
+  BOOST_TEST((first.at <= t0 + 300ms), "first look " << (first.at - t0) / 1ms << " ms after entering the line");
+  BOOST_REQUIRE((f.on_timer(first.at).what == kind::read));
+  auto a = f.on_read(seen(line_doc(me, {}, 5)), first.at);
+  BOOST_TEST((a.what == kind::grant), "the hand-off was given back");
+}
+
 // Two providers: the release hands the lock to the other provider's waiter in line, in the one
 // update of the release: no free document, no take by the waiter, token + 1.
 BOOST_AUTO_TEST_CASE(a_release_hands_the_lock_to_the_head_of_the_line_in_one_command) {
