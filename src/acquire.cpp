@@ -371,9 +371,8 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
         break;
       }
       case kind::wait_until: {
-        // Already due (a refresh of our entry in the line, say): no timer. Under libfaketime
-        // with a negative offset an Asio timer armed in the past never fires (checked with Boost
-        // 1.81), and the clock-skew tests run the engine under it.
+        // Already due (a refresh of our entry in the line, say): no timer, no round through the
+        // reactor.
         if (const auto now = boot_clock::now(); a.at <= now) {
           a = fsm.on_timer(now);
           break;

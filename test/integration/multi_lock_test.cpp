@@ -129,7 +129,7 @@ BOOST_FIXTURE_TEST_CASE(clocks_off_by_hours_change_nothing_for_a_set, io_fixture
   run([&]() -> asio::awaitable<void> {
     auto set = co_await both.async_acquire_for(10000ms);  // after the killed one expires
     child waiter(multi_args(list, dir, {"--count", "1", "--hold-ms", "10", "--expiry-ms", "1000"}), dir / "behind",
-                 "-3h");
+                 behind(3));
     auto ex = co_await asio::this_coro::executor;
     asio::steady_timer t(ex, 2500ms);
     co_await t.async_wait(asio::deferred);

@@ -4,8 +4,10 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -133,6 +135,22 @@ inline std::vector<std::string> worker_args(const std::string& name, const fs::p
 }
 
 inline bool have_faketime() { return ::access(libfaketime, R_OK) == 0; }
+
+// A FAKETIME offset about `hours` behind, but never further back than this machine's
+// CLOCK_MONOTONIC minus a minute. Asio arms its timerfd at the absolute instant 1 ns when a timer
+// is already due, and libfaketime moves absolute instants by the offset: an offset further back
+// than the monotonic clock puts that instant in the future, and no timer of the process fires
+// again (timer_probe.cpp; seen as a reader that never acquired on a machine up for under 3 h).
+inline long long behind_seconds(int hours) {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::max<long long>(0, std::min<long long>(hours * 3600LL, ts.tv_sec - 60));
+}
+inline std::string behind(int hours) {
+  const long long seconds = behind_seconds(hours);
+  if (seconds < hours * 3600LL) BOOST_TEST_MESSAGE("this machine has been up for less than " << hours << " h: 'behind' is " << seconds << " s");
+  return seconds > 0 ? "-" + std::to_string(seconds) : "+0";
+}
 
 // For the clock-skew tests: true (and says so) when they cannot run here.
 inline bool skip_without_faketime() {

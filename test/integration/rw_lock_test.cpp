@@ -122,7 +122,7 @@ BOOST_FIXTURE_TEST_CASE(clocks_off_by_hours_change_nothing_for_a_rw_lock, io_fix
   run([&]() -> asio::awaitable<void> {
     auto w = co_await l.async_acquire_write_for(10000ms);  // after the killed one expires
     child reader(rw_args(name, "--read", dir, {"--count", "1", "--hold-ms", "10", "--expiry-ms", "1000"}),
-                 dir / "behind", "-3h");
+                 dir / "behind", behind(3));
     auto ex = co_await asio::this_coro::executor;
     asio::steady_timer t(ex, 2500ms);
     co_await t.async_wait(asio::deferred);

@@ -135,7 +135,7 @@ BOOST_FIXTURE_TEST_CASE(clocks_off_by_hours_change_nothing_for_a_permit, io_fixt
   run([&]() -> asio::awaitable<void> {
     auto permit = co_await s.async_acquire_for(10000ms);  // after the killed one expires
     child waiter(permit_args(name, 1, dir, {"--count", "1", "--hold-ms", "10", "--expiry-ms", "1000"}), dir / "behind",
-                 "-3h");
+                 behind(3));
     auto ex = co_await asio::this_coro::executor;
     asio::steady_timer t(ex, 2500ms);
     co_await t.async_wait(asio::deferred);
