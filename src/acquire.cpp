@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "detail/document_name.hpp"
 #include "detail/access.hpp"
 #include "detail/acquire_fsm.hpp"
 #include "detail/boot_clock.hpp"
@@ -305,7 +306,9 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   turn_guard turn(p, holds_turn ? name : std::string(), holds_turn);
   std::string why;
   enrolled_guard place(p, name, std::move(enrolled));
-  if (auto ec = validate_lock_name(name, &why)) co_return fail(*p, d, ec, "(invalid)", why);
+  // A permit's document (NAME#k) is acquired only by its semaphore or rw_lock, never plainly.
+  if (auto ec = plain ? validate_lock_name(name, &why) : validate_document_name(name, &why))
+    co_return fail(*p, d, ec, "(invalid)", why);
   if (auto ec = check_acquire_timeout(timeout, &why)) co_return fail(*p, d, ec, name, why);
   // The ticket first: a shutdown that finds no work cannot miss this acquire's start.
   const auto working = p->begin_work();  // async_shutdown waits for this acquire to end

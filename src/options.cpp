@@ -1,5 +1,6 @@
 #include "mongolock/options.hpp"
 
+#include "detail/document_name.hpp"
 #include "detail/utf8.hpp"
 #include "mongolock/error.hpp"
 
@@ -58,12 +59,23 @@ boost::system::error_code validate(const lock_options& o, std::string* why) {
   return {};
 }
 
-boost::system::error_code validate_lock_name(std::string_view name, std::string* why) {
+namespace detail {
+boost::system::error_code validate_document_name(std::string_view name, std::string* why) {
   if (name.empty()) return fail(errc::invalid_name, why, "lock name is empty");
   if (name.size() > 512) return fail(errc::invalid_name, why, "lock name is longer than 512 bytes");
   if (name.find('\0') != std::string_view::npos)
     return fail(errc::invalid_name, why, "lock name contains a NUL byte");
   if (!valid_utf8(name)) return fail(errc::invalid_name, why, "lock name is not valid UTF-8");
+  return {};
+}
+}  // namespace detail
+
+boost::system::error_code validate_lock_name(std::string_view name, std::string* why) {
+  if (auto ec = detail::validate_document_name(name, why)) return ec;
+  // A name of one kind only (docs/design.md section 10): NAME#k and NAME#w are a semaphore's or
+  // an rw_lock's own documents, which its declaration on NAME covers and nothing else may use.
+  if (name.find('#') != std::string_view::npos)
+    return fail(errc::invalid_name, why, "lock name contains '#', which names the permits of a semaphore or rw_lock");
   return {};
 }
 

@@ -6,6 +6,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
+#include "detail/document_name.hpp"
 #include "detail/lease_state.hpp"
 #include "detail/lock_info.hpp"
 #include "detail/mongo_store.hpp"
@@ -234,7 +235,7 @@ asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_i
 asio::awaitable<std::tuple<error_code, lock_info>> inspect_body(std::shared_ptr<provider_impl> p, std::string name,
                                                                 diagnostics* d) {
   std::string why;
-  if (auto ec = validate_lock_name(name, &why)) co_return std::tuple{settle(*p, d, "inspect", ec, why), lock_info{}};
+  if (auto ec = validate_document_name(name, &why)) co_return std::tuple{settle(*p, d, "inspect", ec, why), lock_info{}};
   store_call<outcome<lock_doc>> call = [p, name](auto reply) { p->store->read(name, read_mode::primary, std::move(reply)); };
   auto r = co_await p->call<outcome<lock_doc>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
   co_return std::tuple{settle(*p, d, "inspect", r.ec, r.message), to_info(name, r.value)};
@@ -252,7 +253,7 @@ asio::awaitable<std::tuple<error_code, std::vector<lock_info>>> list_body(std::s
 asio::awaitable<std::tuple<error_code, std::string>> force_body(std::shared_ptr<provider_impl> p, std::string name,
                                                                 force_mode mode, diagnostics* d) {
   std::string why;
-  if (auto ec = validate_lock_name(name, &why))
+  if (auto ec = validate_document_name(name, &why))
     co_return std::tuple{settle(*p, d, "force release", ec, why), std::string{}};
   store_call<outcome<std::string>> call = [p, name, immediate = mode == force_mode::immediate](auto reply) {
     p->store->force_release(name, immediate, std::move(reply));

@@ -7,6 +7,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "detail/document_name.hpp"
 #include "detail/access.hpp"
 #include "detail/permits.hpp"
 #include "detail/provider_impl.hpp"
@@ -55,7 +56,7 @@ error_code check_permits(const semaphore_state& s, std::string* why) {
   }
   // The name is valid, so only the length of the longest permit name can fail.
   std::string reason;
-  if (auto ec = validate_lock_name(permit_name(s.name, s.permits), &reason)) {
+  if (auto ec = validate_document_name(permit_name(s.name, s.permits), &reason)) {
     if (why) *why = "the permit names of '" + s.name + "' are not valid lock names: " + reason;
     return ec;
   }

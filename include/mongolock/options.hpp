@@ -105,7 +105,8 @@ lock_options with_timing(lock_options base, const lock_timing& t);
 boost::system::error_code validate(const client_options&, std::string* why = nullptr);
 boost::system::error_code validate(const lock_options&, std::string* why = nullptr);
 
-// Lock names: 1..512 bytes of valid UTF-8 without NUL. Returns errc::invalid_name otherwise.
+// Lock names: 1..512 bytes of valid UTF-8 without NUL or '#' ('#' names the permits of a
+// semaphore or rw_lock: NAME#1, NAME#w). Returns errc::invalid_name otherwise.
 boost::system::error_code validate_lock_name(std::string_view name, std::string* why = nullptr);
 // Database / collection names as MongoDB accepts them. Returns errc::invalid_collection.
 boost::system::error_code validate_namespace(std::string_view database, std::string_view collection,

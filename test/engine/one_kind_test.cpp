@@ -90,4 +90,33 @@ BOOST_AUTO_TEST_CASE(a_plain_lock_declares_its_name_once_per_provider) {
   BOOST_TEST(e.store->count(op::declare) == 2u, "the semaphore's own declaration only");
 }
 
+// '#' names the permits of a semaphore or rw_lock (NAME#k, NAME#w): a lock, semaphore, rw_lock,
+// election or multi-lock member named so would share their documents undeclared (an election on
+// NAME#w would block every writer of NAME). Such a name is refused before any server call.
+BOOST_AUTO_TEST_CASE(a_name_with_a_hash_is_refused_as_the_permits_own) {
+  engine e;
+  auto p = ml::detail::access::make_provider(e.p);
+  ml::diagnostics d;
+  auto [ec_l, l] = run(e, [&](auto h) { plain(e.p, "shared#w").async_acquire_for(1s, d, h); });
+  BOOST_TEST((ec_l == ml::errc::invalid_name), ec_l.message());
+  BOOST_TEST(d.reason == "lock name contains '#', which names the permits of a semaphore or rw_lock");
+  auto [ec_t, t] = run(e, [&](auto h) { plain(e.p, "shared#1").async_try_acquire(h); });
+  BOOST_TEST((ec_t == ml::errc::invalid_name), ec_t.message());
+  auto [ec_s, s] = run(e, [&](auto h) { p.create_semaphore("a#1", 2).async_acquire_for(1s, h); });
+  BOOST_TEST((ec_s == ml::errc::invalid_name), ec_s.message());
+  auto done = std::make_shared<std::promise<error_code>>();
+  auto f = done->get_future();
+  p.create_multi_lock({"ok", "b#2"}).async_acquire_for(1s, [done](error_code ec, ml::multi_lease) { done->set_value(ec); });
+  BOOST_REQUIRE(e.wait(f, 5s));
+  const auto ec_m = f.get();
+  BOOST_TEST((ec_m == ml::errc::invalid_name), ec_m.message());
+  BOOST_TEST(e.store->count(op::take) == 0u);
+  std::string why;
+  BOOST_TEST((ml::validate_lock_name("x#w", &why) == ml::errc::invalid_name));
+  // A permit's own document stays readable (status, list) and its acquire is the semaphore's.
+  auto sem = p.create_semaphore("c", 2);
+  auto [ec_ok, permit] = run(e, [&](auto h) { sem.async_acquire_for(1s, h); });
+  BOOST_TEST(!ec_ok, ec_ok.message());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
