@@ -97,6 +97,7 @@ BOOST_AUTO_TEST_CASE(lock_names) {
   BOOST_TEST(why.find("UTF-8") != std::string::npos);
   BOOST_TEST((ml::validate_lock_name("\xC3") == ml::errc::invalid_name));          // truncated
   BOOST_TEST((ml::validate_lock_name("\xC0\xAF") == ml::errc::invalid_name));      // overlong '/'
+  BOOST_TEST((ml::validate_lock_name("jobs#w", &why) == ml::errc::invalid_name));  // a permit's document
   BOOST_TEST((ml::validate_lock_name("\xED\xA0\x80") == ml::errc::invalid_name));  // surrogate
 }
 
