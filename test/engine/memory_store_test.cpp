@@ -78,4 +78,31 @@ BOOST_AUTO_TEST_CASE(freeing_by_owner_touches_only_the_named_documents) {
   BOOST_TEST(e.store->get("b").held.owner == "cccc");
 }
 
+// After an uncommitted renewal, a waiter's take against the majority's view lands there; the
+// store must answer it as it landed, and the holder's next renewal must not be told it matched
+// while every majority read names the waiter (a split no MongoDB deployment shows).
+BOOST_AUTO_TEST_CASE(a_write_while_the_views_are_apart_is_answered_as_the_majority_took_it) {
+  engine e;
+  const std::string holder = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+  auto d = free_doc(5);
+  d.held = ml::detail::held_state{holder, 5, 7, 1000ms};
+  e.store->put("v", d);
+  const auto committed = read(e, "v", ml::detail::read_mode::majority);
+  e.store->inject(op::renew, {fault::kind::uncommitted});
+  auto rn = call<std::vector<bool>>(e, [&](auto h) { e.store->renew({{"v", holder, 5}}, 1000ms, h); });
+  BOOST_TEST(rn.ambiguous);
+  ml::detail::take_request t;
+  t.name = "v";
+  t.owner = "ffffffffffffffffffffffffffffffff";
+  t.token = committed.held.token + 1;
+  t.expiry = 1000ms;
+  t.observed = committed;  // what the waiter's majority reads showed for E + m
+  auto tk = call<bool>(e, [&](auto h) { e.store->take(t, h); });
+  BOOST_TEST(!tk.ec);
+  BOOST_TEST(tk.value, "the take landed in the majority's view");
+  BOOST_TEST(read(e, "v", ml::detail::read_mode::majority).held.owner == t.owner);
+  auto rn2 = call<std::vector<bool>>(e, [&](auto h) { e.store->renew({{"v", holder, 5}}, 1000ms, h); });
+  BOOST_TEST(!(!rn2.ec && rn2.value.size() == 1 && rn2.value[0]), "the holder was told it renewed a lock it lost");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

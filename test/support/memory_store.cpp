@@ -88,14 +88,18 @@ void memory_store::write(op o, call_record rec, reply<outcome<T>> r, Apply apply
   log(std::move(rec));
   auto f = next_fault(o);
   // A committed write lands in the majority's view too (kept apart only after an `uncommitted` one).
+  // While they are apart, a write that commits is one the next primary accepts: it is answered as
+  // the majority's view took it (the deposed primary's view takes it too, for its local reads).
+  // Answered from the old primary's view, a take refused there but applied to the majority
+  // would name a holder that was told it lost.
   auto applied = [this, apply]() mutable {
     std::lock_guard g(mu_);
-    if (committed_) {
-      std::swap(docs_, *committed_);
-      apply();
-      std::swap(docs_, *committed_);
-    }
-    return apply();
+    if (!committed_) return apply();
+    std::swap(docs_, *committed_);
+    auto answer = apply();
+    std::swap(docs_, *committed_);
+    apply();
+    return answer;
   };
   if (!f) return answer(std::move(r), applied(), std::chrono::milliseconds{0});
   switch (f->what) {
