@@ -85,7 +85,9 @@ acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
       // first deadline comes that much sooner (renewals then write ours).
       const auto doc_expiry = expiry_observer::bounded(seen.held.expiry);
       if (doc_expiry < p_.expiry) *start -= p_.expiry - doc_expiry;
-      if (received < take_bound(*start)) {
+      // A token we abandoned in flight is never granted: its late reply's give-back would free it.
+      const bool abandoned = std::find(abandoned_.begin(), abandoned_.end(), seen.held.token) != abandoned_.end();
+      if (!abandoned && received < take_bound(*start)) {
         pending_observed_ = seen;  // the line as it is now, for our own release
         leaving_.clear();
         auto granted = grant(seen.held.token, *start);
@@ -266,9 +268,13 @@ acquire_action acquire_fsm::take_or_epoch(const lock_doc& observed) {
   // that must never match a lease this acquire holds (docs/design.md section 1: tokens need only
   // increase). Epoch tokens are drawn fresh, so only the same epoch can collide.
   std::int64_t token = observed.held.token + 1;
+  std::optional<std::int64_t> top;  // the highest abandoned token of this epoch, whatever their order
   for (auto a : abandoned_)
-    if (a >= token && (a >> 32) == (token >> 32)) token = a + 1;
-  if ((token & token_low_mask) == 0) return {kind::next_epoch};  // carried into the epoch
+    if ((a >> 32) == (token >> 32) && a >= token && (!top || a > *top)) top = a;
+  if (top) {
+    if ((*top & token_low_mask) == token_low_mask) return {kind::next_epoch};  // +1 would carry
+    token = *top + 1;
+  }
   return take(token);
 }
 

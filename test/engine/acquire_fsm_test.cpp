@@ -198,6 +198,16 @@ BOOST_AUTO_TEST_CASE(a_take_after_an_abandoned_one_carries_a_token_above_it) {
   BOOST_TEST((g.on_read(success(held_by("", last)), t0 + 905ms).what == kind::next_epoch));
 }
 
+// A read that shows an abandoned take landed never grants it, even before the take's bound (a
+// call timer that fired early by the FSM's clock): the late reply's give-back would free it.
+BOOST_AUTO_TEST_CASE(a_read_never_grants_the_token_of_an_abandoned_take) {
+  acquire_fsm f("x", params());
+  to_take(f);  // token 8, sent at t0
+  BOOST_REQUIRE((f.on_take(err<bool>(ml::errc::timeout, false), t0, t0 + 500ms).what == kind::read));
+  auto a = f.on_read(success(held_by("me", 8)), t0 + 600ms);
+  BOOST_TEST((a.what == kind::give_back), "granted token " << a.token << ", which the late reply gives back");
+}
+
 BOOST_AUTO_TEST_CASE(lost_race_reads_again_at_once) {
   acquire_fsm f("x", params());
   to_take(f);
