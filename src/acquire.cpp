@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <optional>
 
-#include "detail/document_name.hpp"
 #include "detail/access.hpp"
 #include "detail/acquire_fsm.hpp"
 #include "detail/boot_clock.hpp"
+#include "detail/document_name.hpp"
 #include "detail/lease_state.hpp"
 #include "detail/timeout_check.hpp"
 #include "mongolock/lock.hpp"

@@ -7,8 +7,8 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "detail/document_name.hpp"
 #include "detail/access.hpp"
+#include "detail/document_name.hpp"
 #include "detail/permits.hpp"
 #include "detail/provider_impl.hpp"
 #include "detail/spawn.hpp"
