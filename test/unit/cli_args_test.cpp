@@ -24,9 +24,18 @@ BOOST_AUTO_TEST_CASE(durations) {
   BOOST_TEST(cli::parse_duration("2m")->count() == 120000);
   BOOST_TEST(cli::parse_duration("1h")->count() == 3600000);
   BOOST_TEST(cli::parse_duration("0")->count() == 0);
-  for (const char* bad : {"", "10", "-1s", "5x", "s", "10 s", "99999999999999999999h", "1m30", "1.s", ".5s",
+  for (const char* bad : {"", "-1s", "1.", "0.0001", "5 ", "5x", "s", "10 s", "99999999999999999999h", "1m30", "1.s", ".5s",
                           "1..5s", "1.5.5s", "1s-1s", "0.5ms", "1.0001s", "m30s", "9999999999999999h"})
     BOOST_TEST(!cli::parse_duration(bad).has_value(), bad);
+}
+
+// A bare number is seconds, as flock -w and timeout(1) read it; only as the whole text ("1m30"
+// stays refused).
+BOOST_AUTO_TEST_CASE(a_bare_number_is_seconds) {
+  BOOST_TEST(cli::parse_duration("5").value_or(std::chrono::milliseconds{-1}).count() == 5000);
+  BOOST_TEST(cli::parse_duration("0.5").value_or(std::chrono::milliseconds{-1}).count() == 500);
+  BOOST_TEST(cli::parse_duration("10").value_or(std::chrono::milliseconds{-1}).count() == 10000);
+  BOOST_TEST(cli::parse_duration("0.001").value_or(std::chrono::milliseconds{-1}).count() == 1);
 }
 
 // As `timeout`, `sleep` and Go's ParseDuration: "1m30s", "1.5s". Sub-millisecond parts are refused

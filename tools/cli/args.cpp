@@ -67,6 +67,7 @@ std::optional<std::chrono::milliseconds> parse_duration(const std::string& text)
     else if (text.compare(p, 1, "s") == 0) scale = 1000, ++p;
     else if (text.compare(p, 1, "m") == 0) scale = 60'000, ++p;
     else if (text.compare(p, 1, "h") == 0) scale = 3'600'000, ++p;
+    else if (p == text.size() && whole.data() == text.data()) scale = 1000;  // a bare number: seconds, as flock -w
     else return std::nullopt;
     std::int64_t w = 0, f = 0, denominator = 1;
     if (std::from_chars(whole.data(), whole.data() + whole.size(), w).ec != std::errc{}) return std::nullopt;
@@ -116,7 +117,8 @@ global options (environment variable in brackets):
   -E, --conflict-exit-code N  exit status of `run` when the lock is busy or --wait ran out,
                           0..255 (75)
   -q, --quiet | -v, --verbose
---opt=VALUE and -oVALUE work too. durations: 250ms, 1.5s, 1m30s, 2h, 0
+--opt=VALUE and -oVALUE work too. durations: 250ms, 1.5s, 1m30s, 2h, 0; a bare number is
+seconds (-w 5, -w 0.5)
 
 run: COMMAND runs (no shell) only while the lease is held, with MONGOLOCK_NAME, MONGOLOCK_OWNER
 and MONGOLOCK_FENCING_TOKEN set (a permit or a reader: also MONGOLOCK_PERMIT, its permit's name
@@ -146,7 +148,7 @@ struct parser {
   bool set_duration(const std::string& flag, const std::string& value, range allowed,
                     std::chrono::milliseconds& out) {
     auto d = parse_duration(value);
-    if (!d) return fail("invalid duration for " + flag + ": '" + value + "' (use e.g. 250ms, 1.5s, 1m30s, 2h)");
+    if (!d) return fail("invalid duration for " + flag + ": '" + value + "' (use e.g. 250ms, 1.5s, 1m30s, 2h, or 5 for seconds)");
     if (*d < allowed.min || *d > allowed.max)
       return fail(flag + " must be between " + describe(allowed.min) + " and " + describe(allowed.max));
     out = *d;

@@ -1,4 +1,7 @@
 // mongolock: flock(1) for a whole cluster. Uses only the library's public API.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -6,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include "args.hpp"
 #include "json.hpp"
@@ -24,6 +28,15 @@ namespace {
 int server_failure(error_code ec, const mongolock::diagnostics& d) {
   std::cerr << "mongolock: " << ec.message() << (d.reason.empty() ? "" : " (" + d.reason + ")") << "\n";
   return cli::exit_code_for(ec);
+}
+
+// An exception's text for a shell user: Boost's system_error ends it with the category and value
+// (" [mongolock:7]"), which says nothing the words before it do not.
+std::string readable(const std::exception& x) {
+  std::string text = x.what();
+  const auto open = text.rfind(" [");
+  if (open != std::string::npos && text.ends_with(']') && text.find(':', open) != std::string::npos) text.resize(open);
+  return text;
 }
 
 // This machine's wall clock, for the holder_silent_ms hint only.
@@ -113,7 +126,7 @@ int main(int argc, char** argv) {
     asio::co_spawn(io, dispatch_then_shut_down(locks, o), [&](std::exception_ptr e, int r) {
       rc = r;
       if (e) {
-        try { std::rethrow_exception(e); } catch (const std::exception& x) { std::cerr << "mongolock: " << x.what() << "\n"; }
+        try { std::rethrow_exception(e); } catch (const std::exception& x) { std::cerr << "mongolock: " << readable(x) << "\n"; }
         rc = cli::exit_software;
       }
     });
@@ -124,9 +137,12 @@ int main(int argc, char** argv) {
     std::cout.flush();
     std::cerr.flush();
     std::fflush(nullptr);
+    // libmongoc keeps its counters in /dev/shm/mongoc-PID (made when it loads) and removes the
+    // file in its cleanup at exit, which _Exit skips: one file left per run otherwise.
+    ::shm_unlink(("/mongoc-" + std::to_string(::getpid())).c_str());
     std::_Exit(rc);
   } catch (const boost::system::system_error& e) {  // bad URI, collection or --ttl: messages carry no password
-    std::cerr << "mongolock: " << e.what() << "\n";
+    std::cerr << "mongolock: " << readable(e) << "\n";
     return cli::exit_usage;
   }
 }
