@@ -29,6 +29,13 @@ namespace {
 constexpr const char* usage =
     "usage: mongolock-http-backend --uri URI --database DB --collection COLL --port PORT --store DIR"
     " [--work-ms N]\n";
+constexpr const char* help =
+    "Renders reports one at a time per id across every instance, under the lock 'report-ID'.\n"
+    "  POST /reports/ID   200 rendered (with its fencing token), 409 busy or stale token,\n"
+    "                     503 lock server unavailable or failing, lease lost, shutting down\n"
+    "  --port 0 picks a free port (printed as 'listening on PORT'); --work-ms N (0..3600000)\n"
+    "  is how long each rendering holds the lock. SIGTERM or SIGINT: clean shutdown, exit 0;\n"
+    "  bad arguments: 64.\n";
 
 std::optional<long> number(std::string_view s, long max) {
   long v = 0;
@@ -75,6 +82,10 @@ std::string parse(int argc, char** argv, http_backend::options& o) {
 
 int main(int argc, char** argv) {
   http_backend::options o;
+  if (argc == 2 && std::string_view(argv[1]) == "--help") {
+    std::cout << usage << help;
+    return 0;
+  }
   if (const auto error = parse(argc, argv, o); !error.empty()) {
     std::cerr << "mongolock-http-backend: " << error << "\n" << usage;
     return 64;

@@ -29,10 +29,12 @@ check "contention: tokens strictly increase" '[ "$(sort -n "$d/tokens" | uniq | 
 # 2. --wait 0 on a held lock: exit 75, command not run.
 n=$(name busy)
 # The holder outlives the checks however slow the build (ASan); it is stopped at the end.
-"$bin" run "$n" sleep 20 & holder=$!
+"$bin" --label nightly-report run "$n" sleep 20 & holder=$!
 sleep 0.7
-"$bin" --wait 0 run "$n" touch "$work/ran" 2>/dev/null; rc=$?
+"$bin" --wait 0 run "$n" touch "$work/ran" 2>"$work/busy"; rc=$?
 check "--wait 0 on held lock exits 75" '[ $rc = 75 ]'
+check "a busy lock says who holds it: host, pid, label ($(cat "$work/busy"))" \
+  'grep -q "held by $(hostname) pid [0-9]* (nightly-report), renewed [0-9]* ms ago" "$work/busy"'
 check "--wait 0 on held lock does not run the command" '[ ! -e "$work/ran" ]'
 MONGOLOCK_WAIT=0 "$bin" run "$n" true 2>/dev/null; rc=$?
 check "MONGOLOCK_WAIT=0 from the environment works too" '[ $rc = 75 ]'

@@ -134,6 +134,13 @@ BOOST_AUTO_TEST_CASE(bad_arguments_exit_64) {
   BOOST_TEST(slurp(dir / "port").find("--port") != std::string::npos, slurp(dir / "port"));
 }
 
+BOOST_AUTO_TEST_CASE(help_exits_0_with_the_usage) {
+  const auto dir = fresh_dir("help");
+  process help({backend_binary(), "--help"}, dir / "help");
+  BOOST_TEST(help.wait_exit_for(5s) == 0, slurp(dir / "help"));
+  BOOST_TEST(slurp(dir / "help").find("usage: mongolock-http-backend") != std::string::npos, slurp(dir / "help"));
+}
+
 // No server answers: 503 with the reason, not a hang and not a 500.
 BOOST_FIXTURE_TEST_CASE(server_unavailable_answers_503, io_fixture) {
   const auto store = fresh_dir("down") / "store";

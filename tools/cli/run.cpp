@@ -12,9 +12,12 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <string>
 
 #include "exec_plan.hpp"
 #include "supervise.hpp"
@@ -210,6 +213,30 @@ asio::awaitable<void> report_deadlines(const Held& held, int lifeline, std::shar
 template <class Held>
 asio::awaitable<int> run_holding(Held& held, const options& o, asio::signal_set& stop, asio::signal_set& children);
 
+// Text from a lock document (another process wrote it) made safe for a terminal.
+std::string printable(std::string s) {
+  for (auto& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return s;
+}
+
+// "; held by HOST pid PID (LABEL), renewed N ms ago" for a busy plain lock, as status shows it
+// (N by the two wall clocks: a hint, never used by the lock); empty if that look fails or finds
+// it free by now.
+asio::awaitable<std::string> who_holds(provider& locks, const std::string& name) {
+  auto [ec, info] = co_await locks.async_inspect(name, asio::as_tuple(asio::use_awaitable));
+  if (ec || !info.held) co_return std::string{};
+  std::string text = "; held by " + (info.host.empty() ? std::string("an unnamed host") : printable(info.host));
+  if (info.pid > 0) text += " pid " + std::to_string(info.pid);
+  if (!info.label.empty()) text += " (" + printable(info.label) + ")";
+  if (info.renewed_at_ms > 0) {
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch()).count();
+    text += ", renewed " + std::to_string(std::max<std::int64_t>(0, now - info.renewed_at_ms)) + " ms ago";
+  }
+  co_return text;
+}
+
 }  // namespace
 
 asio::awaitable<int> run_command(provider& locks, const options& o) {
@@ -219,10 +246,10 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
   asio::signal_set children(ex, SIGCHLD);
 
   diagnostics why;
-  auto report = [&](error_code ec) {
+  auto report = [&](error_code ec, const std::string& holder = {}) {
     if (!o.quiet)
       std::cerr << "mongolock: lock '" << o.name << "' not acquired: " << ec.message()
-                << (why.reason.empty() ? "" : " (" + why.reason + ")") << "\n";
+                << (why.reason.empty() ? "" : " (" + why.reason + ")") << holder << "\n";
     return exit_code_for(ec, o.conflict_exit_code);
   };
   if (o.exclusive) {
@@ -236,6 +263,14 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
   auto raced = co_await (acquire(locks, o, why) || stop.async_wait(asio::use_awaitable));
   if (raced.index() == 1) co_return 128 + std::get<1>(raced);  // interrupted while waiting
   auto [ec, held] = std::move(std::get<0>(raced));
+  const bool plain = o.permits == 0 && !o.shared;
+  if (ec && plain && !o.quiet && (ec == errc::busy || ec == errc::timeout)) {
+    // One look, bounded: --wait bounds the whole run, and a server that stopped answering
+    // must not hold the exit up.
+    asio::steady_timer bound(ex, std::chrono::milliseconds{500});
+    auto looked = co_await (who_holds(locks, o.name) || bound.async_wait(asio::use_awaitable));
+    co_return report(ec, looked.index() == 0 ? std::get<0>(looked) : std::string{});
+  }
   if (ec) co_return report(ec);
   auto body = run_holding(held, o, stop, children);
   co_return co_await std::move(body);
