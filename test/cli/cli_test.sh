@@ -131,16 +131,19 @@ check "successive tokens increase" '[ "$(sort -n "$work/seq" | uniq | tr "\n" " 
 n=$(name json)
 "$bin" --label nightly-report run "$n" sleep 2 & holder=$!
 sleep 0.7
-out=$("$bin" status "$n")
+out=$("$bin" status "$n"); rc=$?
+check "status of a held lock exits 0 (usable in a shell test)" '[ $rc = 0 ]'
 check "status shows holder as JSON" 'echo "$out" | grep -q "\"name\":\"$n\",\"exists\":true,\"held\":true,\"owner\":\"[0-9a-f]\{32\}\""'
 check "status names the holder's host, pid and label ($out)" \
   'echo "$out" | grep -q "\"host\":\"$(hostname)\",\"pid\":$holder,\"label\":\"nightly-report\",\"renewed_at\":\"20"'
 check "list has one line per lock" '[ "$("$bin" list | grep -c "\"name\":")" -ge 5 ]'
 wait $holder
-out=$("$bin" status "$n")
+out=$("$bin" status "$n"); rc=$?
+check "status of a free lock exits 1 (if mongolock status NAME >/dev/null; then ... held)" '[ $rc = 1 ]'
 check "a released lock: exists, not held, no holder fields" \
   'echo "$out" | grep -q "\"exists\":true,\"held\":false,\"owner\":null" && echo "$out" | grep -q "\"host\":null,\"pid\":null,\"label\":null"'
-out=$("$bin" status "$(name never-used)")
+out=$("$bin" status "$(name never-used)"); rc=$?
+check "status of a name never used exits 1" '[ $rc = 1 ]'
 check "a name never used says so: exists false" 'echo "$out" | grep -q "\"exists\":false,\"held\":false"'
 
 # 10. Usage errors exit 64; unreachable server exits 69; passwords never printed.

@@ -131,6 +131,10 @@ found, 126 not executable.
 release --force: the holder loses its lease at its next renewal; new holders first wait out its
 lease (one --ttl of the holder's, plus a margin), so the two never overlap. --now frees the lock
 at once (for a holder known to be dead). Exit 0 if taken from a holder, 1 if there was none.
+
+status: one JSON line; exit 0 if the lock is held, 1 if it is free or was never used (a shell
+test: `if mongolock status NAME >/dev/null; then ...`). list: one JSON object per line
+(`mongolock list | jq -s .` makes an array).
 )";
 }
 

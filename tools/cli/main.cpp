@@ -54,7 +54,7 @@ asio::awaitable<int> dispatch(mongolock::provider& locks, const cli::options& o)
       auto [ec, info] = co_await locks.async_inspect(o.name, why, token);
       if (ec) co_return server_failure(ec, why);
       std::cout << cli::to_json(info, wall_now_ms()) << std::endl;
-      co_return 0;
+      co_return info.held ? 0 : 1;  // usable in a shell test, as grep's status is
     }
     case cli::command::list: {
       auto [ec, all] = co_await locks.async_list(why, token);
