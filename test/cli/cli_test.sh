@@ -13,6 +13,8 @@ ok() { passed=$((passed + 1)); echo "ok - $1"; }
 bad() { failed=$((failed + 1)); echo "FAIL - $1"; }
 check() { if eval "$2"; then ok "$1"; else bad "$1 [$2]"; fi; }
 name() { echo "cli-$1-$RANDOM$RANDOM"; }
+# Waits (10 s at most) for a file a command makes once it runs under the lock: a fixed sleep
+# was too short for a loaded CI machine (the signal then came before the command had started).
 wait_for_file() { for _ in $(seq 200); do [ -e "$1" ] && return 0; sleep 0.05; done; return 1; }
 
 # 1. Contention: 6 processes, each command runs exactly once, never two at a time, tokens increase.
@@ -29,8 +31,8 @@ check "contention: tokens strictly increase" '[ "$(sort -n "$d/tokens" | uniq | 
 # 2. --wait 0 on a held lock: exit 75, command not run.
 n=$(name busy)
 # The holder outlives the checks however slow the build (ASan); it is stopped at the end.
-"$bin" --label nightly-report run "$n" sleep 20 & holder=$!
-sleep 0.7
+"$bin" --label nightly-report run "$n" sh -c "touch $work/s2; exec sleep 20" & holder=$!
+wait_for_file "$work/s2"
 "$bin" --wait 0 run "$n" touch "$work/ran" 2>"$work/busy"; rc=$?
 check "--wait 0 on held lock exits 75" '[ $rc = 75 ]'
 check "a busy lock says who holds it: host, pid, label ($(cat "$work/busy"))" \
@@ -48,8 +50,8 @@ kill -TERM $holder; wait $holder
 
 # 3. A killed `mongolock run` is taken over after --ttl.
 n=$(name killed)
-"$bin" --ttl 1s run "$n" sleep 30 & victim=$!
-sleep 0.7
+"$bin" --ttl 1s run "$n" sh -c "touch $work/s3; exec sleep 30" & victim=$!
+wait_for_file "$work/s3"
 kill -KILL $victim; pkill -KILL -f "sleep 30" 2>/dev/null
 t0=$(date +%s%N)
 "$bin" --wait 10s run "$n" true; rc=$?
@@ -59,8 +61,8 @@ check "killed holder taken over (rc=$rc after ${took} ms)" '[ $rc = 0 ] && [ $to
 # 3b. Cron with --wait 0 after a crashed holder: a single try confirms the silent holder is gone
 #     (one --ttl of observation) and runs the job, instead of reporting busy forever.
 n=$(name crashed)
-"$bin" --ttl 1s run "$n" sleep 30 & victim=$!
-sleep 0.7
+"$bin" --ttl 1s run "$n" sh -c "touch $work/s3b; exec sleep 30" & victim=$!
+wait_for_file "$work/s3b"
 kill -KILL $victim; pkill -KILL -f "sleep 30" 2>/dev/null
 sleep 3.3
 "$bin" --wait 0 run "$n" true; rc=$?
@@ -68,8 +70,8 @@ check "--wait 0 takes over a holder silent for 3 x --ttl" '[ $rc = 0 ]'
 
 # 4. Lease lost (operator override): the command gets SIGTERM, run exits 74.
 n=$(name lost)
-"$bin" --ttl 1s run "$n" sh -c "trap 'echo TERM > $work/term; exit 0' TERM; sleep 30 & wait" 2>"$work/lost.err" & runner=$!
-sleep 0.7
+"$bin" --ttl 1s run "$n" sh -c "trap 'echo TERM > $work/term; exit 0' TERM; touch $work/s4; sleep 30 & wait" 2>"$work/lost.err" & runner=$!
+wait_for_file "$work/s4"
 "$bin" release --force "$n" 2>"$work/force.err"; rc_force=$?
 wait $runner; rc=$?
 check "release --force exits 0 and says so" '[ $rc_force = 0 ] && grep -q "operator override" "$work/force.err"'
@@ -90,8 +92,8 @@ pkill -KILL -f "sleep 30" 2>/dev/null
 
 # 5. A command that ignores SIGTERM is killed after --kill-after.
 n=$(name stubborn)
-"$bin" --ttl 1s --kill-after 300ms run "$n" sh -c "trap '' TERM; while :; do sleep 0.1; done" 2>/dev/null & runner=$!
-sleep 0.7
+"$bin" --ttl 1s --kill-after 300ms run "$n" sh -c "trap '' TERM; touch $work/s5; while :; do sleep 0.1; done" 2>/dev/null & runner=$!
+wait_for_file "$work/s5"
 "$bin" release --force "$n" 2>/dev/null
 wait $runner; rc=$?
 check "stubborn command SIGKILLed after --kill-after, run exits 74" '[ $rc = 74 ]'
@@ -113,8 +115,8 @@ check "missing command gives 127" '[ $rc = 127 ]'
 
 # 7. SIGINT to mongolock is forwarded to the command; then release; exit with its status.
 n=$(name forward)
-"$bin" run "$n" sh -c "trap 'echo INT > $work/int; exit 5' INT; sleep 30 & wait" & runner=$!
-sleep 0.7
+"$bin" run "$n" sh -c "trap 'echo INT > $work/int; exit 5' INT; touch $work/s7; sleep 30 & wait" & runner=$!
+wait_for_file "$work/s7"
 kill -INT $runner
 wait $runner; rc=$?
 check "SIGINT forwarded to the command" '[ -e "$work/int" ]'
@@ -129,8 +131,8 @@ check "successive tokens increase" '[ "$(sort -n "$work/seq" | uniq | tr "\n" " 
 
 # 9. status and list print JSON, with who holds the lock (host, pid, --label).
 n=$(name json)
-"$bin" --label nightly-report run "$n" sleep 2 & holder=$!
-sleep 0.7
+"$bin" --label nightly-report run "$n" sh -c "touch $work/s9; exec sleep 2" & holder=$!
+wait_for_file "$work/s9"
 out=$("$bin" status "$n"); rc=$?
 check "status of a held lock exits 0 (usable in a shell test)" '[ $rc = 0 ]'
 check "status shows holder as JSON" 'echo "$out" | grep -q "\"name\":\"$n\",\"exists\":true,\"held\":true,\"owner\":\"[0-9a-f]\{32\}\""'
