@@ -324,6 +324,13 @@ asio::awaitable<int> run_holding(Held& held, const options& o, asio::signal_set&
   auto watch = std::make_shared<loss_watch>(ex);
   held.async_wait_lost([watch, pid, name = o.name, grace](error_code why) {
     if (why != errc::lease_lost || watch->over) return;
+    // A supervisor that already exited saw COMMAND end before the last deadline it was sent (or
+    // it would have ended the group): a loss learnt only now, on resuming from SIGSTOP say, came
+    // after COMMAND, whichever of the two this process handles first. Looked at, not reaped.
+    siginfo_t ended{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &ended, WEXITED | WNOHANG | WNOWAIT) == 0 && ended.si_pid == pid &&
+        ended.si_code == CLD_EXITED)
+      return;
     watch->lost = true;
     std::cerr << "mongolock: lease on '" << name << "' lost; stopping the command (SIGTERM, SIGKILL after "
               << grace.count() << " ms)\n";
