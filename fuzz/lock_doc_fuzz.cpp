@@ -9,9 +9,9 @@
 
 #include <cstring>
 
-#include "detail/acquire_fsm.hpp"
-#include "detail/lock_info.hpp"
-#include "detail/store.hpp"
+#include "sansio/acquire_fsm.hpp"
+#include "engine/lock_info.hpp"
+#include "store/mongo_commands.hpp"
 #include "fuzz_check.hpp"
 #include "json.hpp"
 

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <memory>
 
-#include "detail/driver.hpp"
+#include "store/driver.hpp"
 #include "mongolock/error.hpp"
 #include "fuzz_check.hpp"
 

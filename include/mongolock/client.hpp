@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "mongolock/initiation.hpp"
+#include "mongolock/detail/initiation.hpp"
 #include "mongolock/options.hpp"
 
 namespace mongolock {

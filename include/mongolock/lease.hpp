@@ -21,8 +21,8 @@
 #include <type_traits>
 
 #include "mongolock/error.hpp"
-#include "mongolock/initiation.hpp"
-#include "mongolock/spawn_relayed.hpp"
+#include "mongolock/detail/initiation.hpp"
+#include "mongolock/detail/spawn_relayed.hpp"
 
 namespace mongolock {
 namespace detail {

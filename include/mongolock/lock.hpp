@@ -14,8 +14,9 @@
 #include <string>
 #include <type_traits>
 
-#include "mongolock/initiation.hpp"
-#include "mongolock/spawn_relayed.hpp"
+#include "mongolock/detail/acquire_mode.hpp"
+#include "mongolock/detail/initiation.hpp"
+#include "mongolock/detail/spawn_relayed.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/options.hpp"
 
@@ -23,10 +24,6 @@ namespace mongolock {
 namespace detail {
 struct provider_impl;
 struct access;
-// try_confirming: a try that may watch a long-silent holder (try_options::confirm_silent_holder).
-// try_in_turn: one look that takes a free lock only while nobody is in its line (a semaphore's
-// first look at each permit: a newcomer does not overtake waiters).
-enum class acquire_mode { wait, try_once, try_confirming, try_in_turn };
 }  // namespace detail
 
 // Thread safety: a lock object is a name plus its provider and may be copied freely; distinct

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "mongolock/error.hpp"
-#include "mongolock/initiation.hpp"
+#include "mongolock/detail/initiation.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/lock.hpp"
 

@@ -12,7 +12,7 @@
 
 #include "mongolock/client.hpp"
 #include "mongolock/election.hpp"
-#include "mongolock/initiation.hpp"
+#include "mongolock/detail/initiation.hpp"
 #include "mongolock/lock.hpp"
 #include "mongolock/multi_lock.hpp"
 #include "mongolock/options.hpp"

@@ -17,7 +17,7 @@
 #include <string>
 
 #include "mongolock/error.hpp"
-#include "mongolock/initiation.hpp"
+#include "mongolock/detail/initiation.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/lock.hpp"
 

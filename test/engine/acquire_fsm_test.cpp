@@ -3,7 +3,7 @@
 #include <boost/test/unit_test.hpp>
 #include <limits>
 
-#include "detail/acquire_fsm.hpp"
+#include "sansio/acquire_fsm.hpp"
 #include "fsm_params.hpp"
 #include "mongolock/error.hpp"
 

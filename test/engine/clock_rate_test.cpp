@@ -7,8 +7,8 @@
 // test clock_rates/* checks it on real processes under libfaketime.
 #include <boost/test/unit_test.hpp>
 
-#include "detail/acquire_fsm.hpp"
-#include "detail/lease_fsm.hpp"
+#include "sansio/acquire_fsm.hpp"
+#include "sansio/lease_fsm.hpp"
 
 namespace ml = mongolock;
 using namespace ml::detail;

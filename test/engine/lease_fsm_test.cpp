@@ -1,7 +1,7 @@
 // The lease's renewal and watchdog decisions without a server, a clock or a timer.
 #include <boost/test/unit_test.hpp>
 
-#include "detail/lease_fsm.hpp"
+#include "sansio/lease_fsm.hpp"
 #include "mongolock/error.hpp"
 
 namespace ml = mongolock;

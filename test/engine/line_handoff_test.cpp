@@ -6,7 +6,7 @@
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "detail/acquire_fsm.hpp"
+#include "sansio/acquire_fsm.hpp"
 #include "engine_harness.hpp"
 #include "fsm_params.hpp"
 

@@ -6,7 +6,7 @@
 #include <limits>
 #include <map>
 
-#include "detail/acquire_fsm.hpp"
+#include "sansio/acquire_fsm.hpp"
 #include "fsm_params.hpp"
 #include "engine_harness.hpp"
 

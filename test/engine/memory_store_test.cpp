@@ -1,4 +1,4 @@
-// The in-memory store behaves as store.cpp's commands do on MongoDB where the engine can tell the
+// The in-memory store behaves as mongo_commands.cpp's commands do on MongoDB where the engine can tell the
 // difference: one line entry per owner id, the majority's view apart from the primary's latest
 // state, and a rollback to it (docs/design.md section 11).
 #include <boost/asio.hpp>

@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "detail/worker_pool.hpp"
+#include "store/worker_pool.hpp"
 
 using mongolock::detail::lane;
 using mongolock::detail::worker_pool;

@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include "detail/access.hpp"
-#include "detail/client_impl.hpp"
+#include "engine/access.hpp"
+#include "store/client_impl.hpp"
 #include "fixture.hpp"
 
 using namespace test;

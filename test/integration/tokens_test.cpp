@@ -5,7 +5,7 @@
 
 #include <thread>
 
-#include "detail/lock_store.hpp"
+#include "store/lock_store.hpp"
 #include "fixture.hpp"
 
 using namespace test;

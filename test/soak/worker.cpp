@@ -9,8 +9,8 @@
 #include <fstream>
 #include <random>
 
-#include "detail/access.hpp"
-#include "detail/lease_state.hpp"
+#include "engine/access.hpp"
+#include "engine/lease_state.hpp"
 #include "resource.hpp"
 #include "soak.hpp"
 

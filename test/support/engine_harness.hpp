@@ -5,9 +5,9 @@
 #include <boost/test/unit_test.hpp>
 #include <future>
 
-#include "detail/access.hpp"
-#include "detail/lease_state.hpp"
-#include "detail/provider_impl.hpp"
+#include "engine/access.hpp"
+#include "engine/lease_state.hpp"
+#include "engine/provider_impl.hpp"
 #include "memory_store.hpp"
 #include "mongolock/lock.hpp"
 

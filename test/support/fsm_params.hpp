@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "detail/acquire_fsm.hpp"
+#include "sansio/acquire_fsm.hpp"
 
 namespace test {
 

@@ -190,7 +190,7 @@ void memory_store::take(const take_request& t, reply<outcome<bool>> r) {
     } else {
       if (it == docs_.end()) return success(false);
       const auto& h = it->second.held;
-      // A free document at a token is matched without its beat (store.cpp's build_swap).
+      // A free document at a token is matched without its beat (mongo_commands.cpp's build_swap).
       if (h.owner != t.observed.held.owner || h.token != t.observed.held.token ||
           (!t.hand_over && !t.observed.held.owner.empty() && h.beat != t.observed.held.beat))
         return success(false);

@@ -1,7 +1,7 @@
 #pragma once
 // An in-memory lock store that can be broken on purpose: the seam below which the engine is
 // tested for what the emulator cannot show (write-concern errors, lost and late replies, hangs,
-// stale reads, duplicate keys). Semantics mirror src/detail/store.cpp: the same filters, the same
+// stale reads, duplicate keys). Semantics mirror src/store/mongo_commands.cpp: the same filters, the same
 // counters. Every call is logged with the time it arrived and the time it was applied.
 #include <atomic>
 #include <boost/asio/any_io_executor.hpp>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "detail/lock_store.hpp"
+#include "store/lock_store.hpp"
 
 namespace test {
 
@@ -112,7 +112,7 @@ class memory_store final : public mongolock::detail::lock_store {
   std::map<op, std::deque<fault>> faults_;
   std::vector<call_record> calls_;
   bool accepting_ = true;
-  // Every take, renewal and release writes a beat no write carried before (as store.cpp's random
+  // Every take, renewal and release writes a beat no write carried before (as mongo_commands.cpp's random
   // ones), from a counter that no rollback() takes back. Drawn once per call, outside `apply`,
   // so that both views get the same one.
   std::atomic<std::int64_t> beats_{0};

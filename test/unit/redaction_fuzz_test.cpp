@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "detail/driver.hpp"
+#include "store/driver.hpp"
 #include "mongolock/options.hpp"
 
 namespace ml = mongolock;

@@ -7,7 +7,7 @@
 #include <limits>
 #include <string>
 
-#include "detail/store.hpp"
+#include "store/mongo_commands.hpp"
 #include "mongolock/error.hpp"
 
 namespace ml = mongolock;

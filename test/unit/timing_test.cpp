@@ -2,10 +2,10 @@
 #include <boost/test/unit_test.hpp>
 #include <random>
 
-#include "detail/backoff.hpp"
-#include "detail/expiry_observer.hpp"
-#include "detail/jitter_rng.hpp"
-#include "detail/lease_clock.hpp"
+#include "sansio/backoff.hpp"
+#include "sansio/expiry_observer.hpp"
+#include "model/jitter_rng.hpp"
+#include "model/lease_clock.hpp"
 
 using namespace std::chrono_literals;
 using mongolock::detail::backoff;

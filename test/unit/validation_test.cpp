@@ -3,9 +3,9 @@
 
 #include <set>
 
-#include "detail/driver.hpp"
-#include "detail/provider_impl.hpp"
-#include "detail/store.hpp"
+#include "store/driver.hpp"
+#include "engine/provider_impl.hpp"
+#include "store/mongo_commands.hpp"
 #include "mongolock/error.hpp"
 #include "mongolock/options.hpp"
 

@@ -4,8 +4,8 @@
 #include <ctime>
 #include <string>
 
-#include "detail/saturating.hpp"
-#include "detail/utf8.hpp"
+#include "model/saturating.hpp"
+#include "model/utf8.hpp"
 #include "mongolock/provider.hpp"
 
 namespace mongolock::cli {

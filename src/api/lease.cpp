@@ -1,0 +1,98 @@
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <limits>
+
+#include "engine/lease_state.hpp"
+#include "mongolock/lease.hpp"
+
+namespace mongolock {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using detail::lease_phase;
+using detail::lease_state;
+
+lease& lease::operator=(lease&& other) noexcept {
+  if (this != &other) {
+    abandon(std::move(state_));
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+lease::~lease() { abandon(std::move(state_)); }
+
+// Released in the background, on the lease's strand.
+void lease::abandon(state_ptr st) noexcept {
+  if (!st) return;
+  try {
+    auto strand = st->strand;
+    asio::post(strand, [st = std::move(st)] { st->release_in_background(); });
+  } catch (...) {
+    // Out of memory while posting: the lease simply expires on the server.
+  }
+}
+
+error_code lease::status() const noexcept { return state_ ? status_of(*state_) : make_error_code(errc::not_held); }
+
+std::chrono::milliseconds lease::time_left() const noexcept {
+  if (!state_ || status()) return std::chrono::milliseconds{0};
+  const auto left = state_->published_deadline() - detail::boot_clock::now();
+  return std::max(std::chrono::milliseconds{0}, std::chrono::floor<std::chrono::milliseconds>(left));
+}
+
+namespace {
+const std::string& empty_string() noexcept {
+  static const std::string none;
+  return none;
+}
+}  // namespace
+
+const std::string& lease::name() const noexcept { return state_ ? state_->name : empty_string(); }
+const std::string& lease::owner_id() const noexcept { return state_ ? state_->owner : empty_string(); }
+std::int64_t lease::fencing_token() const noexcept { return state_ ? state_->token : 0; }
+
+asio::strand<asio::any_io_executor> lease::get_executor() const {
+  if (!state_) throw boost::system::system_error(make_error_code(errc::not_held));
+  return state_->strand;
+}
+
+void lease::start_release(state_ptr st, diagnostics* d, handler_ec h) {
+  auto strand = st->strand;
+  // Not cancellable: a release that stopped half-way would only leave the lock to expire.
+  detail::spawn_op<error_code>(strand, detail::release(std::move(st), d), std::move(h), false);
+}
+
+void lease::start_wait_lost(state_ptr st, handler_ec h) {
+  auto slot = asio::get_associated_cancellation_slot(h);
+  auto ex = asio::get_associated_executor(h, st->strand);
+  const auto id = st->next_waiter.fetch_add(1);
+  // Assigned here, in the initiating context, so it is serialised with the caller's emits; the
+  // registration below is posted first, so a cancellation always finds it on the strand.
+  if (slot.is_connected()) {
+    slot.assign([weak = std::weak_ptr(st), id](asio::cancellation_type) {
+      if (auto s = weak.lock()) asio::post(s->strand, [s, id] { s->cancel_waiter(id); });
+    });
+  }
+  asio::post(st->strand, [st, id, h = std::move(h), slot, ex]() mutable {
+    st->add_waiter(id, std::move(h), slot, std::move(ex));
+  });
+}
+
+asio::strand<asio::any_io_executor> lease::strand_of(const lease_state& s) { return s.strand; }
+
+error_code lease::status_of(const lease_state& s) noexcept {
+  switch (s.phase.load()) {
+    case lease_phase::held: return {};
+    case lease_phase::lost: return make_error_code(errc::lease_lost);
+    case lease_phase::released: return make_error_code(errc::released);
+  }
+  return {};
+}
+
+}  // namespace mongolock

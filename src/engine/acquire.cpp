@@ -1,0 +1,540 @@
+// The acquire operation's driver: performs what acquire_fsm decides against the store and feeds
+// the results back with the time they arrived. Every decision lives in sansio/acquire_fsm.cpp.
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
+#include <optional>
+
+#include "engine/access.hpp"
+#include "engine/acquire.hpp"
+#include "sansio/acquire_fsm.hpp"
+#include "model/boot_clock.hpp"
+#include "model/document_name.hpp"
+#include "engine/lease_state.hpp"
+#include "engine/timeout_check.hpp"
+#include "mongolock/lock.hpp"
+
+namespace mongolock::detail {
+namespace {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using steady = std::chrono::steady_clock;
+using result = std::tuple<error_code, lease>;
+using kind = acquire_action::kind;
+
+// `d`: the caller's diagnostics, if it passed one; it gets `why` (written here, on the acquire's
+// strand, before the handler is dispatched).
+result fail(provider_impl& p, diagnostics* d, error_code ec, const std::string& name, const std::string& why) {
+  if (d) d->reason = why;
+  if (ec != asio::error::operation_aborted && ec != errc::busy && ec != errc::timeout)
+    // Returned to the caller with its reason: the log only gets it at debug level.
+    p.log(log_level::debug, [&] {
+      return std::string("acquire '" + name + "': " + ec.message() + (why.empty() ? "" : ": " + why));
+    });
+  return {ec, lease{}};
+}
+
+bool cancelled(const asio::cancellation_state& s) { return s.cancelled() != asio::cancellation_type::none; }
+
+// Registers a canceller with the provider for the life of one acquire.
+class close_hook {
+ public:
+  close_hook(provider_impl& p, std::function<void()> cancel) : p_(p), id_(p.on_close(std::move(cancel))) {}
+  ~close_hook() { p_.forget_on_close(id_); }
+  close_hook(const close_hook&) = delete;
+  close_hook& operator=(const close_hook&) = delete;
+
+ private:
+  provider_impl& p_;
+  std::uint64_t id_;
+};
+
+// The acquires_in_progress gauge, for the life of one acquire.
+class in_progress {
+ public:
+  explicit in_progress(std::atomic<std::uint64_t>& n) : n_(n) { n_.fetch_add(1, std::memory_order_relaxed); }
+  ~in_progress() { n_.fetch_sub(1, std::memory_order_relaxed); }
+  in_progress(const in_progress&) = delete;
+  in_progress& operator=(const in_progress&) = delete;
+
+ private:
+  std::atomic<std::uint64_t>& n_;
+};
+
+// The turn of a lock name (name_turns.hpp) held by an acquire: passed on when the acquire ends,
+// unless a lease took it over.
+class turn_guard {
+ public:
+  turn_guard(std::shared_ptr<provider_impl> p, std::string name, bool held)
+      : p_(std::move(p)), name_(std::move(name)), held_(held) {}
+  ~turn_guard() {
+    if (held_) pass_turn(p_, name_);
+  }
+  turn_guard(const turn_guard&) = delete;
+  turn_guard& operator=(const turn_guard&) = delete;
+  bool held() const { return held_; }
+  void handed_to_lease() { held_ = false; }
+
+ private:
+  std::shared_ptr<provider_impl> p_;
+  std::string name_;
+  bool held_;
+};
+
+// A place in the line taken for this acquire by its provider's hand-off: left again on every way
+// out before the FSM takes it over (which then leaves it itself when it gives up).
+class enrolled_guard {
+ public:
+  enrolled_guard(std::shared_ptr<provider_impl> p, std::string name, std::optional<line_enrollment> e)
+      : p_(std::move(p)), name_(std::move(name)), e_(std::move(e)) {}
+  ~enrolled_guard() {
+    if (e_) leave_line_in_background(p_, name_, e_->owner);
+  }
+  enrolled_guard(const enrolled_guard&) = delete;
+  enrolled_guard& operator=(const enrolled_guard&) = delete;
+  std::optional<line_enrollment> take() { return std::exchange(e_, std::nullopt); }
+
+ private:
+  std::shared_ptr<provider_impl> p_;
+  std::string name_;
+  std::optional<line_enrollment> e_;
+};
+
+deadline_t earlier(deadline_t a, boot_clock::time_point b) {
+  const auto steady_b = to_steady(b);
+  return a ? std::min(*a, steady_b) : steady_b;
+}
+
+asio::awaitable<void> prepare_once(std::shared_ptr<provider_impl> p, deadline_t deadline, error_code& ec,
+                                   std::string& why) {
+  if (p->prepared) co_return;
+  store_call<outcome<server_info>> start = [p](auto reply) { p->store->prepare(std::move(reply)); };
+  auto r = co_await p->call<outcome<server_info>>(start, nullptr, deadline, asio::use_awaitable);
+  if (r.ec == errc::timeout) {  // no server has answered yet: that is the truth to report, not "busy"
+    ec = make_error_code(errc::server_unavailable);
+    why = "no server answered within the acquire timeout";
+    co_return;
+  }
+  if (r.ec) {
+    ec = r.ec;
+    why = r.message;
+    co_return;
+  }
+  if (!r.message.empty()) p->log(log_level::warning, [&] { return std::string(r.message); });
+  p->prepared = true;
+}
+
+// A plain lock's name is declared a lock's once per provider (lock.hpp): refused with
+// declaration_mismatch when it is a semaphore's or a rw_lock's (docs/design.md section 10).
+asio::awaitable<void> declare_plain_once(std::shared_ptr<provider_impl> p, const std::string& name,
+                                         deadline_t deadline, error_code& ec, std::string& why) {
+  if (p->declared_plain(name)) co_return;
+  const auto mine = plain_lock_declaration();
+  store_call<outcome<declaration>> start = [p, name, mine](auto reply) { p->store->declare(name, mine, std::move(reply)); };
+  auto r = co_await p->call<outcome<declaration>>(std::move(start), nullptr, deadline, asio::use_awaitable);
+  if (r.ec) {
+    ec = r.ec;
+    why = "declaring '" + name + "' a lock's name: " + r.message;
+    co_return;
+  }
+  if (r.value != mine) {
+    ec = make_error_code(errc::declaration_mismatch);
+    why = "'" + name + "' is declared as " + describe(r.value) + ", not a lock";
+    co_return;
+  }
+  p->note_declared_plain(name);
+}
+
+// The take with this provider's holder metadata: added here, not kept in every waiter's FSM.
+take_request with_holder(take_request t, const holder_meta& meta) {
+  t.meta = meta;
+  return t;
+}
+
+// Built outside the coroutine, so the parameters do not take room in every waiter's frame.
+acquire_fsm new_fsm(provider_impl& p, const lock_options& o, std::string name, acquire_mode mode,
+                    deadline_t deadline, std::optional<line_enrollment> enrolled) {
+  acquire_params params;
+  params.try_once = mode != acquire_mode::wait;
+  params.confirm_silent = mode == acquire_mode::try_confirming;
+  params.in_turn = mode == acquire_mode::try_in_turn;
+  if (enrolled) {
+    params.owner = std::move(enrolled->owner);
+    params.enrolled = acquire_params::line_place{enrolled->ticket, enrolled->sent};
+  } else {
+    params.owner = new_owner_id();
+  }
+  params.refresh_every = o.effective_renew_every();
+  // The engine's instants count suspended time (boot_clock.hpp); the call deadlines are steady.
+  if (deadline) params.deadline = boot_clock::now() + (*deadline - steady::now());
+  params.expiry = o.expiry;
+  params.margin = o.effective_margin();
+  params.backoff_min = o.backoff_min;
+  params.backoff_max = o.backoff_max;
+  params.seed = p.next_seed();
+  params.wall_now_ms = wall_ms();
+  return acquire_fsm(std::move(name), std::move(params));
+}
+
+// The store actions of the FSM, each in a coroutine of its own that replaces `a` with the FSM's
+// next action: the request and the reply live only while the call is in flight, in a frame sized
+// for that one call, not in the frame of every waiting acquire (bench/ scenario 4: 10,000 waiters).
+asio::awaitable<void> read_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
+                                deadline_t deadline) {
+  const auto how = fsm.read_mode_now();  // a re-check too: majority
+  store_call<outcome<lock_doc>> start = [p, name = fsm.name(), how](auto reply) {
+    p->store->read(name, how, std::move(reply));
+  };
+  auto r = co_await p->call<outcome<lock_doc>>(std::move(start), nullptr, deadline, asio::use_awaitable);
+  const auto received = boot_clock::now();
+  const auto out_of_bounds_before = fsm.out_of_bounds_observations();
+  a = a.what == kind::read ? fsm.on_read(r, received) : fsm.on_recheck(r, received);
+  if (fsm.out_of_bounds_observations() != out_of_bounds_before) {
+    p->log(log_level::warning, [&] {
+      return "lock '" + fsm.name() + "': its document claims expiry_ms " + std::to_string(r.value.held.expiry.count()) +
+             ", outside what a mongolock holder writes (" + std::to_string(limits::min_expiry.count()) + ".." +
+             std::to_string(limits::max_expiry.count()) + "); waiting as if it said " +
+             std::to_string(expiry_observer::bounded(r.value.held.expiry).count()) +
+             " (was the document written by something else?)";
+    });
+  }
+}
+
+asio::awaitable<void> epoch_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
+                                 deadline_t deadline) {
+  store_call<outcome<std::optional<std::int64_t>>> start = [p](auto reply) { p->store->next_epoch(std::move(reply)); };
+  auto r = co_await p->call<outcome<std::optional<std::int64_t>>>(std::move(start), nullptr, deadline,
+                                                                  asio::use_awaitable);
+  a = fsm.on_epoch(r, boot_clock::now());
+}
+
+asio::awaitable<void> take_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
+                                deadline_t deadline) {
+  const auto sent = boot_clock::now();
+  store_call<outcome<bool>> start = [p, req = with_holder(fsm.request(), p->meta)](auto reply) {
+    p->store->take(req, std::move(reply));
+  };
+  // If this call is abandoned (cancelled, timed out) and the server applied the take anyway, give
+  // it back at once instead of leaving it to expire. The call keeps this (and its work ticket)
+  // while the reply is due.
+  std::function<void(outcome<bool>)> give_back_late = [p, name = fsm.name(), owner = fsm.owner(), token = a.token,
+                                                       working = p->begin_work()](outcome<bool> late) {
+    if (late.value || late.ambiguous) p->release_in_background(name, owner, token, {}, !late.value);
+  };
+  // A reply after take_bound is useless (a late grant): stop waiting for it then.
+  auto r = co_await p->call<outcome<bool>>(std::move(start), std::move(give_back_late),
+                                           earlier(deadline, fsm.take_bound(sent)), asio::use_awaitable);
+  a = fsm.on_take(r, sent, boot_clock::now());
+}
+
+// A join or a refresh of our entry in the line: each tells the FSM when it was sent.
+asio::awaitable<void> line_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
+                                deadline_t deadline) {
+  const bool join = a.what == kind::join;
+  store_call<outcome<bool>> start = [p, join, name = fsm.name(), owner = fsm.owner(),
+                                     ticket = join ? fsm.join_ticket() : fsm.line_ticket()](auto reply) {
+    if (join) p->store->join_line(name, owner, ticket, std::move(reply));
+    else p->store->refresh_line(name, owner, ticket, std::move(reply));
+  };
+  const auto sent = boot_clock::now();
+  auto r = co_await p->call<outcome<bool>>(std::move(start), nullptr, deadline, asio::use_awaitable);
+  a = join ? fsm.on_joined(r, sent, boot_clock::now()) : fsm.on_refreshed(r, sent, boot_clock::now());
+}
+
+// An acquire that joined the line and ends without having left it in its take: its entry goes
+// (in the background; if that fails, the entry costs the others one expiry + margin when it
+// reaches the head).
+void leave_line(const std::shared_ptr<provider_impl>& p, const acquire_fsm& fsm, leaving why) {
+  if (!fsm.joined() || fsm.left_line_with_take()) return;
+  leave_line_in_background(p, fsm.name(), fsm.owner(), why);
+}
+
+asio::awaitable<void> give_back_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
+                                     deadline_t deadline) {
+  store_call<outcome<bool>> start = [p, name = fsm.name(), owner = fsm.owner(), token = a.token](auto reply) {
+    p->store->release(name, owner, token, std::move(reply));
+  };
+  auto r = co_await p->call<outcome<bool>>(std::move(start), nullptr, deadline, asio::use_awaitable);
+  a = fsm.on_given_back(r, boot_clock::now());
+}
+
+// The end of an acquire, outside the coroutine so that its locals take no room in the frame.
+result grant(const std::shared_ptr<provider_impl>& p, diagnostics* d, const lock_options& o, const strand_type& strand,
+             const acquire_fsm& fsm, const acquire_action& a, steady::time_point started, bool with_turn) {
+  const lease_fsm renewals(a.at, o.expiry, o.effective_margin(), o.effective_renew_every(), p->next_seed());
+  auto st = std::make_shared<lease_state>(p, strand, fsm.name(), fsm.owner(), a.token, renewals);
+  st->turn_held = with_turn;  // the lease passes the name's turn on when it ends
+  st->others_in_line = fsm.others_in_line();
+  st->line_seen = fsm.line_after_grant();
+  st->tickets_seen = fsm.tickets_after_grant();
+  if (!p->add_live(fsm.owner(), st)) {  // shutdown began while the take was in flight
+    p->release_in_background(fsm.name(), fsm.owner(), a.token);
+    return fail(*p, d, asio::error::operation_aborted, fsm.name(), "the provider is shutting down");
+  }
+  st->start();
+  leave_line(p, fsm, leaving::granted);
+  p->count.acquisitions.fetch_add(1, std::memory_order_relaxed);
+  p->count.failed_attempts.fetch_add(fsm.lost_races(), std::memory_order_relaxed);
+  p->count.busy_observations.fetch_add(fsm.busy_observations(), std::memory_order_relaxed);
+  p->count_wait(steady::now() - started);
+  if (d) d->reason.clear();
+  return {error_code{}, access::make_lease(std::move(st))};
+}
+
+result give_up(provider_impl& p, diagnostics* d, const acquire_fsm& fsm, const acquire_action& a) {
+  for (auto token : fsm.unconfirmed()) p.release_in_background(fsm.name(), fsm.owner(), token, {}, true);
+  // Once each (retried only on an error): if one has not landed yet, its late reply frees it.
+  for (auto token : fsm.abandoned())
+    if (std::ranges::find(fsm.unconfirmed(), token) == fsm.unconfirmed().end())
+      p.release_in_background(fsm.name(), fsm.owner(), token);
+  leave_line(p.shared_from_this(), fsm, leaving::gave_up);
+  p.count.failed_attempts.fetch_add(fsm.lost_races(), std::memory_order_relaxed);
+  p.count.busy_observations.fetch_add(fsm.busy_observations(), std::memory_order_relaxed);
+  return fail(p, d, a.ec, fsm.name(), a.why);
+}
+
+asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_type strand, std::string name,
+                                     std::shared_ptr<const lock_options> timing, bool plain, acquire_mode mode,
+                                     std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                                     steady::time_point started, bool holds_turn,
+                                     std::optional<line_enrollment> enrolled) {
+  co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+  co_await asio::this_coro::throw_if_cancelled(false);
+  turn_guard turn(p, holds_turn ? name : std::string(), holds_turn);
+  std::string why;
+  enrolled_guard place(p, name, std::move(enrolled));
+  // A permit's document (NAME#k) is acquired only by its semaphore or rw_lock, never plainly.
+  if (auto ec = plain ? validate_lock_name(name, &why) : validate_document_name(name, &why))
+    co_return fail(*p, d, ec, "(invalid)", why);
+  if (auto ec = check_acquire_timeout(timeout, &why)) co_return fail(*p, d, ec, name, why);
+  // The ticket first: a shutdown that finds no work cannot miss this acquire's start.
+  const auto working = p->begin_work();  // async_shutdown waits for this acquire to end
+  const in_progress gauge(p->count.acquiring);
+  if (p->closing()) co_return fail(*p, d, asio::error::operation_aborted, name, "the provider is shutting down");
+  const lock_options& opts = timing ? *timing : p->opts;
+  const auto wait_for = timeout.value_or(opts.acquire_timeout);
+  // From now: a parked acquire's timeout is what was left of it when its turn came.
+  const deadline_t deadline = wait_for.count() > 0 ? deadline_t{steady::now() + wait_for} : std::nullopt;
+
+  error_code prep_ec;
+  co_await prepare_once(p, deadline, prep_ec, why);
+  if (prep_ec) co_return fail(*p, d, prep_ec, name, why);
+  if (plain) {
+    auto declared = declare_plain_once(p, name, deadline, prep_ec, why);
+    co_await std::move(declared);
+    if (prep_ec) co_return fail(*p, d, prep_ec, name, why);
+  }
+
+  // The name and the owner id live in the FSM only (one copy per waiter).
+  acquire_fsm fsm = new_fsm(*p, opts, std::move(name), mode, deadline, place.take());
+  // async_shutdown wakes a waiting acquire through this timer; one in a store call sees
+  // closing() when the call returns. Both run on this strand, so no wake-up falls in between.
+  auto timer = std::make_shared<boot_timer>(strand);
+  const close_hook hook(*p, [strand, weak = std::weak_ptr(timer)] {
+    asio::post(strand, [weak] {
+      if (auto t = weak.lock()) t->cancel();
+    });
+  });
+
+  auto a = fsm.start(boot_clock::now(), p->recall_free(fsm.name()));
+  for (;;) {
+    if (a.what != kind::grant && a.what != kind::fail &&
+        (cancelled(co_await asio::this_coro::cancellation_state) || p->closing()))
+      a = fsm.on_cancel();
+    switch (a.what) {
+      // Named awaitables, not temporaries inside co_await: GCC 12 may destroy those twice.
+      case kind::read:
+      case kind::recheck: {
+        auto step = read_step(p, fsm, a, deadline);
+        co_await std::move(step);
+        break;
+      }
+      case kind::next_epoch: {
+        auto step = epoch_step(p, fsm, a, deadline);
+        co_await std::move(step);
+        break;
+      }
+      case kind::take: {
+        auto step = take_step(p, fsm, a, deadline);
+        co_await std::move(step);
+        break;
+      }
+      case kind::give_back: {
+        auto step = give_back_step(p, fsm, a, deadline);
+        co_await std::move(step);
+        break;
+      }
+      case kind::join:
+      case kind::refresh: {
+        auto step = line_step(p, fsm, a, deadline);
+        co_await std::move(step);
+        break;
+      }
+      case kind::wait_until: {
+        // Already due (a refresh of our entry in the line, say): no timer, no round through the
+        // reactor.
+        if (const auto now = boot_clock::now(); a.at <= now) {
+          a = fsm.on_timer(now);
+          break;
+        }
+        timer->expires_at(a.at);
+        auto [waited] = co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
+        a = waited ? fsm.on_cancel() : fsm.on_timer(boot_clock::now());
+        break;
+      }
+      case kind::grant: {
+        auto r = grant(p, d, opts, strand, fsm, a, started, turn.held());
+        if (!std::get<0>(r)) turn.handed_to_lease();
+        co_return r;
+      }
+      case kind::fail:
+        co_return give_up(*p, d, fsm, a);
+    }
+  }
+}
+
+}  // namespace
+
+void start_body(std::shared_ptr<provider_impl> p, std::string name, std::shared_ptr<const lock_options> timing,
+                bool plain, acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                steady::time_point since, bool holds_turn,
+                asio::any_completion_handler<void(error_code, lease)> h,
+                std::optional<line_enrollment> enrolled) {
+  auto strand = asio::make_strand(p->ex);
+  spawn_op<error_code, lease>(strand,
+                              acquire_body(std::move(p), strand, std::move(name), std::move(timing), plain, mode, timeout, d,
+                                           since, holds_turn, std::move(enrolled)),
+                              std::move(h));
+}
+
+void park(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<parked_acquire>& w) {
+  p->count.acquiring.fetch_add(1, std::memory_order_relaxed);
+  std::weak_ptr<provider_impl> weak_p = p;
+  std::weak_ptr<parked_acquire> weak_w = w;
+  // Leaves the queue and completes with `ec`, unless its turn came first.
+  auto leave = [weak_p, weak_w](error_code ec, const char* why) {
+    auto p = weak_p.lock();
+    auto w = weak_w.lock();
+    if (!p || !w) return false;
+    if (!p->turns.remove(w)) return false;
+    p->count.acquiring.fetch_sub(1, std::memory_order_relaxed);
+    finish_parked(w, ec, why, p->ex);
+    return true;
+  };
+  w->slot = asio::get_associated_cancellation_slot(w->handler);
+  if (w->slot.is_connected()) {
+    w->slot.assign([leave, weak_w](asio::cancellation_type) {
+      if (leave(asio::error::operation_aborted, "cancelled while waiting for another acquire of this lock in this provider")) return;
+      if (auto w = weak_w.lock()) w->cancelled = true;  // its turn came: the start sees this
+    });
+  }
+  if (w->deadline) {
+    w->timer = std::make_unique<asio::steady_timer>(p->ex, *w->deadline);
+    w->timer->async_wait([leave](error_code ec) {
+      if (!ec) leave(make_error_code(errc::timeout), "timed out waiting for another acquire of this lock in this provider");
+    });
+  }
+}
+
+namespace {
+// Runs `f(p, w)` on the parked acquire's executor: never inline (this may run inside a lease's
+// end() or a release), so posted to the provider's executor, then on to the handler's own.
+template <class F>
+void on_parked_executor(const std::shared_ptr<provider_impl>& p, std::shared_ptr<parked_acquire> w, F f) {
+  asio::post(p->ex, [p, w = std::move(w), f = std::move(f), working = p->begin_work()]() mutable {
+    auto ex = asio::get_associated_executor(w->handler, p->ex);
+    asio::dispatch(ex, [p = std::move(p), w = std::move(w), f = std::move(f), working = std::move(working)]() mutable {
+      p->count.acquiring.fetch_sub(1, std::memory_order_relaxed);  // no longer parked
+      if (w->timer) w->timer->cancel();
+      f(p, w);
+    });
+  });
+}
+
+// On the parked acquire's executor, once its turn came.
+void start_turn(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<parked_acquire>& w) {
+  const auto now = steady::now();
+  // Put in line by a hand-off, and ending before it starts: the entry goes.
+  auto enrolled = std::exchange(w->enrolled, std::nullopt);
+  if (enrolled && (w->cancelled || p->closing() || (w->deadline && now >= *w->deadline)))
+    leave_line_in_background(p, w->name, enrolled->owner);
+  if (w->cancelled || p->closing()) {
+    finish_parked(w, asio::error::operation_aborted, w->cancelled ? "cancelled" : "the provider is shutting down", p->ex);
+    return pass_turn(p, w->name);
+  }
+  if (w->deadline && now >= *w->deadline) {
+    finish_parked(w, make_error_code(errc::timeout), "timed out waiting for another acquire of this lock in this provider", p->ex);
+    return pass_turn(p, w->name);
+  }
+  std::optional<std::chrono::milliseconds> left;
+  if (w->deadline) left = std::max(std::chrono::milliseconds{1}, std::chrono::ceil<std::chrono::milliseconds>(*w->deadline - now));
+  // The slot now belongs to the acquire (spawn_op binds it), so the caller's cancellation reaches it.
+  start_body(p, w->name, std::move(w->timing), w->plain, acquire_mode::wait, left, w->diag, w->since, true, std::move(w->handler),
+             std::move(enrolled));
+}
+}  // namespace
+
+void leave_line_in_background(const std::shared_ptr<provider_impl>& p, const std::string& name,
+                              const std::string& owner, leaving why) {
+  store_call<outcome<bool>> start = [p, name, owner](auto reply) { p->store->leave_line(name, owner, std::move(reply)); };
+  // Answered on the provider's executor; shutdown waits for it (the ticket). Not in line (or
+  // unknown) after giving up: a releaser may have handed the lock to this owner id, which nobody
+  // else uses and no lease holds.
+  p->call<outcome<bool>>(std::move(start), nullptr, std::nullopt,
+                         [p, name, owner, why, working = p->begin_work()](outcome<bool> r) {
+                           if ((!r.ec && r.value) || why == leaving::granted) return;
+                           store_call<outcome<std::int64_t>> free = [p, name, owner](auto reply) {
+                             p->store->release_owners({name}, {owner}, std::move(reply));
+                           };
+                           p->call<outcome<std::int64_t>>(std::move(free), nullptr, std::nullopt,
+                                                          [working](outcome<std::int64_t>) {});
+                         });
+}
+
+void pass_turn(const std::shared_ptr<provider_impl>& p, const std::string& name) {
+  if (auto next = p->turns.pass(name)) resume_parked(p, std::move(next));
+}
+
+void resume_parked(const std::shared_ptr<provider_impl>& p, std::shared_ptr<parked_acquire> next) {
+  on_parked_executor(p, std::move(next), start_turn);
+}
+
+void grant_handed_over(const std::shared_ptr<provider_impl>& p, std::shared_ptr<parked_acquire> next,
+                       std::string owner, std::int64_t token, boot_clock::time_point sent,
+                       boot_clock::time_point bound) {
+  on_parked_executor(p, std::move(next), [owner = std::move(owner), token, sent, bound](const auto& p, const auto& w) {
+    auto give_back = [&](error_code ec, const char* why) {
+      p->release_in_background(w->name, owner, token);
+      finish_parked(w, ec, why, p->ex);
+      pass_turn(p, w->name);
+    };
+    if (w->cancelled) return give_back(asio::error::operation_aborted, "cancelled");
+    if (p->closing()) return give_back(asio::error::operation_aborted, "the provider is shutting down");
+    if (w->deadline && steady::now() >= *w->deadline) return give_back(make_error_code(errc::timeout), "the acquire timeout passed during the hand-off");
+    if (boot_clock::now() >= bound) {  // a late grant (a stall since the reply): given back, never handed out
+      p->release_in_background(w->name, owner, token);
+      return start_turn(p, w);
+    }
+    const lock_options& o = w->timing ? *w->timing : p->opts;
+    const lease_fsm renewals(sent, o.expiry, o.effective_margin(), o.effective_renew_every(), p->next_seed());
+    auto st = std::make_shared<lease_state>(p, asio::make_strand(p->ex), w->name, owner, token, renewals);
+    st->turn_held = true;  // the lease passes the turn on when it ends
+    if (!p->add_live(owner, st)) {
+      st->turn_held = false;
+      return give_back(asio::error::operation_aborted, "the provider is shutting down");
+    }
+    asio::post(st->strand, [st] { st->start(); });  // on its strand, before any release of it
+    p->count.acquisitions.fetch_add(1, std::memory_order_relaxed);
+    p->count_wait(steady::now() - w->since);
+    if (w->slot.is_connected()) w->slot.clear();
+    if (w->diag) w->diag->reason.clear();
+    auto h = std::move(w->handler);
+    std::move(h)(error_code{}, access::make_lease(std::move(st)));
+  });
+}
+
+}  // namespace mongolock::detail

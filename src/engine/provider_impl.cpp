@@ -1,0 +1,138 @@
+// A provider's shared state: background releases, work counting for shutdown, close hooks, stats.
+#include "engine/provider_impl.hpp"
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "engine/lease_state.hpp"
+
+namespace mongolock::detail {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+void provider_impl::release_in_background(std::string name, std::string owner, std::int64_t token,
+                                          std::chrono::milliseconds after, bool unconfirmed, int attempt) {
+  auto self = shared_from_this();
+  auto strand = asio::make_strand(ex);
+  auto working = begin_work();  // held until this attempt ends (the next one takes its own)
+  if (after.count() > 0) {
+    auto timer = std::make_shared<asio::steady_timer>(strand, after);
+    timer->async_wait([self, timer, name, owner, token, unconfirmed, attempt, working](error_code) {
+      self->release_in_background(name, owner, token, std::chrono::milliseconds{0}, unconfirmed, attempt);
+    });
+    return;
+  }
+  store_call<outcome<bool>> start = [self, name, owner, token](auto reply) {
+    self->store->release(name, owner, token, std::move(reply));
+  };
+  call<outcome<bool>>(start, nullptr, std::nullopt,
+                      asio::bind_executor(strand, [self, name, owner, token, unconfirmed, attempt, working](outcome<bool> r) {
+                        // Freed, or (for a take we know landed) nothing left to free.
+                        if (!r.ec && (r.value || !unconfirmed)) return;
+                        if (!r.ec && attempt >= 3) return;  // the unconfirmed take never landed
+                        static constexpr std::chrono::milliseconds retry_after[] = {
+                            std::chrono::milliseconds(250), std::chrono::milliseconds(1000),
+                            std::chrono::milliseconds(4000)};
+                        const bool retry = !r.ec || r.ec == errc::server_unavailable || r.ec == errc::ambiguous_result;
+                        if (!retry || attempt >= 3 || !self->store->accepting()) {
+                          const auto why = "background release of '" + name + "' failed: " + r.message +
+                                           " (the lock expires on its own)";
+                          self->log(log_level::warning, [&] { return why; });
+                          self->note_failure(r.ec ? r.ec : make_error_code(errc::server_unavailable), why);
+                          return;
+                        }
+                        self->release_in_background(name, owner, token, retry_after[attempt], unconfirmed, attempt + 1);
+                      }));
+}
+
+void provider_impl::count_wait(std::chrono::nanoseconds waited) {
+  count.wait_ns.fetch_add(static_cast<std::uint64_t>(waited.count()), std::memory_order_relaxed);
+  std::size_t bucket = 0;
+  while (bucket < stats::wait_bucket_bounds.size() && waited > stats::wait_bucket_bounds[bucket]) ++bucket;
+  count.wait_buckets[bucket].fetch_add(1, std::memory_order_relaxed);
+}
+
+stats provider_impl::snapshot() const {
+  const auto& c = count;
+  auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  stats s;
+  s.acquisitions = get(c.acquisitions);
+  s.failed_attempts = get(c.failed_attempts);
+  s.busy_observations = get(c.busy_observations);
+  s.wait_time = std::chrono::nanoseconds{static_cast<std::int64_t>(get(c.wait_ns))};
+  s.renewals = get(c.renewals);
+  s.renewal_errors = get(c.renewal_errors);
+  s.losses = get(c.losses);
+  s.releases = get(c.releases);
+  s.server_calls = get(c.server_calls) + renewals->commands();  // a renewal batch is one call
+  s.acquires_in_progress = get(c.acquiring);
+  for (std::size_t i = 0; i < s.wait_histogram.size(); ++i) s.wait_histogram[i] = get(c.wait_buckets[i]);
+  std::lock_guard g(mu);
+  s.leases_held = live.size();
+  return s;
+}
+
+provider_impl::ticket provider_impl::begin_work() {
+  {
+    std::lock_guard g(mu);
+    ++working_;
+  }
+  // The deleter runs when the last copy goes, even though the pointer is null.
+  return ticket(static_cast<void*>(nullptr), [self = shared_from_this()](void*) { self->end_work(); });
+}
+
+void provider_impl::end_work() {
+  std::vector<std::function<void()>> ready;
+  {
+    std::lock_guard g(mu);
+    if (--working_ == 0) ready.swap(idle_waiters_);
+  }
+  for (auto& f : ready) f();
+}
+
+void provider_impl::when_idle(std::function<void()> f) {
+  {
+    std::lock_guard g(mu);
+    if (working_ > 0) {
+      idle_waiters_.push_back(std::move(f));
+      return;
+    }
+  }
+  f();
+}
+
+std::vector<std::shared_ptr<lease_state>> provider_impl::close() {
+  std::vector<std::function<void()>> cancel;
+  {
+    std::lock_guard g(mu);
+    if (!closing_) failure_ = {};  // the first shutdown reports what fails from here on
+    closing_ = true;  // under mu, so add_live (also under mu) cannot miss it
+    for (auto& [_, c] : cancellers_) cancel.push_back(c);
+  }
+  for (auto& c : cancel) c();
+  for (auto& w : turns.drain()) {  // parked acquires never started: they end here
+    count.acquiring.fetch_sub(1, std::memory_order_relaxed);
+    finish_parked(w, boost::asio::error::operation_aborted, "the provider is shutting down", ex);
+  }
+  return live_leases();  // add_live refuses from here on, so this is every lease there will be
+}
+
+std::uint64_t provider_impl::on_close(std::function<void()> cancel) {
+  std::lock_guard g(mu);
+  cancellers_.emplace(++next_canceller_, std::move(cancel));
+  return next_canceller_;
+}
+
+void provider_impl::forget_on_close(std::uint64_t id) {
+  std::lock_guard g(mu);
+  cancellers_.erase(id);
+}
+
+void provider_impl::note_failure(error_code ec, std::string why) {
+  std::lock_guard g(mu);
+  failure_ = {ec, std::move(why)};
+}
+
+}  // namespace mongolock::detail

@@ -1,0 +1,196 @@
+// Leader election: a campaign is the lock's acquire followed by one update that writes the
+// leader's value, matched on its (owner, token); observers read the document.
+#include "mongolock/election.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/system_executor.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "engine/access.hpp"
+#include "engine/lease_state.hpp"
+#include "engine/provider_impl.hpp"
+#include "engine/spawn.hpp"
+#include "model/utf8.hpp"
+
+namespace mongolock {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using detail::outcome;
+using detail::store_call;
+
+namespace {
+
+error_code check_value(const std::string& v, std::string& why) {
+  if (v.empty()) why = "an election value must not be empty";
+  else if (v.size() > limits::max_election_value)
+    why = "an election value takes at most " + std::to_string(limits::max_election_value) + " bytes, not " +
+          std::to_string(v.size());
+  else if (!detail::valid_utf8(v)) why = "an election value must be valid UTF-8";
+  else return {};
+  return make_error_code(errc::invalid_options);
+}
+
+// Writes `value` as the election value of the lease's holder.
+asio::awaitable<outcome<bool>> proclaim(std::shared_ptr<detail::lease_state> st, std::string value) {
+  auto p = st->prov;
+  store_call<outcome<bool>> call = [p, name = st->name, owner = st->owner, token = st->token,
+                                    value = std::move(value)](auto reply) {
+    p->store->proclaim(name, owner, token, value, std::move(reply));
+  };
+  co_return co_await p->call<outcome<bool>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
+}
+
+leader_info to_leader(const detail::lock_doc& d) {
+  leader_info l;
+  if (!d.exists || d.held.owner.empty() || !d.meta || d.meta->value.empty()) return l;
+  l.has_leader = true;
+  l.value = d.meta->value;
+  l.term = d.held.token;
+  l.owner = d.held.owner;
+  return l;
+}
+
+asio::awaitable<outcome<detail::lock_doc>> read_doc(std::shared_ptr<detail::provider_impl> p, std::string name) {
+  store_call<outcome<detail::lock_doc>> call = [p, name](auto reply) {
+    p->store->read(name, detail::read_mode::primary, std::move(reply));
+  };
+  co_return co_await p->call<outcome<detail::lock_doc>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
+}
+
+using campaign_result = std::tuple<error_code, leadership>;
+
+}  // namespace
+
+// ---- election -------------------------------------------------------------------------------
+
+asio::any_io_executor election::executor_of(const lock& l) noexcept { return detail::access::impl(l)->ex; }
+
+void election::start_campaign(lock l, std::string value, std::optional<std::chrono::milliseconds> timeout,
+                              diagnostics* d, campaign_handler h) {
+  auto strand = asio::make_strand(executor_of(l));
+  auto body = [](lock l, std::string value, std::optional<std::chrono::milliseconds> timeout,
+                 diagnostics* d) -> asio::awaitable<campaign_result> {
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+    co_await asio::this_coro::throw_if_cancelled(false);
+    std::string why;
+    if (auto ec = check_value(value, why)) {
+      if (d) d->reason = why;
+      co_return campaign_result{ec, leadership{}};
+    }
+    diagnostics inner;
+    auto acquire = timeout ? l.async_acquire_for(*timeout, inner, asio::as_tuple(asio::use_awaitable))
+                           : l.async_acquire(inner, asio::as_tuple(asio::use_awaitable));
+    auto [ec, won] = co_await std::move(acquire);
+    if (ec) {
+      if (d) d->reason = inner.reason;
+      co_return campaign_result{ec, leadership{}};
+    }
+    auto write = proclaim(detail::access::state(won), value);
+    auto r = co_await std::move(write);
+    if (r.ec || !r.value) {
+      // Not the leader observers would see: give the lock back rather than lead silently.
+      auto release = won.async_release(asio::as_tuple(asio::use_awaitable));
+      co_await std::move(release);
+      if (d) d->reason = r.ec ? r.message : "the lease was lost before the leader's value was written";
+      co_return campaign_result{r.ec ? r.ec : make_error_code(errc::lease_lost), leadership{}};
+    }
+    if (!won.held()) {  // lost while the value was being written: not a leadership to hand out
+      if (d) d->reason = "the lease was lost while the leader's value was being written";
+      co_return campaign_result{make_error_code(errc::lease_lost), leadership{}};
+    }
+    if (d) d->reason.clear();
+    co_return campaign_result{error_code{}, leadership(std::move(won), std::move(value))};
+  };
+  detail::spawn_op(strand, body(std::move(l), std::move(value), timeout, d), std::move(h));
+}
+
+void election::start_leader(lock l, leader_handler h) {
+  auto p = detail::access::impl(l);
+  auto strand = asio::make_strand(p->ex);
+  auto body = [](std::shared_ptr<detail::provider_impl> p, std::string name) -> asio::awaitable<std::tuple<error_code, leader_info>> {
+    std::string why;
+    if (auto ec = validate_lock_name(name, &why)) co_return std::tuple{ec, leader_info{}};
+    auto read = read_doc(p, name);
+    auto r = co_await std::move(read);
+    co_return std::tuple{r.ec, r.ec ? leader_info{} : to_leader(r.value)};
+  };
+  detail::spawn_op(strand, body(std::move(p), l.name()), std::move(h));
+}
+
+election::observer election::observe(std::chrono::milliseconds every) const {
+  if (every.count() <= 0) {
+    const auto& o = detail::access::impl(lock_)->opts;
+    every = std::max(std::chrono::milliseconds{10}, o.expiry / 10);
+  }
+  return observer(lock_, every);
+}
+
+void election::observer::start_next(lock l, std::chrono::milliseconds every,
+                                    std::shared_ptr<std::optional<leader_info>> last, leader_handler h) {
+  auto p = detail::access::impl(l);
+  auto strand = asio::make_strand(p->ex);
+  auto body = [](std::shared_ptr<detail::provider_impl> p, std::string name, std::chrono::milliseconds every,
+                 std::shared_ptr<std::optional<leader_info>> last) -> asio::awaitable<std::tuple<error_code, leader_info>> {
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+    co_await asio::this_coro::throw_if_cancelled(false);
+    std::string why;
+    if (auto ec = validate_lock_name(name, &why)) co_return std::tuple{ec, leader_info{}};
+    auto ex = co_await asio::this_coro::executor;  // named: GCC 12 and co_await in constructor arguments
+    asio::steady_timer timer(ex);
+    for (bool first = true;; first = false) {
+      if (!first) {
+        timer.expires_after(every);
+        auto [waited] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        if (waited) co_return std::tuple{error_code(asio::error::operation_aborted), leader_info{}};
+      }
+      auto read = read_doc(p, name);
+      auto r = co_await std::move(read);
+      if (r.ec) co_return std::tuple{r.ec, leader_info{}};
+      auto now = to_leader(r.value);
+      if (!*last || **last != now) {
+        *last = now;
+        co_return std::tuple{error_code{}, std::move(now)};
+      }
+    }
+  };
+  detail::spawn_op(strand, body(std::move(p), l.name(), every, std::move(last)), std::move(h));
+}
+
+// ---- leadership ------------------------------------------------------------------------------
+
+asio::any_io_executor leadership::lease_executor() const {
+  if (!lease_) return asio::system_executor();
+  return lease_.get_executor();
+}
+
+leadership::target leadership::proclaim_target() const { return {detail::access::state(lease_), value_}; }
+
+void leadership::start_proclaim(target t, std::string value, handler_ec h) {
+  auto st = std::move(t.lease);
+  std::string why;
+  auto ec = st ? check_value(value, why) : make_error_code(errc::not_held);
+  auto strand = st ? st->strand : asio::make_strand(asio::any_io_executor(asio::system_executor()));
+  auto body = [](std::shared_ptr<detail::lease_state> st, std::shared_ptr<std::string> shown, std::string value,
+                 error_code ec) -> asio::awaitable<std::tuple<error_code>> {
+    if (ec) co_return std::tuple{ec};
+    switch (st->phase.load()) {  // ended already: nothing to write
+      case detail::lease_phase::lost: co_return std::tuple{make_error_code(errc::lease_lost)};
+      case detail::lease_phase::released: co_return std::tuple{make_error_code(errc::released)};
+      case detail::lease_phase::held: break;
+    }
+    auto write = proclaim(st, value);
+    auto r = co_await std::move(write);
+    if (r.ec) co_return std::tuple{r.ec};
+    if (!r.value) co_return std::tuple{make_error_code(errc::lease_lost)};
+    *shown = std::move(value);
+    co_return std::tuple{error_code{}};
+  };
+  if (!t.shown) t.shown = std::make_shared<std::string>();  // a moved-from leadership
+  detail::spawn_op(strand, body(std::move(st), std::move(t.shown), std::move(value), ec), std::move(h), false);
+}
+
+}  // namespace mongolock

@@ -1,0 +1,194 @@
+// multi_lock: the locks of a set taken one by one in byte order of their names, each with the
+// single-lock acquire (its waiting, line and hand-off included), and given back on any failure.
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
+
+#include "engine/access.hpp"
+#include "primitives/permits.hpp"
+#include "engine/provider_impl.hpp"
+#include "engine/spawn.hpp"
+#include "engine/timeout_check.hpp"
+#include "mongolock/multi_lock.hpp"
+
+namespace mongolock {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+using result = std::tuple<error_code, multi_lease>;
+
+// Checked before anything is taken. Sorts `names` into the order of acquisition.
+error_code check_names(std::vector<std::string>& names, std::string& why) {
+  if (names.empty()) {
+    why = "a multi-lock needs at least one lock name";
+    return make_error_code(errc::invalid_options);
+  }
+  if (names.size() > limits::max_multi_lock_names) {
+    why = "a multi-lock takes at most " + std::to_string(limits::max_multi_lock_names) + " names, not " +
+          std::to_string(names.size());
+    return make_error_code(errc::invalid_options);
+  }
+  for (const auto& n : names) {
+    std::string reason;
+    if (auto ec = validate_lock_name(n, &reason)) {
+      why = "lock name #" + std::to_string(&n - names.data() + 1) + ": " + reason;
+      return ec;
+    }
+  }
+  std::sort(names.begin(), names.end());
+  if (auto dup = std::adjacent_find(names.begin(), names.end()); dup != names.end()) {
+    why = "the lock name '" + *dup + "' is given twice";
+    return make_error_code(errc::invalid_options);
+  }
+  return {};
+}
+
+bool cancelled(const asio::cancellation_state& s) { return s.cancelled() != asio::cancellation_type::none; }
+
+asio::awaitable<result> acquire_all(std::vector<lock> locks, std::optional<std::chrono::milliseconds> timeout,
+                                    diagnostics* d) {
+  co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+  co_await asio::this_coro::throw_if_cancelled(false);
+  std::optional<steady::time_point> deadline;
+  if (timeout && timeout->count() > 0) deadline = steady::now() + *timeout;
+  const bool try_once = timeout && timeout->count() == 0;
+  diagnostics inner;
+  for (;;) {
+    std::vector<lease> held;
+    error_code ec;
+    std::string why;
+    for (auto& l : locks) {
+      if (cancelled(co_await asio::this_coro::cancellation_state)) {
+        ec = asio::error::operation_aborted;
+        why = "cancelled";
+        break;
+      }
+      std::chrono::milliseconds left{0};
+      if (deadline) {
+        left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - steady::now());
+        if (left.count() <= 0) {
+          ec = make_error_code(errc::timeout);
+          why = "the multi-lock's acquire timeout passed before lock '" + l.name() + "'";
+          break;
+        }
+      }
+      // Named, not a temporary inside co_await: GCC 12 may destroy those twice.
+      auto op = (deadline || try_once) ? l.async_acquire_for(left, inner, asio::as_tuple(asio::use_awaitable))
+                                       : l.async_acquire(inner, asio::as_tuple(asio::use_awaitable));
+      auto [e, got] = co_await std::move(op);
+      if (e) {
+        ec = e;
+        why = "lock '" + l.name() + "'" + (inner.reason.empty() ? "" : ": " + inner.reason);
+        break;
+      }
+      held.push_back(std::move(got));
+    }
+    const bool all_held = !ec && std::all_of(held.begin(), held.end(), [](const lease& l) { return l.held(); });
+    if (all_held) {
+      if (d) d->reason.clear();
+      co_return result{error_code{}, detail::access::make_multi_lease(std::move(held))};
+    }
+    auto give_back = detail::release_each(held);
+    co_await std::move(give_back);
+    if (ec) {
+      if (d) d->reason = why;
+      co_return result{ec, multi_lease{}};
+    }
+    // A lease taken early was lost while a later lock was awaited: the set is not ours. Take it
+    // again from the start, within the same timeout.
+  }
+}
+
+}  // namespace
+
+void multi_lock::start(lock prototype, std::vector<std::string> names, std::optional<std::chrono::milliseconds> timeout,
+                       diagnostics* d, handler h) {
+  const auto& p = detail::access::impl(prototype);
+  auto strand = asio::make_strand(p->ex);
+  std::string why;
+  auto ec = check_names(names, why);
+  if (!ec) ec = detail::check_acquire_timeout(timeout, &why);
+  if (ec) {
+    if (d) d->reason = why;
+    auto fail = [](error_code e) -> asio::awaitable<result> { co_return result{e, multi_lease{}}; };
+    return detail::spawn_op(strand, fail(ec), std::move(h));
+  }
+  // One timeout for the whole set: the provider's unless given (its 0 means never; nullopt here).
+  if (!timeout && p->opts.acquire_timeout.count() > 0) timeout = p->opts.acquire_timeout;
+  std::vector<lock> locks;
+  locks.reserve(names.size());
+  for (auto& n : names) locks.push_back(detail::access::make_lock(p, std::move(n), nullptr, true));
+  detail::spawn_op(strand, acquire_all(std::move(locks), timeout, d), std::move(h));
+}
+
+asio::any_io_executor multi_lock::executor_of(const lock& l) noexcept { return detail::access::impl(l)->ex; }
+
+// ---- multi_lease ------------------------------------------------------------------------------
+
+error_code multi_lease::status() const noexcept {
+  if (!*this) return make_error_code(errc::not_held);
+  for (const auto& l : *leases_)
+    if (auto ec = l.status()) return ec;
+  return {};
+}
+
+const std::vector<lease>& multi_lease::leases() const noexcept {
+  static const std::vector<lease> none;
+  return leases_ ? *leases_ : none;
+}
+
+std::int64_t multi_lease::fencing_token(std::string_view name) const noexcept {
+  for (const auto& l : leases())
+    if (l.name() == name) return l.fencing_token();
+  return 0;
+}
+
+std::int64_t multi_lease::highest_fencing_token() const noexcept {
+  std::int64_t most = 0;
+  for (const auto& l : leases()) most = std::max(most, l.fencing_token());
+  return most;
+}
+
+std::chrono::milliseconds multi_lease::time_left() const noexcept {
+  if (!*this) return std::chrono::milliseconds{0};
+  auto least = std::chrono::milliseconds::max();
+  for (const auto& l : leases()) least = std::min(least, l.time_left());
+  return least;
+}
+
+void multi_lease::start_release(shared s, handler_ec h) {
+  auto ex = s->front().get_executor();
+  auto body = [](shared s) -> asio::awaitable<std::tuple<error_code>> {
+    std::vector<decltype(s->front().async_release(asio::deferred))> ops;
+    for (auto& l : *s) ops.push_back(l.async_release(asio::deferred));
+    auto group = asio::experimental::make_parallel_group(std::move(ops));
+    auto all = std::move(group).async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
+    auto [order, codes] = co_await std::move(all);
+    for (const auto& ec : codes)  // in name order, whatever order they completed in
+      if (ec) co_return std::tuple<error_code>{ec};
+    co_return std::tuple<error_code>{error_code{}};
+  };
+  detail::spawn_op(ex, body(std::move(s)), std::move(h), false);
+}
+
+void multi_lease::start_wait_lost(shared s, handler_ec h) {
+  auto ex = s->front().get_executor();
+  auto body = [](shared s) -> asio::awaitable<std::tuple<error_code>> {
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+    std::vector<decltype(s->front().async_wait_lost(asio::deferred))> ops;
+    for (auto& l : *s) ops.push_back(l.async_wait_lost(asio::deferred));
+    auto group = asio::experimental::make_parallel_group(std::move(ops));
+    auto first = std::move(group).async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
+    auto [order, codes] = co_await std::move(first);
+    co_return std::tuple<error_code>{codes[order[0]]};
+  };
+  detail::spawn_op(ex, body(std::move(s)), std::move(h));
+}
+
+}  // namespace mongolock

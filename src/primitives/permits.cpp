@@ -1,0 +1,162 @@
+// The permits of a semaphore or rw_lock (docs/design.md section 10): their names, their declaration,
+// and the take of one of them.
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "engine/access.hpp"
+#include "model/document_name.hpp"
+#include "primitives/permits.hpp"
+#include "engine/provider_impl.hpp"
+#include "engine/spawn.hpp"
+#include "engine/timeout_check.hpp"
+
+namespace mongolock::detail {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+using permit_result = std::tuple<error_code, lease>;
+
+bool cancelled(const asio::cancellation_state& s) { return s.cancelled() != asio::cancellation_type::none; }
+
+}  // namespace
+
+std::optional<std::chrono::milliseconds> left_until(std::optional<steady::time_point> deadline) {
+  if (!deadline) return std::nullopt;
+  return std::chrono::ceil<std::chrono::milliseconds>(*deadline - steady::now());
+}
+
+asio::awaitable<void> release_each(std::vector<lease>& held) {
+  for (auto& l : held) {
+    auto op = l.async_release(asio::as_tuple(asio::use_awaitable));
+    co_await std::move(op);
+  }
+  held.clear();
+}
+
+std::string permit_name(const std::string& name, int k) { return name + "#" + std::to_string(k); }
+
+error_code check_permits(const semaphore_state& s, std::string* why) {
+  if (auto ec = validate_lock_name(s.name, why)) return ec;
+  if (s.permits < 1 || s.permits > limits::max_permits) {
+    if (why)
+      *why = "a " + s.kind + " has 1.." + std::to_string(limits::max_permits) + " permits, not " +
+             std::to_string(s.permits);
+    return make_error_code(errc::invalid_options);
+  }
+  // The name is valid, so only the length of the longest permit name can fail.
+  std::string reason;
+  if (auto ec = validate_document_name(permit_name(s.name, s.permits), &reason)) {
+    if (why) *why = "the permit names of '" + s.name + "' are not valid lock names: " + reason;
+    return ec;
+  }
+  return {};
+}
+
+asio::awaitable<error_code> ensure_declared(std::shared_ptr<semaphore_state> s, std::string& why,
+                                            std::optional<steady::time_point> deadline) {
+  if (s->declared.load(std::memory_order_acquire)) co_return error_code{};
+  auto p = s->p;
+  const declaration mine{s->kind, s->permits};
+  store_call<outcome<declaration>> call = [p, name = s->name, mine](auto reply) {
+    p->store->declare(name, mine, std::move(reply));
+  };
+  auto op = p->call<outcome<declaration>>(std::move(call), nullptr, deadline, asio::use_awaitable);
+  auto r = co_await std::move(op);
+  if (r.ec) {
+    why = "declaring '" + s->name + "': " + r.message;
+    co_return r.ec;
+  }
+  if (r.value != mine) {
+    why = "'" + s->name + "' is declared as " + describe(r.value) + ", not a " + s->kind + " of " +
+          std::to_string(s->permits);
+    co_return make_error_code(errc::declaration_mismatch);
+  }
+  s->declared.store(true, std::memory_order_release);
+  co_return error_code{};
+}
+
+asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s, bool wait, bool overtake,
+                                              std::optional<std::chrono::milliseconds> timeout, diagnostics* d) {
+  co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+  co_await asio::this_coro::throw_if_cancelled(false);
+  std::optional<steady::time_point> deadline;
+  if (timeout && timeout->count() > 0) deadline = steady::now() + *timeout;
+  std::string why;
+  auto fail = [&](error_code ec) {
+    if (d) d->reason = why;
+    return permit_result{ec, lease{}};
+  };
+  auto timed_out = [&] {
+    why = "the acquire timeout passed while looking at the permits of '" + s->name + "'";
+    return make_error_code(errc::timeout);
+  };
+  auto declared = ensure_declared(s, why, deadline);
+  if (auto ec = co_await std::move(declared)) co_return fail(ec);
+
+  // The first look: one try of each permit. A try in turn leaves a permit whose line is not
+  // empty to its waiters (a newcomer never overtakes them).
+  const int n = s->permits;
+  const int first = static_cast<int>(s->p->next_seed() % static_cast<std::uint64_t>(n));
+  // A try (not waiting) never queues, so it ignores the lines, as a lock's try does.
+  const auto look = overtake || !wait ? acquire_mode::try_once : acquire_mode::try_in_turn;
+  diagnostics inner;
+  for (int i = 0; i < n; ++i) {
+    if (cancelled(co_await asio::this_coro::cancellation_state)) {
+      why = "cancelled";
+      co_return fail(asio::error::operation_aborted);
+    }
+    const auto within = left_until(deadline);
+    if (within && within->count() <= 0) {
+      co_return fail(timed_out());
+    }
+    auto& slot = s->slots[static_cast<std::size_t>((first + i) % n)];
+    auto op = access::acquire(slot, look, within, &inner, asio::as_tuple(asio::use_awaitable));
+    auto [ec, got] = co_await std::move(op);
+    if (!ec) {
+      if (d) d->reason.clear();
+      co_return permit_result{ec, std::move(got)};
+    }
+    if (ec != errc::busy) {
+      why = permit_reason(slot, inner);
+      co_return fail(ec);
+    }
+  }
+  if (!wait) {
+    why = "all " + std::to_string(n) + " permits of '" + s->name + "' are held";
+    co_return fail(make_error_code(errc::busy));
+  }
+
+  // The wait: on every permit at once, each with the lock's whole waiting machinery. The first to
+  // complete cancels the others; a permit granted to one of them in the same moment is released
+  // (by its lease's destructor, in the background).
+  if (cancelled(co_await asio::this_coro::cancellation_state)) {  // emitted during the last look
+    why = "cancelled";
+    co_return fail(asio::error::operation_aborted);
+  }
+  const auto left = left_until(deadline);
+  if (left && left->count() <= 0) {
+    co_return fail(timed_out());
+  }
+  std::vector<diagnostics> diags;
+  auto group = wait_on_every_permit(*s, left, diags);
+  auto first_done = std::move(group).async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
+  auto [order, codes, leases] = co_await std::move(first_done);
+  for (auto i : order) {
+    if (!codes[i] && leases[i]) {
+      if (d) d->reason.clear();
+      co_return permit_result{error_code{}, std::move(leases[i])};
+    }
+  }
+  const auto i = order.front();
+  why = codes[i] == errc::timeout ? "no permit of '" + s->name + "' came free within the acquire timeout"
+                                  : permit_reason(s->slots[i], diags[i]);
+  co_return fail(codes[i]);
+}
+
+}  // namespace mongolock::detail

@@ -1,0 +1,74 @@
+#pragma once
+// What a semaphore and a rw_lock share: the permits of one name ("NAME#1" .. "NAME#N", each a
+// lock), the declaration of their number, and the acquire of one permit (permits.cpp).
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "engine/access.hpp"
+#include "mongolock/lock.hpp"
+
+namespace mongolock::detail {
+
+struct semaphore_state {
+  std::shared_ptr<provider_impl> p;
+  std::string name, kind;
+  int permits = 0;
+  std::vector<lock> slots;  // the permits' locks; empty when `permits` is out of range
+  // Set once the store confirmed the declaration: later acquires of this object skip it.
+  std::atomic<bool> declared{false};
+};
+
+// The name of permit k (1-based) of `name`.
+std::string permit_name(const std::string& name, int k);
+
+// {} if `s` is usable: its name, its permit names and its number of permits; else why not.
+boost::system::error_code check_permits(const semaphore_state& s, std::string* why);
+
+// Records (or finds) the declaration of `s` in the store: {} when it matches, else
+// errc::declaration_mismatch or the store's error (errc::timeout past `deadline`), with why.
+boost::asio::awaitable<boost::system::error_code> ensure_declared(
+    std::shared_ptr<semaphore_state> s, std::string& why,
+    std::optional<std::chrono::steady_clock::time_point> deadline);
+
+// One permit of `s` (semaphore::async_acquire's body), on a strand: one look at each permit, then
+// (if `wait`) a wait on all of them. `overtake`, or not `wait` (a try): the look takes a free
+// permit even if others are in its line; else it leaves it to them.
+boost::asio::awaitable<std::tuple<boost::system::error_code, lease>> acquire_permit(
+    std::shared_ptr<semaphore_state> s, bool wait, bool overtake, std::optional<std::chrono::milliseconds> timeout,
+    diagnostics* d);
+
+// Releases each lease in turn and waits for each (a failed release: that lock expires or is retried
+// on its own); `held` is empty afterwards. For whatever a failed acquisition of several took.
+boost::asio::awaitable<void> release_each(std::vector<lease>& held);
+
+// What went wrong with one permit, for the caller's diagnostics: "permit 'NAME#k': reason".
+inline std::string permit_reason(const lock& slot, const diagnostics& d) {
+  return "permit '" + slot.name() + "'" + (d.reason.empty() ? "" : ": " + d.reason);
+}
+
+// A waiting acquire of every permit of `s` at once, each with the lock's whole waiting machinery
+// (timeout `left`), as a parallel group for the caller to wait on as it needs; `diags[i]` gets
+// permit i's reason (sized here, before any operation points into it).
+inline auto wait_on_every_permit(semaphore_state& s, std::optional<std::chrono::milliseconds> left,
+                                 std::vector<diagnostics>& diags) {
+  diags.assign(s.slots.size(), diagnostics{});
+  using wait_op = decltype(access::acquire(s.slots[0], acquire_mode::wait, left, nullptr, boost::asio::deferred));
+  std::vector<wait_op> ops;
+  ops.reserve(diags.size());
+  for (std::size_t i = 0; i < diags.size(); ++i)
+    ops.push_back(access::acquire(s.slots[i], acquire_mode::wait, left, &diags[i], boost::asio::deferred));
+  return boost::asio::experimental::make_parallel_group(std::move(ops));
+}
+
+// `deadline` as the timeout of one more acquire: nullopt without a deadline; 0 or less once passed.
+std::optional<std::chrono::milliseconds> left_until(std::optional<std::chrono::steady_clock::time_point> deadline);
+
+}  // namespace mongolock::detail

@@ -1,0 +1,388 @@
+#include "sansio/acquire_fsm.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <boost/asio/error.hpp>
+
+#include "model/saturating.hpp"
+#include "mongolock/error.hpp"
+
+namespace mongolock::detail {
+
+namespace {
+using kind = acquire_action::kind;
+using boost::system::error_code;
+namespace aerr = boost::asio::error;
+
+// The epoch becomes the token's high 32 bits; past this, epoch << 32 would overflow int64.
+constexpr std::int64_t max_epoch = (std::int64_t{1} << 31) - 1;
+// Joins whose ticket raced another joiner's are retried at later reads, this many at most (then
+// the acquire waits unregistered, reads only). Joins that were applied, or may have been, do not
+// count: an acquire whose entry went (it was handed the lock and gave it back, or was removed as
+// a head that never came) joins again.
+constexpr int max_joins = 5;
+// Two first upserts of the epoch counter can race once (E11000); more means something is wrong.
+constexpr int max_epoch_races = 3;
+}  // namespace
+
+acquire_fsm::acquire_fsm(std::string name, acquire_params p)
+    : name_(std::move(name)), p_(std::move(p)), wait_(p_.backoff_min, p_.backoff_max), rng_(p_.seed) {
+  if (p_.enrolled) {  // in line already: our own provider's hand-off wrote the entry
+    joins_ = 1;
+    join_ticket_ = line_ticket_ = p_.enrolled->ticket;
+    entry_sent_ = p_.enrolled->sent;
+  }
+}
+
+acquire_action acquire_fsm::start(time_point now, std::optional<lock_doc> remembered) {
+  if (p_.enrolled) {
+    // Our provider has just handed the lock to another process, which needs a read of its own to
+    // find it and then holds it: a read now would only find it held. Look after one first delay,
+    // paced as any wait in line: the lock may come to us from the line meanwhile.
+    acquire_action a{kind::wait_until};
+    std::uniform_int_distribution<long long> pick(p_.backoff_min.count(), 2 * p_.backoff_min.count());
+    a.at = now + std::chrono::milliseconds{pick(rng_)};
+    a = paced_in_line(a, now);
+    if (p_.deadline) a.at = std::min(a.at, *p_.deadline);
+    return a;
+  }
+  // If this provider freed the lock last, swap against that state without a read: one round trip.
+  // If it is stale the swap matches nothing and we read. A waiting acquire's swap also requires
+  // that nobody joined the line since (docs/design.md section 7).
+  if (remembered) return take_in_line(*remembered, {}, !p_.try_once || p_.in_turn);
+  return read();
+}
+
+acquire_action acquire_fsm::fail(error_code ec, std::string why) {
+  acquire_action a{kind::fail};
+  a.ec = ec;
+  a.why = std::move(why);
+  return a;
+}
+
+bool acquire_fsm::past_deadline(time_point now) const { return p_.deadline && now >= *p_.deadline; }
+
+acquire_action acquire_fsm::on_read(const outcome<lock_doc>& r, time_point received) {
+  if (r.ec) return fail(r.ec, r.message);
+  return decide(r.value, received);  // a majority read: our own owner id there is committed
+}
+
+acquire_action acquire_fsm::on_recheck(const outcome<lock_doc>& r, time_point received) {
+  if (r.ec == aerr::operation_aborted || r.ec == errc::timeout) return fail(r.ec, r.message);
+  if (r.ec) return fail(make_error_code(errc::ambiguous_result), "take outcome unknown; re-check failed: " + r.message);
+  return decide(r.value, received);
+}
+
+acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
+  if (seen.exists && seen.held.owner == p_.owner) {
+    // One of our own unconfirmed takes landed, or a releaser handed the lock to us from the line
+    // (docs/design.md section 7): ours, if the earliest possible start leaves time. A hand-off
+    // came after the last write of our entry that we know was applied, and a take after its send.
+    std::optional<time_point> start = first_unconfirmed_sent_;
+    if (entry_sent_ && (!start || *entry_sent_ < *start)) start = entry_sent_;
+    if (start) {
+      // The releaser wrote its own expiry: if shorter than ours, waiters count from that, so our
+      // first deadline comes that much sooner (renewals then write ours).
+      const auto doc_expiry = expiry_observer::bounded(seen.held.expiry);
+      if (doc_expiry < p_.expiry) *start -= p_.expiry - doc_expiry;
+      // A token we abandoned in flight is never granted: its late reply's give-back would free it.
+      const bool abandoned = std::find(abandoned_.begin(), abandoned_.end(), seen.held.token) != abandoned_.end();
+      if (!abandoned && received < take_bound(*start)) {
+        pending_observed_ = seen;  // the line as it is now, for our own release
+        leaving_.clear();
+        auto granted = grant(seen.held.token, *start);
+        left_with_take_ = !in_line(seen);  // a hand-off removed our entry
+        return granted;
+      }
+    }
+    remember_unconfirmed(seen.held.token);
+    return give_back(seen.held.token);
+  }
+  const bool free = !seen.exists || seen.held.owner.empty();
+  bool changed = false;
+  if (free) {
+    wait_.reset();
+    observer_.forget();
+  } else {
+    changed = observer_.observe(seen.held, received, p_.margin);
+    if (changed && expiry_observer::out_of_bounds(seen.held.expiry)) ++out_of_bounds_;
+    if (seen.held.owner != holder_.owner || seen.held.token != holder_.token) {  // a new hold (renewals keep it)
+      holder_ = seen.held;
+      holder_since_ = received;
+    }
+  }
+  const bool takeable = free || observer_.expired(received);
+  // Tries look once and do not queue: the line is for waiting acquires.
+  if (p_.try_once) {
+    if (takeable && !(p_.in_turn && !seen.line.empty())) return take_in_line(seen, {}, p_.in_turn);
+    ++busy_;
+    return wait_or_give_up(received, changed, seen);
+  }
+  if (!takeable) {
+    head_observer_.forget();
+    ++busy_;
+    return wait_in_line(received, changed, seen);
+  }
+  if (seen.line.empty()) {
+    head_observer_.forget();
+    return take_in_line(seen, {}, true);  // only while nobody waits: a joiner meanwhile goes first
+  }
+  const line_entry& head = seen.line.front();
+  if (head.owner == p_.owner) return take_in_line(seen, {head}, false);
+  // Someone else is first in line and the lock is takeable: theirs to take. Watched like a
+  // holder (the same document, the same head, for the head's whole window): gone if untouched.
+  const held_state head_seen{head.owner + "@" + std::to_string(head.ticket), seen.held.token, seen.held.beat,
+                             seen.held.expiry};
+  head_observer_.observe(head_seen, received, p_.margin);
+  if (head_observer_.expired(received)) {
+    std::vector<line_entry> leaving{head};
+    for (auto& e : seen.line)
+      if (e.owner == p_.owner) leaving.push_back(e);
+    return take_in_line(seen, std::move(leaving), false);
+  }
+  ++busy_;
+  return wait_in_line(received, false, seen);
+}
+
+bool acquire_fsm::in_line(const lock_doc& seen) const {
+  return std::any_of(seen.line.begin(), seen.line.end(), [&](const line_entry& e) { return e.owner == p_.owner; });
+}
+
+acquire_action acquire_fsm::take_in_line(const lock_doc& seen, std::vector<line_entry> leaving, bool nobody_waiting) {
+  leaving_ = std::move(leaving);
+  nobody_waiting_ = nobody_waiting;
+  return take_or_epoch(seen);
+}
+
+// A waiting acquire not yet in line joins it (one write per acquire, then reads only), unless
+// the line is full or the document is missing (the next read will find it free or created).
+// In line, it shows once per renewal period that it is still there (a lock handed to it starts
+// its clock at that write, so the lease it gets has most of a period left).
+acquire_action acquire_fsm::wait_in_line(time_point now, bool changed, const lock_doc& seen) {
+  auto next = wait_or_give_up(now, changed, seen);
+  if (next.what != kind::wait_until || !seen.exists) return next;
+  const auto mine = std::find_if(seen.line.begin(), seen.line.end(), [&](const line_entry& e) { return e.owner == p_.owner; });
+  if (mine != seen.line.end()) {
+    line_ticket_ = mine->ticket;
+    if (p_.refresh_every.count() <= 0 || !entry_sent_ || now - *entry_sent_ < refresh_period()) return paced_in_line(next, now);
+    after_line_write_ = paced_in_line(next, now);
+    return {kind::refresh};
+  }
+  const bool ticket_usable = seen.tickets >= 0 && seen.tickets < std::numeric_limits<std::int64_t>::max();
+  if (seen.line.size() >= max_line || lost_tickets_ >= max_joins || !ticket_usable) return next;
+  after_line_write_ = paced_in_line(next, now);
+  join_ticket_ = seen.tickets;
+  return {kind::join};
+}
+
+// How often an acquire in line writes its entry: the renewal period, but at most half of what
+// a handed lock's first lease may start with (E - m), so that a lock handed over always has time.
+boot_clock::duration acquire_fsm::refresh_period() const {
+  const boot_clock::duration half_lease = (p_.expiry - p_.margin) / 2;
+  return p_.refresh_every.count() > 0 ? std::min<boot_clock::duration>(p_.refresh_every, half_lease) : half_lease;
+}
+
+// A wait in line, paced so that a hand-off is used (docs/design.md section 7, point 6): a lock
+// handed to us is ours only if we read it before our last entry write + E - m. The entry is at
+// most one refresh period old when due (we wake for it), so we look at least every
+// (E - m - period) / 2, whatever the backoff says.
+acquire_action acquire_fsm::paced_in_line(acquire_action next, time_point now) const {
+  if (next.what != kind::wait_until) return next;
+  const auto period = refresh_period();
+  next.at = std::min(next.at, now + (p_.expiry - p_.margin - period) / 2);  // at least (E - m) / 4
+  if (entry_sent_ && p_.refresh_every.count() > 0) next.at = std::min(next.at, std::max(now, *entry_sent_ + period));
+  return next;
+}
+
+acquire_action acquire_fsm::on_joined(const outcome<bool>& r, time_point sent, time_point) {
+  // Applied, raced (someone joined with that ticket first: the next read shows the new one), or
+  // unknown (the next read shows whether it landed): the wait goes on either way.
+  if (!r.ec && !r.value) {
+    ++lost_tickets_;  // definitely not in line: nothing to leave, and only these count towards max_joins
+    return after_line_write_;
+  }
+  ++joins_;  // counted first: a join abandoned in flight may still land, and is left on give-up
+  if (!r.ec && r.value) entry_sent_ = sent;
+  else if (r.ec && !entry_sent_) entry_sent_ = sent;  // if it landed, it was sent then
+  if (r.ec == aerr::operation_aborted) return fail(r.ec, r.message);
+  return after_line_write_;
+}
+
+acquire_action acquire_fsm::on_refreshed(const outcome<bool>& r, time_point sent, time_point) {
+  if (r.ec == aerr::operation_aborted) return fail(r.ec, r.message);
+  if (!r.ec && r.value && entry_sent_) entry_sent_ = std::max(*entry_sent_, sent);
+  if (!r.ec && !r.value) return read();  // out of line: handed the lock, or lost our place
+  return after_line_write_;
+}
+
+std::vector<line_entry> acquire_fsm::line_after_grant() const {
+  std::vector<line_entry> out;
+  for (auto& e : pending_observed_.line) {
+    const bool left = std::find(leaving_.begin(), leaving_.end(), e) != leaving_.end();
+    if (!left && e.owner != p_.owner) out.push_back(e);
+  }
+  return out;
+}
+
+acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const lock_doc& seen) {
+  if (p_.try_once && !verifying_) {
+    // One look, so a live holder means busy. But a holder whose own clock says it last renewed
+    // long ago has probably died, and nobody may ever wait long enough to observe that: if the
+    // caller opted in, spend one observation window (expiry + margin) confirming it. Only the
+    // unchanged heartbeat decides; a wrong clock can cost this one bounded wait, never safety.
+    // A force-released lock's placeholder never renews: watching it is how a try gets it.
+    const auto silent_ms = saturating_sub(p_.wall_now_ms, seen.renewed_at_ms);
+    const bool looks_dead = seen.held.owner == broken_owner ||
+                            (seen.renewed_at_ms != 0 && silent_ms >= 3 * expiry_observer::bounded(seen.held.expiry).count());
+    if (!p_.confirm_silent || !looks_dead) return fail(make_error_code(errc::busy));
+    verifying_ = true;
+  } else if (verifying_ && changed) {
+    return fail(make_error_code(errc::busy));  // it renewed: alive after all
+  }
+  auto delay = boot_clock::duration(wait_.next(rng_));
+  // First in line: the lock is ours to take as soon as it is free. Look again after half as long
+  // as the holder has held it so far (observed by us), within backoff_min..backoff_max: a short
+  // hold is noticed within a few ms, a long one costs a few reads (docs/design.md section 7).
+  if (!seen.line.empty() && seen.line.front().owner == p_.owner && !seen.held.owner.empty()) {
+    using ms = std::chrono::milliseconds;
+    const auto held_for = std::chrono::duration_cast<ms>(now - holder_since_);
+    const auto base = std::clamp(held_for / 2, p_.backoff_min, p_.backoff_max);
+    std::uniform_int_distribution<long long> pick(base.count(), std::min(2 * base, p_.backoff_max).count());
+    delay = ms{pick(rng_)};
+  }
+  if (auto at = observer_.expires_at()) delay = std::min(delay, std::max(*at - now, delay.zero()));
+  if (p_.deadline) {
+    // A confirmation cut short by the try's bound: the holder is still there, so busy.
+    if (now >= *p_.deadline) return fail(make_error_code(verifying_ ? errc::busy : errc::timeout));
+    delay = std::min(delay, *p_.deadline - now);
+  }
+  acquire_action a{kind::wait_until};
+  a.at = now + delay;
+  return a;
+}
+
+acquire_action acquire_fsm::take_or_epoch(const lock_doc& observed) {
+  pending_observed_ = observed;
+  if (needs_new_epoch(observed)) return {kind::next_epoch};
+  // Above every take abandoned in flight: its late reply may give back (owner, its token), and
+  // that must never match a lease this acquire holds (docs/design.md section 1: tokens need only
+  // increase). Epoch tokens are drawn fresh, so only the same epoch can collide.
+  std::int64_t token = observed.held.token + 1;
+  std::optional<std::int64_t> top;  // the highest abandoned token of this epoch, whatever their order
+  for (auto a : abandoned_)
+    if ((a >> 32) == (token >> 32) && a >= token && (!top || a > *top)) top = a;
+  if (top) {
+    if ((*top & token_low_mask) == token_low_mask) return {kind::next_epoch};  // +1 would carry
+    token = *top + 1;
+  }
+  return take(token);
+}
+
+acquire_action acquire_fsm::on_epoch(const outcome<std::optional<std::int64_t>>& r, time_point) {
+  if (r.ec) return fail(r.ec, r.message);
+  if (!r.value) {  // a concurrent first upsert won: the counter exists now, raise it again
+    if (++epoch_races_ > max_epoch_races) return fail(make_error_code(errc::server_error), "epoch counter upsert keeps colliding");
+    return {kind::next_epoch};
+  }
+  if (*r.value <= 0 || *r.value > max_epoch)
+    return fail(make_error_code(errc::server_error), "epoch counter out of range: " + std::to_string(*r.value));
+  const std::int64_t token = first_token_of(*r.value);
+  // Tokens never go back: a counter behind the document (a partly wiped collection) is refused.
+  if (pending_observed_.exists && token <= pending_observed_.held.token)
+    return fail(make_error_code(errc::server_error), "the fencing epoch counter is behind lock '" + name_ + "'");
+  return take(token);
+}
+
+acquire_action acquire_fsm::take(std::int64_t token) {
+  pending_token_ = token;
+  acquire_action a{kind::take};
+  a.token = token;
+  return a;
+}
+
+take_request acquire_fsm::request() const {
+  take_request t;
+  t.name = name_;
+  t.owner = p_.owner;
+  t.token = pending_token_;
+  t.expiry = p_.expiry;
+  t.observed = pending_observed_;
+  t.nobody_waiting = nobody_waiting_;
+  t.leaving = leaving_;
+  return t;
+}
+
+acquire_fsm::time_point acquire_fsm::take_bound(time_point sent) const { return sent + p_.expiry - p_.margin; }
+
+acquire_action acquire_fsm::on_take(const outcome<bool>& r, time_point sent, time_point now) {
+  if (!r.ec) {
+    if (!r.value) {  // lost the race (E11000 or a swap that matched nothing): read again at once
+      ++lost_races_;
+      return read();
+    }
+    if (now < take_bound(sent)) return grant(pending_token_, sent);
+    // Applied, but our own deadline for it has passed: a waiter may already count it expired.
+    remember_unconfirmed(pending_token_);
+    return give_back(pending_token_);
+  }
+  if (r.ec == aerr::operation_aborted || r.ec == errc::timeout) {
+    // Abandoned (cancelled, or bounded by take_bound or the deadline): it may still land. The
+    // driver gives it back when its late reply comes, but a process that ends first never sees
+    // that reply, so it is also given back once as the acquire ends. A read showing it counts
+    // from this send time at the latest (past its bound by then: given back, never granted).
+    if (std::find(abandoned_.begin(), abandoned_.end(), pending_token_) == abandoned_.end())
+      abandoned_.push_back(pending_token_);
+    if (!first_unconfirmed_sent_) first_unconfirmed_sent_ = sent;
+    if (r.ec == aerr::operation_aborted || past_deadline(now)) return fail(r.ec, r.message);
+    return read();
+  }
+  if (!r.ambiguous) return fail(r.ec, r.message);  // definitely not applied
+  remember_unconfirmed(pending_token_);
+  if (!first_unconfirmed_sent_) first_unconfirmed_sent_ = sent;
+  // A write-concern error: applied on the primary, but a failover may roll it back. Never a
+  // grant (two holders with one token otherwise); the driver gives it back.
+  if (r.ec == errc::ambiguous_result) return fail(r.ec, r.message + " (the take was given back)");
+  return {kind::recheck};  // a stream error after sending: ask the server (majority read)
+}
+
+acquire_action acquire_fsm::give_back(std::int64_t token) {
+  giving_back_ = token;
+  acquire_action a{kind::give_back};
+  a.token = token;
+  return a;
+}
+
+acquire_action acquire_fsm::on_given_back(const outcome<bool>& r, time_point now) {
+  if (r.ec == aerr::operation_aborted) return fail(r.ec, r.message);
+  if (!r.ec) forget_unconfirmed(giving_back_);  // freed (or never there): nothing left to give back
+  if (p_.try_once)
+    return fail(make_error_code(errc::timeout), "the server granted the lock too late to use it");
+  if (past_deadline(now)) return fail(make_error_code(errc::timeout));
+  return read();
+}
+
+void acquire_fsm::remember_unconfirmed(std::int64_t token) {
+  if (std::find(unconfirmed_.begin(), unconfirmed_.end(), token) == unconfirmed_.end()) unconfirmed_.push_back(token);
+}
+
+void acquire_fsm::forget_unconfirmed(std::int64_t token) {
+  std::erase(unconfirmed_, token);
+  std::erase(abandoned_, token);
+}
+
+acquire_action acquire_fsm::grant(std::int64_t token, time_point clock_start) {
+  left_with_take_ = std::any_of(leaving_.begin(), leaving_.end(), [&](const line_entry& e) { return e.owner == p_.owner; });
+  // Any other unconfirmed take compared against a state that no longer exists: it cannot land.
+  unconfirmed_.clear();
+  abandoned_.clear();
+  acquire_action a{kind::grant};
+  a.token = token;
+  a.at = clock_start;
+  return a;
+}
+
+acquire_action acquire_fsm::on_timer(time_point) { return read(); }
+
+acquire_action acquire_fsm::on_cancel() { return fail(aerr::operation_aborted); }
+
+}  // namespace mongolock::detail

@@ -1,0 +1,183 @@
+#pragma once
+// What an acquire does next, decided without I/O and without reading a clock: the driver
+// (src/engine/acquire.cpp) performs each action against the store, feeds back the result with the time
+// it observed, and asks again. Unit-tested in test/engine/acquire_fsm_test.cpp.
+//
+// Safety rules it enforces (docs/design.md):
+// - a take is a grant only if its reply arrived before sent + expiry - margin (a late grant is
+//   given back: the holder's own deadline had already passed);
+// - a write-concern error is never a grant: the take may be rolled back;
+// - a take whose outcome is unknown is re-checked with a majority read; until confirmed either
+//   way it stays "unconfirmed", and every unconfirmed take is given back when the call ends
+//   without it (so is a take abandoned by a timeout or a cancellation: it may still land, and
+//   its late reply may never be seen); a read that shows our own owner id is ours, not a
+//   stranger to wait out.
+#include <boost/system/error_code.hpp>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sansio/backoff.hpp"
+#include "model/boot_clock.hpp"
+#include "sansio/expiry_observer.hpp"
+#include "model/jitter_rng.hpp"
+#include "model/lock_document.hpp"
+
+namespace mongolock::detail {
+
+struct acquire_params {
+  bool try_once = false;  // one look: errc::busy instead of waiting for a live holder
+  bool confirm_silent = false;  // try_once: watch a long-silent holder for expiry + margin
+  bool in_turn = false;         // try_once: busy while anyone is in the line, as for a waiting acquire
+  std::string owner;
+  std::optional<boot_clock::time_point> deadline;  // nullopt: wait until cancelled
+  std::chrono::milliseconds expiry{0}, margin{0}, backoff_min{0}, backoff_max{0};
+  std::uint64_t seed = 0;
+  std::int64_t wall_now_ms = 0;        // try_once: the local wall clock, a hint only
+  // How often an acquire in the line shows that it is still there (the lease's renewal period):
+  // a lock handed to it starts its clock at the last such write, so that write must be recent.
+  std::chrono::milliseconds refresh_every{0};
+  // Put in the line by this provider's own hand-off (release.cpp) with `ticket`, by an update sent
+  // at `sent`: the acquire starts in line, with `owner` as its owner id.
+  struct line_place {
+    std::int64_t ticket = 0;
+    boot_clock::time_point sent{};
+  };
+  std::optional<line_place> enrolled;
+};
+
+struct acquire_action {
+  enum class kind {
+    read,        // read the lock (primary, majority read concern)
+    recheck,     // read the lock with majority read concern, after an ambiguous take
+    next_epoch,  // raise the epoch counter, then take
+    take,        // request(): compare-and-swap against what was observed, granting `token`
+    give_back,   // release (owner, token) and wait for the answer: a take we may not keep
+    join,        // join the lock's line with join_ticket(), then on_joined
+    refresh,     // show that we are still in line (refresh_line with line_ticket()), then on_refreshed
+    wait_until,  // sleep until `at`
+    grant,       // done: the lease is ours with `token`; its clock starts at `at` (send time)
+    fail,        // done: `ec`, `why`; the driver gives back every unconfirmed take
+  };
+  acquire_action(kind k = kind::read) : what(k) {}  // NOLINT: implicit on purpose ({kind::read})
+
+  kind what;
+  std::int64_t token = 0;
+  boot_clock::time_point at{};
+  boost::system::error_code ec;
+  std::string why;
+};
+
+class acquire_fsm {
+ public:
+  using time_point = boot_clock::time_point;  // every instant counts suspended time (boot_clock.hpp)
+
+  acquire_fsm(std::string name, acquire_params p);
+
+  // `remembered`: the free document this provider left at its last release of this lock, if any.
+  acquire_action start(time_point now, std::optional<lock_doc> remembered = std::nullopt);
+  acquire_action on_read(const outcome<lock_doc>& r, time_point received);
+  acquire_action on_recheck(const outcome<lock_doc>& r, time_point received);
+  acquire_action on_epoch(const outcome<std::optional<std::int64_t>>& r, time_point now);
+  // `sent`: when the take request left (the driver's clock just before starting it).
+  acquire_action on_take(const outcome<bool>& r, time_point sent, time_point now);
+  acquire_action on_given_back(const outcome<bool>& r, time_point now);
+  // `sent`: when the join or refresh left. A lock handed to us starts its clock at the send time
+  // of the last write of our entry that the hand-off must have come after.
+  acquire_action on_joined(const outcome<bool>& r, time_point sent, time_point now);
+  acquire_action on_refreshed(const outcome<bool>& r, time_point sent, time_point now);
+  acquire_action on_timer(time_point now);
+  acquire_action on_cancel();
+
+  // The take to send for a `take` action (kept here, not in every action: each waiting
+  // coroutine carries an action in its frame). The driver adds the holder metadata.
+  take_request request() const;
+  // The call to bound a take with: its reply is useless after this.
+  time_point take_bound(time_point sent) const;
+  const std::optional<time_point>& deadline() const { return p_.deadline; }
+  const std::string& name() const { return name_; }
+  const std::string& owner() const { return p_.owner; }
+  // Tokens of takes that may have been applied and were not granted: give them back.
+  const std::vector<std::int64_t>& unconfirmed() const { return unconfirmed_; }
+  // Takes abandoned while in flight; the driver also gives each back when its late reply comes.
+  const std::vector<std::int64_t>& abandoned() const { return abandoned_; }
+  std::uint64_t lost_races() const { return lost_races_; }
+  // The line (docs/design.md section 7): the ticket of a `join`; whether a join was sent (its entry
+  // may be in the line even if its reply was lost); whether the take being granted removed it.
+  std::int64_t join_ticket() const { return join_ticket_; }
+  std::int64_t line_ticket() const { return line_ticket_; }
+  // The read to send for a `read` action: always majority. Every read may start or continue an
+  // observation window, and a state a failover can still roll back must start none (docs/
+  // design.md section 3); a read showing the lock ours (our take, a hand-off) is then committed.
+  static constexpr read_mode read_mode_now() { return read_mode::majority; }
+  bool joined() const { return joins_ > 0; }
+  bool left_line_with_take() const { return left_with_take_; }
+  // Whether the document the granted take replaced had others in line (besides those the take
+  // removed): the lease then releases plainly instead of trying a local hand-off first.
+  bool others_in_line() const {
+    return pending_observed_.waiting > static_cast<std::int64_t>(leaving_.size()) ||
+           pending_observed_.line.size() > leaving_.size();
+  }
+  // The line as the granted take or hand-off left it (as far as we saw), and its next ticket:
+  // the lease's release hands the lock to its head (release.cpp).
+  std::vector<line_entry> line_after_grant() const;
+  std::int64_t tickets_after_grant() const { return pending_observed_.tickets; }
+  std::uint64_t busy_observations() const { return busy_; }
+  // Observations of a document whose expiry_ms no mongolock holder could have written (it was
+  // clamped to limits::min_expiry..max_expiry): the driver reports them.
+  std::uint64_t out_of_bounds_observations() const { return out_of_bounds_; }
+
+ private:
+  static acquire_action read() { return {acquire_action::kind::read}; }
+  acquire_action fail(boost::system::error_code ec, std::string why = {});
+  acquire_action take_or_epoch(const lock_doc& observed);
+  acquire_action take(std::int64_t token);
+  acquire_action grant(std::int64_t token, time_point clock_start);
+  acquire_action decide(const lock_doc& seen, time_point received);
+  acquire_action wait_or_give_up(time_point now, bool changed, const lock_doc& seen);
+  acquire_action wait_in_line(time_point now, bool changed, const lock_doc& seen);
+  acquire_action paced_in_line(acquire_action next, time_point now) const;
+  boot_clock::duration refresh_period() const;
+  acquire_action take_in_line(const lock_doc& seen, std::vector<line_entry> leaving, bool nobody_waiting);
+  bool in_line(const lock_doc& seen) const;
+  acquire_action give_back(std::int64_t token);
+  bool past_deadline(time_point now) const;
+  void remember_unconfirmed(std::int64_t token);
+  void forget_unconfirmed(std::int64_t token);
+
+  std::string name_;
+  acquire_params p_;
+  backoff wait_;
+  expiry_observer observer_;
+  // The head of the line while the lock is takeable and the head is someone else: a head that
+  // leaves it untaken for its whole expiry + margin is gone, and loses its place.
+  expiry_observer head_observer_;
+  held_state holder_;                 // the current hold (owner, token) and when we first saw it
+  time_point holder_since_{};
+  std::vector<line_entry> leaving_;   // what the pending take removes from the line
+  bool nobody_waiting_ = false;       // the pending take requires an empty line
+  bool left_with_take_ = false;
+  std::int64_t join_ticket_ = 0;
+  int joins_ = 0;         // joins that were applied or may have been: our entry may be in the line
+  int lost_tickets_ = 0;  // joins that lost the ticket race: certainly not applied
+  acquire_action after_line_write_;   // the wait decided before a join or refresh, resumed after it
+  std::int64_t line_ticket_ = 0;      // our ticket, as the last read showed it (for a refresh)
+  // The send time of the last write of our entry (join or refresh) known to have been applied
+  // before any hand-off to us could be: a hand-off removes the entry, so a refresh that matched
+  // came before it, and a hand-off needs the entry, so the join did.
+  std::optional<time_point> entry_sent_;
+  jitter_rng rng_;
+  bool verifying_ = false;            // try_once: confirming that a silent holder is gone
+  lock_doc pending_observed_;         // what the pending epoch/take compares against
+  std::int64_t pending_token_ = 0;    // the token of the take in flight
+  std::int64_t giving_back_ = 0;      // the token of the give-back in flight
+  int epoch_races_ = 0;
+  std::optional<time_point> first_unconfirmed_sent_;  // earliest send time of an unconfirmed take
+  std::vector<std::int64_t> unconfirmed_;
+  std::vector<std::int64_t> abandoned_;  // timed out or cancelled in flight, not seen since
+  std::uint64_t lost_races_ = 0, busy_ = 0, out_of_bounds_ = 0;
+};
+
+}  // namespace mongolock::detail

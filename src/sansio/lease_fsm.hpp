@@ -1,0 +1,64 @@
+#pragma once
+// What a held lease does next, decided without I/O and without reading a clock: the renewal
+// loop and the watchdog in src/engine/lease_state.cpp perform each action and feed back the result with the
+// time they observed (boot_clock: suspended time counts). Unit-tested in
+// test/engine/lease_fsm_test.cpp.
+//
+// Rules (docs/design.md, sections 1 and 6):
+// - the local deadline is the send time of the last successful acquire/renew + expiry - margin;
+// - past it the lease is lost: no renewal is sent, and a success that comes back after it (a
+//   reply delayed past the deadline, a suspend while the call was in flight) or that was sent
+//   after it revives nothing;
+// - a renewal that matches nothing means another owner has the lock: lost at once;
+// - a failed renewal is retried sooner (every/8 .. every/4, jittered); the deadline stays.
+#include <chrono>
+#include <cstdint>
+
+#include "model/boot_clock.hpp"
+#include "model/jitter_rng.hpp"
+#include "model/lease_clock.hpp"
+#include "model/lock_document.hpp"
+
+namespace mongolock::detail {
+
+struct lease_action {
+  enum class kind {
+    wait_until,  // sleep until `at`, then on_timer
+    renew,       // send a renewal now, then on_renewed with its send time
+    lost,        // the local deadline passed: end the lease; free the lock 2 x margin later
+    taken,       // the document names another owner: end the lease
+  };
+  kind what;
+  boot_clock::time_point at{};
+};
+
+class lease_fsm {
+ public:
+  using time_point = boot_clock::time_point;
+
+  lease_fsm(time_point acquired_sent, std::chrono::milliseconds expiry, std::chrono::milliseconds margin,
+            std::chrono::milliseconds renew_every, std::uint64_t seed)
+      : clock_(acquired_sent, expiry, margin), every_(renew_every), rng_(seed) {}
+
+  lease_action start(time_point now) const { return wait(now + every_); }
+  lease_action on_timer(time_point now) const;
+  lease_action on_renewed(const outcome<bool>& r, time_point sent, time_point now);
+  // The watchdog: true once the deadline has passed (the driver then ends the lease as `lost`).
+  bool lost_by(time_point now) const { return clock_.lost_by(now); }
+  time_point deadline() const { return clock_.deadline(); }
+  std::chrono::milliseconds expiry() const { return clock_.expiry(); }
+  std::chrono::milliseconds margin() const { return clock_.margin(); }
+  std::chrono::milliseconds renew_every() const { return every_; }
+  // Successful renewals so far.
+  std::int64_t beats() const { return beats_; }
+
+ private:
+  static lease_action wait(time_point at) { return {lease_action::kind::wait_until, at}; }
+
+  lease_clock clock_;
+  std::chrono::milliseconds every_;
+  jitter_rng rng_;
+  std::int64_t beats_ = 0;
+};
+
+}  // namespace mongolock::detail

@@ -1,0 +1,691 @@
+#include "store/mongo_commands.hpp"
+
+#include <algorithm>
+#include <random>
+
+#include "store/bson_util.hpp"
+#include "mongolock/error.hpp"
+
+namespace mongolock::detail {
+
+using boost::system::error_code;
+
+bool is_duplicate_key(const bson_error_t& e) { return e.domain == MONGOC_ERROR_SERVER && e.code == 11000; }
+
+// The driver's "authentication failed" (any mechanism), and the server's AuthenticationFailed
+// (18) and Unauthorized (13, a missing privilege). Nothing was applied: the command was refused.
+bool is_not_authorized(const bson_error_t& e) {
+  return (e.domain == MONGOC_ERROR_CLIENT && e.code == MONGOC_ERROR_CLIENT_AUTHENTICATE) ||
+         (e.domain == MONGOC_ERROR_SERVER && (e.code == 13 || e.code == 18));
+}
+
+template <class T>
+outcome<T> classify(const bson_error_t& e, bool write_was_sent) {
+  outcome<T> o;
+  o.message = e.message;
+  if (is_not_authorized(e)) {
+    o.ec = make_error_code(errc::not_authorized);
+    return o;
+  }
+  switch (e.domain) {
+    case MONGOC_ERROR_SERVER_SELECTION:  // nothing was sent
+      o.ec = make_error_code(errc::server_unavailable);
+      break;
+    case MONGOC_ERROR_STREAM:  // the request may have reached the server
+      o.ec = make_error_code(errc::server_unavailable);
+      o.ambiguous = write_was_sent;
+      break;
+    case MONGOC_ERROR_WRITE_CONCERN:  // applied on the primary, durability unknown
+      o.ec = make_error_code(errc::ambiguous_result);
+      o.ambiguous = write_was_sent;
+      break;
+    default:
+      o.ec = make_error_code(errc::server_error);
+      o.message = "server error " + std::to_string(e.code) + ": " + e.message;
+  }
+  return o;
+}
+template outcome<bool> classify<bool>(const bson_error_t&, bool);
+
+namespace {
+// A heartbeat no write has carried before (docs/design.md section 2, step 2): every take, renewal
+// and release writes a fresh random one instead of counting, so a write redone after a rollback
+// (a renewal retried on the new primary) never recreates a state a waiter may have seen. Only
+// inequality is ever asked of it. Non-negative, for readers of `status`.
+std::int64_t new_beat() {
+  thread_local std::mt19937_64 gen = [] {
+    std::random_device rd;
+    std::seed_seq seq{rd(), rd(), rd(), rd()};
+    return std::mt19937_64(seq);
+  }();
+  return static_cast<std::int64_t>(gen() >> 1);
+}
+
+template <class T>
+outcome<T> failed(const bson_error_t& e, bool write_was_sent) {
+  return failure_from<T>(classify<bool>(e, write_was_sent));
+}
+
+void append_write_concern(bson_t* opts, const store_config& cfg) {
+  mongoc_write_concern_t* wc = mongoc_write_concern_new();
+  if (cfg.durability == write_concern::majority)
+    mongoc_write_concern_set_wmajority(wc, static_cast<std::int32_t>(cfg.write_timeout.count()));
+  else
+    mongoc_write_concern_set_w(wc, 1);
+  mongoc_write_concern_append(wc, opts);
+  mongoc_write_concern_destroy(wc);
+}
+
+void append_owner(bson_t* b, const char* key, std::string_view owner) {
+  if (owner.empty()) bson_append_null(b, key, -1);
+  else append_str(b, key, owner);
+}
+
+
+// update_one / update_many; value = matchedCount.
+outcome<std::int64_t> update(mongoc_collection_t* coll, const store_config& cfg, const bson_t* filter,
+                             const bson_t* change, bool many) {
+  bson_doc opts, reply;
+  append_write_concern(opts.get(), cfg);
+  bson_error_t err;
+  const bool ok = many ? mongoc_collection_update_many(coll, filter, change, opts.get(), reply.get(), &err)
+                       : mongoc_collection_update_one(coll, filter, change, opts.get(), reply.get(), &err);
+  if (!ok) return failed<std::int64_t>(err, true);
+  return success<std::int64_t>(get_int(reply.get(), "matchedCount"));
+}
+
+outcome<lock_doc> read_in(mongoc_collection_t* coll, std::string_view name, read_mode mode) {
+  bson_doc filter, opts;
+  append_str(filter.get(), "_id", name);
+  BSON_APPEND_INT64(opts.get(), "limit", 1);
+  mongoc_read_prefs_t* prefs = nullptr;
+  build_read_opts(mode, opts.get(), &prefs);
+  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll, filter.get(), opts.get(), prefs);
+  mongoc_read_prefs_destroy(prefs);
+  const bson_t* doc = nullptr;
+  outcome<lock_doc> out;
+  bson_error_t err;
+  if (mongoc_cursor_next(cur, &doc)) out.value = parse_lock(doc);
+  else if (mongoc_cursor_error(cur, &err)) out = failed<lock_doc>(err, false);
+  mongoc_cursor_destroy(cur);
+  return out;
+}
+
+void append_meta(bson_t* b, const holder_meta& m) {
+  append_str(b, "host", m.host);
+  BSON_APPEND_INT64(b, "pid", m.pid);
+  append_str(b, "label", m.label);
+}
+
+// The holder's end: the document changes (a new beat, so every waiter restarts its observation)
+// and the holder's metadata goes. `owner` null: free, with idle_since (client time on purpose: it
+// only feeds the TTL clean-up of free documents, never a correctness decision). Else
+// broken_owner (lock_store.hpp), a holder nobody will renew: never idle, or the TTL index could
+// delete it and let a waiter insert at once, beside the old holder.
+void set_owner_gone(bson_t* change, const char* owner) {
+  bson_t set, unset;
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
+  BSON_APPEND_INT64(&set, "beat", new_beat());
+  if (owner) {
+    BSON_APPEND_UTF8(&set, "owner", owner);
+    BSON_APPEND_DATE_TIME(&set, "renewed_at", wall_ms());  // a hint for `status`, as for any holder
+  } else {
+    bson_append_null(&set, "owner", -1);
+    BSON_APPEND_DATE_TIME(&set, "idle_since", wall_ms());
+  }
+  bson_append_document_end(change, &set);
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$unset", &unset);
+  if (owner) BSON_APPEND_UTF8(&unset, "idle_since", "");
+  BSON_APPEND_UTF8(&unset, "host", "");
+  BSON_APPEND_UTF8(&unset, "pid", "");
+  BSON_APPEND_UTF8(&unset, "label", "");
+  BSON_APPEND_UTF8(&unset, "value", "");
+  bson_append_document_end(change, &unset);
+}
+void set_released(bson_t* change) { set_owner_gone(change, nullptr); }
+
+// {key: {$in: [null, 0]}}: 0, or missing (the line's counters in a document from before the line).
+void append_zero_or_missing(bson_t* filter, const char* key) {
+  bson_t in, any;
+  BSON_APPEND_DOCUMENT_BEGIN(filter, key, &in);
+  BSON_APPEND_ARRAY_BEGIN(&in, "$in", &any);
+  BSON_APPEND_NULL(&any, "0");
+  BSON_APPEND_INT64(&any, "1", 0);
+  bson_append_array_end(&in, &any);
+  bson_append_document_end(filter, &in);
+}
+void set_broken(bson_t* change) { set_owner_gone(change, broken_owner); }
+
+}  // namespace
+
+lock_doc parse_lock(const bson_t* doc) {
+  lock_doc d;
+  d.exists = true;
+  d.held.owner = get_str(doc, "owner");
+  d.held.token = get_int(doc, "token");
+  d.held.beat = get_int(doc, "beat");
+  d.held.expiry = std::chrono::milliseconds{get_int(doc, "expiry_ms")};
+  bson_iter_t it;
+  if (bson_iter_init_find(&it, doc, "idle_since") && BSON_ITER_HOLDS_DATE_TIME(&it))
+    d.idle_since_ms = bson_iter_date_time(&it);
+  if (bson_has_field(doc, "host") || bson_has_field(doc, "pid") || bson_has_field(doc, "label") ||
+      bson_has_field(doc, "value"))
+    d.meta = std::make_shared<const holder_meta>(holder_meta{get_str(doc, "host"), get_int(doc, "pid"),
+                                                             get_str(doc, "label"), get_str(doc, "value")});
+  if (bson_iter_init_find(&it, doc, "acquired_at") && BSON_ITER_HOLDS_DATE_TIME(&it))
+    d.acquired_at_ms = bson_iter_date_time(&it);
+  if (bson_iter_init_find(&it, doc, "renewed_at") && BSON_ITER_HOLDS_DATE_TIME(&it))
+    d.renewed_at_ms = bson_iter_date_time(&it);
+  d.tickets = get_int(doc, "tickets");
+  d.waiting = get_int(doc, "waiting");
+  bson_iter_t line;
+  if (bson_iter_init_find(&it, doc, "line") && BSON_ITER_HOLDS_DOCUMENT(&it) && bson_iter_recurse(&it, &line)) {
+    while (bson_iter_next(&line) && d.line.size() < 4 * max_line) {  // a hostile document stays bounded
+      line_entry e{bson_iter_key(&line), 0};
+      // Only what mongolock writes: an owner id (32 hex digits, so the key is safe to put back
+      // into a filter) and an integer ticket.
+      const bool owner_id = e.owner.size() == 32 && e.owner.find_first_not_of("0123456789abcdef") == std::string::npos;
+      if (!owner_id || !(BSON_ITER_HOLDS_INT64(&line) || BSON_ITER_HOLDS_INT32(&line))) continue;
+      e.ticket = bson_iter_as_int64(&line);
+      d.line.push_back(std::move(e));
+    }
+    std::sort(d.line.begin(), d.line.end(), [](const line_entry& a, const line_entry& b) {
+      return a.ticket != b.ticket ? a.ticket < b.ticket : a.owner < b.owner;
+    });
+  }
+  return d;
+}
+
+error_code check_server(const server_info& info, std::string* why) {
+  if (info.max_wire_version < min_wire_version) {
+    if (why) *why = "MongoDB " + (info.version.empty() ? std::string("server") : info.version) +
+                    " (wire version " + std::to_string(info.max_wire_version) +
+                    ") is older than the minimum supported MongoDB 4.0";
+    return make_error_code(errc::unsupported_server);
+  }
+  return {};
+}
+
+outcome<server_info> query_server(mongoc_client_t* client) {
+  bson_doc cmd, reply, cmd2, reply2;
+  BSON_APPEND_INT32(cmd.get(), "hello", 1);
+  bson_error_t err;
+  if (!mongoc_client_command_simple(client, "admin", cmd.get(), nullptr, reply.get(), &err))
+    return failed<server_info>(err, false);
+  outcome<server_info> out;
+  out.value.max_wire_version = static_cast<int>(get_int(reply.get(), "maxWireVersion"));
+  BSON_APPEND_INT32(cmd2.get(), "buildInfo", 1);
+  if (mongoc_client_command_simple(client, "admin", cmd2.get(), nullptr, reply2.get(), &err))
+    out.value.version = get_str(reply2.get(), "version");
+  return out;
+}
+
+outcome<server_info> prepare(mongoc_client_t* client, const store_config& cfg) {
+  auto info = query_server(client);
+  if (info.ec) return info;
+  if (auto ec = check_server(info.value, &info.message)) {
+    info.ec = ec;
+    return info;
+  }
+  // TTL clean-up of long-idle free documents. Correctness never depends on it (the monitor runs
+  // every 60 s at best); an index that exists with other options is left alone.
+  bson_doc cmd, reply;
+  bson_t indexes, index, key;
+  append_str(cmd.get(), "createIndexes", cfg.collection);
+  BSON_APPEND_ARRAY_BEGIN(cmd.get(), "indexes", &indexes);
+  BSON_APPEND_DOCUMENT_BEGIN(&indexes, "0", &index);
+  BSON_APPEND_DOCUMENT_BEGIN(&index, "key", &key);
+  BSON_APPEND_INT32(&key, "idle_since", 1);
+  bson_append_document_end(&index, &key);
+  BSON_APPEND_UTF8(&index, "name", "mongolock_idle_ttl");
+  BSON_APPEND_INT64(&index, "expireAfterSeconds", cfg.idle_cleanup.count());
+  bson_append_document_end(&indexes, &index);
+  bson_append_array_end(cmd.get(), &indexes);
+  bson_error_t err;
+  if (!mongoc_client_write_command_with_opts(client, cfg.database.c_str(), cmd.get(), nullptr,
+                                             reply.get(), &err))
+    info.message = std::string("TTL index not created: ") + err.message;  // not fatal
+  return info;
+}
+
+void build_read_opts(read_mode mode, bson_t* opts, mongoc_read_prefs_t** prefs) {
+  // Never a secondary, whatever the URI's readPreference says: a lagging copy could repeat a
+  // token or hide our own take.
+  *prefs = mongoc_read_prefs_new(MONGOC_READ_PRIMARY);
+  if (mode == read_mode::majority) {
+    bson_t rc;
+    BSON_APPEND_DOCUMENT_BEGIN(opts, "readConcern", &rc);
+    BSON_APPEND_UTF8(&rc, "level", "majority");
+    bson_append_document_end(opts, &rc);
+  }
+}
+
+void build_insert(const take_request& t, std::int64_t now_ms, bson_t* doc) {
+  append_str(doc, "_id", t.name);
+  append_str(doc, "owner", t.owner);
+  BSON_APPEND_INT64(doc, "token", t.token);
+  BSON_APPEND_INT64(doc, "beat", new_beat());
+  BSON_APPEND_INT64(doc, "expiry_ms", t.expiry.count());
+  BSON_APPEND_DATE_TIME(doc, "acquired_at", now_ms);
+  BSON_APPEND_DATE_TIME(doc, "renewed_at", now_ms);
+  append_meta(doc, t.meta);
+  BSON_APPEND_INT64(doc, "tickets", 0);
+  BSON_APPEND_INT64(doc, "waiting", 0);
+}
+
+void build_swap(const take_request& t, std::int64_t now_ms, bson_t* filter, bson_t* change) {
+  // Exactly what was observed: free, or the same expired holder at the same heartbeat.
+  append_str(filter, "_id", t.name);
+  append_owner(filter, "owner", t.observed.held.owner);
+  BSON_APPEND_INT64(filter, "token", t.observed.held.token);
+  // A held document at the heartbeat observed (section 2). A free one is matched on (null, token)
+  // alone: a take always raises the token, so a free state at one token exists once, and the
+  // provider that released it can swap against it without knowing the beat its release wrote.
+  if (!t.hand_over && !t.observed.held.owner.empty()) BSON_APPEND_INT64(filter, "beat", t.observed.held.beat);
+  // Nobody joined since the read: `waiting` as it was (0 also matches a missing field). A count
+  // the read could not explain (entries mongolock did not write) is a value like any other.
+  if (t.nobody_waiting) {
+    if (t.observed.waiting == 0) append_zero_or_missing(filter, "waiting");
+    else BSON_APPEND_INT64(filter, "waiting", t.observed.waiting);
+  }
+  for (auto& e : t.leaving) BSON_APPEND_INT64(filter, ("line." + e.owner).c_str(), e.ticket);
+  // The enrolled entry takes the next ticket: only if nobody took it since (0 matches missing).
+  if (t.enroll) {
+    if (t.enroll->ticket == 0) append_zero_or_missing(filter, "tickets");
+    else BSON_APPEND_INT64(filter, "tickets", t.enroll->ticket);
+  }
+  bson_t set, unset;
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
+  append_str(&set, "owner", t.owner);
+  BSON_APPEND_INT64(&set, "token", t.token);
+  BSON_APPEND_INT64(&set, "beat", new_beat());
+  BSON_APPEND_INT64(&set, "expiry_ms", t.expiry.count());
+  BSON_APPEND_DATE_TIME(&set, "acquired_at", now_ms);
+  BSON_APPEND_DATE_TIME(&set, "renewed_at", now_ms);
+  append_meta(&set, t.meta);
+  if (t.enroll) {
+    BSON_APPEND_INT64(&set, ("line." + t.enroll->owner).c_str(), t.enroll->ticket);
+    BSON_APPEND_INT64(&set, "tickets", t.enroll->ticket + 1);
+  }
+  bson_append_document_end(change, &set);
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$unset", &unset);
+  BSON_APPEND_UTF8(&unset, "idle_since", "");
+  BSON_APPEND_UTF8(&unset, "value", "");  // a new holder has proclaimed nothing yet
+  for (auto& e : t.leaving) BSON_APPEND_UTF8(&unset, ("line." + e.owner).c_str(), "");
+  bson_append_document_end(change, &unset);
+  const auto joined = (t.enroll ? 1 : 0) - static_cast<std::int64_t>(t.leaving.size());
+  if (joined != 0) {
+    bson_t inc;
+    BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
+    BSON_APPEND_INT64(&inc, "waiting", joined);
+    bson_append_document_end(change, &inc);
+  }
+}
+
+void build_join(std::string_view name, std::string_view owner, std::int64_t ticket, bson_t* filter, bson_t* change) {
+  append_str(filter, "_id", name);
+  if (ticket == 0) append_zero_or_missing(filter, "tickets");
+  else BSON_APPEND_INT64(filter, "tickets", ticket);
+  bson_t set, inc;
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
+  BSON_APPEND_INT64(&set, ("line." + std::string(owner)).c_str(), ticket);
+  BSON_APPEND_INT64(&set, "tickets", ticket + 1);
+  bson_append_document_end(change, &set);
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
+  BSON_APPEND_INT64(&inc, "waiting", 1);
+  bson_append_document_end(change, &inc);
+}
+
+void build_leave(std::string_view name, std::string_view owner, bson_t* filter, bson_t* change) {
+  const std::string key = "line." + std::string(owner);
+  append_str(filter, "_id", name);
+  bson_t exists, unset, inc;
+  BSON_APPEND_DOCUMENT_BEGIN(filter, key.c_str(), &exists);
+  BSON_APPEND_BOOL(&exists, "$exists", true);
+  bson_append_document_end(filter, &exists);
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$unset", &unset);
+  BSON_APPEND_UTF8(&unset, key.c_str(), "");
+  bson_append_document_end(change, &unset);
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
+  BSON_APPEND_INT64(&inc, "waiting", -1);
+  bson_append_document_end(change, &inc);
+}
+
+// A real modification ($inc), never a no-op: a no-op update is not replicated, so on a deposed
+// primary it could be acknowledged with w: majority against a state where the entry was gone.
+void build_refresh(std::string_view name, std::string_view owner, std::int64_t ticket, bson_t* filter, bson_t* change) {
+  append_str(filter, "_id", name);
+  BSON_APPEND_INT64(filter, ("line." + std::string(owner)).c_str(), ticket);
+  bson_t inc;
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$inc", &inc);
+  BSON_APPEND_INT64(&inc, "line_beat", 1);
+  bson_append_document_end(change, &inc);
+}
+
+outcome<lock_doc> read_lock(mongoc_client_t* client, const store_config& cfg, std::string_view name, read_mode mode) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  return read_in(coll.get(), name, mode);
+}
+
+outcome<std::vector<named_doc>> read_all(mongoc_client_t* client, const store_config& cfg) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, opts;
+  bson_t id, sort;
+  BSON_APPEND_DOCUMENT_BEGIN(filter.get(), "_id", &id);
+  BSON_APPEND_UTF8(&id, "$type", "string");  // skips the epoch counter
+  bson_append_document_end(filter.get(), &id);
+  BSON_APPEND_DOCUMENT_BEGIN(opts.get(), "sort", &sort);
+  BSON_APPEND_INT32(&sort, "_id", 1);
+  bson_append_document_end(opts.get(), &sort);
+  mongoc_read_prefs_t* prefs = nullptr;
+  build_read_opts(read_mode::primary, opts.get(), &prefs);
+  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll.get(), filter.get(), opts.get(), prefs);
+  mongoc_read_prefs_destroy(prefs);
+  outcome<std::vector<named_doc>> out;
+  const bson_t* doc = nullptr;
+  while (mongoc_cursor_next(cur, &doc)) out.value.push_back({get_str(doc, "_id"), parse_lock(doc)});
+  bson_error_t err;
+  if (mongoc_cursor_error(cur, &err)) out = failed<std::vector<named_doc>>(err, false);
+  mongoc_cursor_destroy(cur);
+  return out;
+}
+
+namespace {
+// A find after our own write: majority read concern under majority writes; under w:1 a majority
+// read may not include our write yet, so the primary's. The caller destroys the cursor.
+mongoc_cursor_t* find_what_we_wrote(mongoc_collection_t* coll, const bson_t* filter, const store_config& cfg) {
+  bson_doc read_opts;
+  mongoc_read_prefs_t* prefs = nullptr;
+  build_read_opts(cfg.durability == write_concern::majority ? read_mode::majority : read_mode::primary,
+                  read_opts.get(), &prefs);
+  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll, filter, read_opts.get(), prefs);
+  mongoc_read_prefs_destroy(prefs);
+  return cur;
+}
+}  // namespace
+
+// Raises the per-collection epoch counter (never removed: it has no idle_since field) to
+// max(n, floor) + 1 and reads it back with majority read concern: the value is >= what our
+// increment produced, which is all the monotonicity argument needs (docs/design.md). Three
+// round trips, once per new lock document: the emulator has neither $max nor pipeline updates,
+// so "at least floor" is a conditional $set (upsert: on a fresh collection it creates the
+// counter; an E11000 means the counter exists and is >= floor, or a racer just created it).
+outcome<std::optional<std::int64_t>> next_epoch(mongoc_client_t* client, const store_config& cfg,
+                                                std::int64_t floor) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, below, raise, change, opts, reply;
+  bson_t lt, set, inc;
+  for (bson_t* f : {filter.get(), below.get()}) {
+    bson_t id;
+    BSON_APPEND_DOCUMENT_BEGIN(f, "_id", &id);
+    BSON_APPEND_UTF8(&id, "mongolock", "epoch");
+    bson_append_document_end(f, &id);
+  }
+  BSON_APPEND_DOCUMENT_BEGIN(below.get(), "n", &lt);
+  BSON_APPEND_INT64(&lt, "$lt", floor);
+  bson_append_document_end(below.get(), &lt);
+  BSON_APPEND_DOCUMENT_BEGIN(raise.get(), "$set", &set);
+  BSON_APPEND_INT64(&set, "n", floor);
+  bson_append_document_end(raise.get(), &set);
+  BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$inc", &inc);
+  BSON_APPEND_INT64(&inc, "n", 1);
+  bson_append_document_end(change.get(), &inc);
+  append_write_concern(opts.get(), cfg);
+  BSON_APPEND_BOOL(opts.get(), "upsert", true);
+  bson_error_t err;
+  if (!mongoc_collection_update_one(coll.get(), below.get(), raise.get(), opts.get(), nullptr, &err) &&
+      !is_duplicate_key(err))
+    return failed<std::optional<std::int64_t>>(err, true);
+  if (!mongoc_collection_update_one(coll.get(), filter.get(), change.get(), opts.get(), reply.get(), &err)) {
+    // Two first upserts raced; MongoDB 4.0 does not retry that itself.
+    if (is_duplicate_key(err)) return success<std::optional<std::int64_t>>(std::nullopt);
+    return failed<std::optional<std::int64_t>>(err, true);
+  }
+  mongoc_cursor_t* cur = find_what_we_wrote(coll.get(), filter.get(), cfg);
+  const bson_t* doc = nullptr;
+  outcome<std::optional<std::int64_t>> out;
+  if (mongoc_cursor_next(cur, &doc)) out.value = get_int(doc, "n");
+  else if (mongoc_cursor_error(cur, &err)) out = failed<std::optional<std::int64_t>>(err, false);
+  else out.ec = make_error_code(errc::server_error), out.message = "epoch counter vanished";
+  mongoc_cursor_destroy(cur);
+  // Not above the floor: the counter was recreated between our raise and our increment (a wipe,
+  // or a racer's or an older client's bare $inc upsert won the E11000). Draw again, as for a race.
+  if (!out.ec && out.value && *out.value <= floor) out.value = std::nullopt;
+  return out;
+}
+
+// A declaration lives in a document of its own whose _id is not a string, so it can be neither a
+// lock name nor listed as one: {_id: {mongolock: "declaration", name}, kind, permits}. No
+// idle_since: the TTL index never removes it. Two round trips, once per semaphore or rw_lock
+// object: an upsert that only inserts, then a read of whatever is there.
+outcome<declaration> declare(mongoc_client_t* client, const store_config& cfg, std::string_view name,
+                             const declaration& d) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, change, opts;
+  bson_t id, insert;
+  BSON_APPEND_DOCUMENT_BEGIN(filter.get(), "_id", &id);
+  BSON_APPEND_UTF8(&id, "mongolock", "declaration");
+  append_str(&id, "name", name);
+  bson_append_document_end(filter.get(), &id);
+  BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$setOnInsert", &insert);
+  append_str(&insert, "kind", d.kind);
+  BSON_APPEND_INT64(&insert, "permits", d.permits);
+  bson_append_document_end(change.get(), &insert);
+  append_write_concern(opts.get(), cfg);
+  BSON_APPEND_BOOL(opts.get(), "upsert", true);
+  bson_error_t err;
+  // E11000: a concurrent first declaration won the insert; the read below shows it.
+  if (!mongoc_collection_update_one(coll.get(), filter.get(), change.get(), opts.get(), nullptr, &err) &&
+      !is_duplicate_key(err))
+    return failed<declaration>(err, true);
+  mongoc_cursor_t* cur = find_what_we_wrote(coll.get(), filter.get(), cfg);
+  const bson_t* doc = nullptr;
+  outcome<declaration> out;
+  if (mongoc_cursor_next(cur, &doc)) out.value = declaration{get_str(doc, "kind"), get_int(doc, "permits")};
+  else if (mongoc_cursor_error(cur, &err)) out = failed<declaration>(err, false);
+  else out.ec = make_error_code(errc::server_error), out.message = "the declaration of '" + std::string(name) + "' vanished";
+  mongoc_cursor_destroy(cur);
+  return out;
+}
+
+outcome<bool> take(mongoc_client_t* client, const store_config& cfg, const take_request& t) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  if (!t.observed.exists) {
+    bson_doc doc, opts, reply;
+    build_insert(t, wall_ms(), doc.get());
+    append_write_concern(opts.get(), cfg);
+    bson_error_t err;
+    if (mongoc_collection_insert_one(coll.get(), doc.get(), opts.get(), reply.get(), &err)) return success(true);
+    if (is_duplicate_key(err)) return success(false);  // lost the race: an outcome, not an error
+    return failed<bool>(err, true);
+  }
+  bson_doc filter, change;
+  build_swap(t, wall_ms(), filter.get(), change.get());
+  auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
+  auto out = failure_from<bool>(r);
+  out.value = !r.ec && r.value == 1;
+  return out;
+}
+
+void build_renewal(const std::vector<held_lease>& held, std::chrono::milliseconds expiry, std::int64_t now_ms,
+                   bson_t* filter, bson_t* change, const holder_meta* holder) {
+  auto append_one = [](bson_t* b, const held_lease& h) {
+    append_str(b, "_id", h.name);
+    append_str(b, "owner", h.owner);
+    BSON_APPEND_INT64(b, "token", h.token);
+  };
+  if (held.size() == 1) {
+    append_one(filter, held.front());
+  } else {
+    bson_t any;
+    BSON_APPEND_ARRAY_BEGIN(filter, "$or", &any);
+    for (std::size_t i = 0; i < held.size(); ++i) {
+      bson_t one;
+      BSON_APPEND_DOCUMENT_BEGIN(&any, std::to_string(i).c_str(), &one);
+      append_one(&one, held[i]);
+      bson_append_document_end(&any, &one);
+    }
+    bson_append_array_end(filter, &any);
+  }
+  bson_t set;
+  BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
+  BSON_APPEND_INT64(&set, "beat", new_beat());  // one for the batch: (owner, token) tell its leases apart
+  BSON_APPEND_INT64(&set, "expiry_ms", expiry.count());
+  BSON_APPEND_DATE_TIME(&set, "renewed_at", now_ms);
+  if (holder) append_meta(&set, *holder);
+  bson_append_document_end(change, &set);
+}
+
+namespace {
+// After a renewal that matched fewer documents than it named: which of them are still ours. A
+// document not matched by the update cannot have become ours since (nobody else writes our owner
+// id and token), so "ours now" is exactly "renewed".
+outcome<std::vector<bool>> which_are_ours(mongoc_collection_t* coll, const std::vector<held_lease>& held) {
+  bson_doc filter, opts;
+  bson_t id, in;
+  BSON_APPEND_DOCUMENT_BEGIN(filter.get(), "_id", &id);
+  BSON_APPEND_ARRAY_BEGIN(&id, "$in", &in);
+  for (std::size_t i = 0; i < held.size(); ++i) append_str(&in, std::to_string(i).c_str(), held[i].name);
+  bson_append_array_end(&id, &in);
+  bson_append_document_end(filter.get(), &id);
+  mongoc_read_prefs_t* prefs = nullptr;
+  build_read_opts(read_mode::primary, opts.get(), &prefs);
+  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll, filter.get(), opts.get(), prefs);
+  mongoc_read_prefs_destroy(prefs);
+  outcome<std::vector<bool>> out;
+  out.value.assign(held.size(), false);
+  const bson_t* doc = nullptr;
+  while (mongoc_cursor_next(cur, &doc)) {
+    const auto name = get_str(doc, "_id");
+    const auto seen = parse_lock(doc);
+    for (std::size_t i = 0; i < held.size(); ++i)
+      if (held[i].name == name && held[i].owner == seen.held.owner && held[i].token == seen.held.token)
+        out.value[i] = true;
+  }
+  bson_error_t err;
+  if (mongoc_cursor_error(cur, &err)) out = failed<std::vector<bool>>(err, false);
+  mongoc_cursor_destroy(cur);
+  return out;
+}
+}  // namespace
+
+outcome<std::vector<bool>> renew(mongoc_client_t* client, const store_config& cfg, const std::vector<held_lease>& held,
+                                 std::chrono::milliseconds expiry) {
+  if (held.empty()) return {};
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, change;
+  build_renewal(held, expiry, wall_ms(), filter.get(), change.get(), &cfg.holder);
+  auto r = update(coll.get(), cfg, filter.get(), change.get(), held.size() > 1);
+  if (r.ec) return failure_from<std::vector<bool>>(r);
+  if (r.value == static_cast<std::int64_t>(held.size())) return success(std::vector<bool>(held.size(), true));
+  if (held.size() == 1) return success(std::vector<bool>{false});
+  return which_are_ours(coll.get(), held);
+}
+
+outcome<bool> release(mongoc_client_t* client, const store_config& cfg, std::string_view name,
+                      std::string_view owner, std::int64_t token) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, change;
+  append_str(filter.get(), "_id", name);
+  append_str(filter.get(), "owner", owner);  // never frees someone else's lock
+  BSON_APPEND_INT64(filter.get(), "token", token);
+  set_released(change.get());
+  auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
+  auto out = failure_from<bool>(r);
+  out.value = !r.ec && r.value == 1;
+  return out;
+}
+
+outcome<bool> proclaim(mongoc_client_t* client, const store_config& cfg, std::string_view name,
+                       std::string_view owner, std::int64_t token, std::string_view value) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, change;
+  append_str(filter.get(), "_id", name);
+  append_str(filter.get(), "owner", owner);  // only the holder itself speaks for its term
+  BSON_APPEND_INT64(filter.get(), "token", token);
+  bson_t set;
+  BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$set", &set);
+  append_str(&set, "value", value);
+  bson_append_document_end(change.get(), &set);
+  auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
+  auto out = failure_from<bool>(r);
+  out.value = !r.ec && r.value == 1;
+  return out;
+}
+
+outcome<std::string> force_release(mongoc_client_t* client, const store_config& cfg, std::string_view name,
+                                   bool immediate) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  auto seen = read_in(coll.get(), name, read_mode::primary);
+  if (seen.ec) return failure_from<std::string>(seen);
+  if (!seen.value.exists || seen.value.held.owner.empty()) return {};
+  if (seen.value.held.owner == broken_owner && !immediate) return {};  // already broken
+  bson_doc filter, change;
+  append_str(filter.get(), "_id", name);
+  append_str(filter.get(), "owner", seen.value.held.owner);
+  BSON_APPEND_INT64(filter.get(), "token", seen.value.held.token);
+  if (immediate) set_released(change.get());
+  else set_broken(change.get());
+  auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
+  if (r.ec) return failure_from<std::string>(r);
+  return success(r.value == 1 ? seen.value.held.owner : std::string());
+}
+
+namespace {
+// One update_one built by `build(filter, change)`; value: whether it matched a document.
+template <class Build>
+outcome<bool> update_one_matched(mongoc_client_t* client, const store_config& cfg, Build build) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, change;
+  build(filter.get(), change.get());
+  auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
+  auto out = failure_from<bool>(r);
+  out.value = !r.ec && r.value == 1;
+  return out;
+}
+}  // namespace
+
+outcome<bool> join_line(mongoc_client_t* client, const store_config& cfg, std::string_view name,
+                        std::string_view owner, std::int64_t ticket) {
+  return update_one_matched(client, cfg, [&](bson_t* f, bson_t* c) { build_join(name, owner, ticket, f, c); });
+}
+
+outcome<bool> leave_line(mongoc_client_t* client, const store_config& cfg, std::string_view name,
+                         std::string_view owner) {
+  return update_one_matched(client, cfg, [&](bson_t* f, bson_t* c) { build_leave(name, owner, f, c); });
+}
+
+outcome<bool> refresh_line(mongoc_client_t* client, const store_config& cfg, std::string_view name,
+                           std::string_view owner, std::int64_t ticket) {
+  return update_one_matched(client, cfg, [&](bson_t* f, bson_t* c) { build_refresh(name, owner, ticket, f, c); });
+}
+
+namespace {
+void append_in(bson_t* filter, const char* key, const std::vector<std::string>& values) {
+  bson_t field, in;
+  BSON_APPEND_DOCUMENT_BEGIN(filter, key, &field);
+  BSON_APPEND_ARRAY_BEGIN(&field, "$in", &in);
+  for (std::size_t i = 0; i < values.size(); ++i) append_str(&in, std::to_string(i).c_str(), values[i]);
+  bson_append_array_end(&field, &in);
+  bson_append_document_end(filter, &field);
+}
+}  // namespace
+
+// By _id first: the owner alone has no index, and an update_many on it scans the collection.
+void build_release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
+                          bson_t* filter, bson_t* change) {
+  append_in(filter, "_id", names);
+  append_in(filter, "owner", owners);
+  set_released(change);
+}
+
+outcome<std::int64_t> release_owners(mongoc_client_t* client, const store_config& cfg, const std::vector<std::string>& names,
+                                     const std::vector<std::string>& owners) {
+  if (owners.empty() || names.empty()) return {};
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, change;
+  build_release_owners(names, owners, filter.get(), change.get());
+  return update(coll.get(), cfg, filter.get(), change.get(), true);
+}
+
+}  // namespace mongolock::detail

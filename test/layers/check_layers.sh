@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The layer rule of docs/design.md section 12, checked over the includes:
+#   model <- sansio <- engine -> store (store <- model only); api and primitives on top;
+#   include/mongolock/ includes nothing of src/.
+# And no header implemented in a higher layer: a class declared in src/L/ has its members
+# defined in src/L/ only.
+# Usage: check_layers.sh [ROOT]   (exit 0: the rule holds; 1: each breach printed)
+set -euo pipefail
+root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
+cd "$root"
+
+declare -A allowed=(
+  [model]="model"
+  [sansio]="model sansio"
+  [store]="model store"
+  [engine]="model sansio store engine"
+  [api]="model sansio store engine api"
+  [primitives]="model engine primitives"
+)
+# The public vocabulary (plain data, no operations) any layer may use.
+vocabulary="mongolock/error.hpp mongolock/options.hpp mongolock/stats.hpp"
+# Layers that implement or use the public operations.
+public_users="engine api primitives"
+
+breaches=0
+breach() { echo "layers: $*"; breaches=$((breaches + 1)); }
+
+for dir in src/*/; do
+  layer=$(basename "$dir")
+  [[ -n ${allowed[$layer]+x} ]] || { breach "src/$layer/ is not a layer of docs/design.md section 12"; continue; }
+done
+for f in src/*.cpp src/*.hpp; do
+  [[ -e $f ]] && breach "$f lies outside every layer"
+done
+
+while IFS= read -r f; do
+  layer=$(echo "$f" | cut -d/ -f2)
+  [[ -n ${allowed[$layer]+x} ]] || continue
+  while IFS= read -r inc; do
+    top=${inc%%/*}
+    if [[ $top == mongolock ]]; then
+      [[ " $vocabulary " == *" $inc "* ]] && continue
+      [[ " $public_users " == *" $layer "* ]] && continue
+      breach "$f ($layer) includes the public $inc"
+    elif [[ " ${allowed[$layer]} " != *" $top "* ]]; then
+      breach "$f ($layer) includes $inc ($top)"
+    fi
+  done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
+done < <(find src -name '*.hpp' -o -name '*.cpp' | sort)
+
+while IFS= read -r f; do
+  while IFS= read -r inc; do
+    [[ $inc == mongolock/* || $inc == mongolock.hpp ]] || breach "$f includes $inc, which is not public"
+  done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
+done < <(find include -name '*.hpp' | sort)
+
+# Members defined out of line (`name::member(` at the start of a line, after the return type)
+# belong to a class of the same layer, or to a public class (api and primitives implement
+# include/mongolock/).
+declare -A home=()
+while IFS= read -r line; do
+  file=${line%%:*}
+  cls=$(echo "${line#*:}" | sed -E 's/^(struct|class) ([A-Za-z_0-9]+).*/\2/')
+  home[$cls]=$(echo "$file" | cut -d/ -f2)
+done < <(grep -HE '^(struct|class) [A-Za-z_0-9]+( final)? *(:[^;]*)?\{' $(find src -name '*.hpp') || true)
+while IFS= read -r line; do
+  file=${line%%:*}
+  layer=$(echo "$file" | cut -d/ -f2)
+  cls=$(echo "${line#*:}" | grep -oE '\b[A-Za-z_0-9]+::(~?[A-Za-z_0-9]+|operator[^(]*)\(' | head -1 | cut -d: -f1)
+  [[ -z $cls || -z ${home[$cls]+x} ]] && continue
+  [[ ${home[$cls]} == "$layer" ]] || breach "$file ($layer) defines members of $cls, declared in src/${home[$cls]}/"
+done < <(grep -HE '^[A-Za-z_].*\b[A-Za-z_0-9]+::~?[A-Za-z_0-9]+\(' $(find src -name '*.cpp') | grep -v '^[^:]*:\s*//' || true)
+
+if ((breaches)); then
+  echo "layers: $breaches breach(es) of the rule in docs/design.md section 12"
+  exit 1
+fi
+echo "layers: the rule holds ($(find src include -name '*.[ch]pp' | wc -l) files)"
