@@ -1,0 +1,282 @@
+// release_fsm without I/O: each rule of a release (docs/design.md sections 7 and 8) by the action
+// it decides and the give-backs it asks for.
+#include <boost/test/unit_test.hpp>
+
+#include "mongolock/error.hpp"
+#include "sansio/release_fsm.hpp"
+
+namespace ml = mongolock;
+using namespace mongolock::detail;
+using namespace std::chrono_literals;
+using kind = release_action::kind;
+using handed = release_action::handed;
+
+namespace {
+
+constexpr std::int64_t token = (std::int64_t{7} << 32) | 41;
+const boot_clock::time_point t0{std::chrono::hours(1)};
+
+release_params lease(std::vector<line_entry> line = {}, bool others = false) {
+  release_params p;
+  p.name = "job";
+  p.owner = "me";
+  p.token = token;
+  p.expiry = 30s;
+  p.line_seen = std::move(line);
+  p.tickets_seen = 12;
+  p.others_in_line = others;
+  return p;
+}
+const std::optional<local_waiter> nobody;
+std::optional<local_waiter> waiter() { return local_waiter{"next-local", 10s, 1s}; }
+
+outcome<bool> applied(bool v) { return success(v); }
+outcome<bool> failed(ml::errc e, bool ambiguous, std::string msg = "boom") {
+  outcome<bool> o;
+  o.ec = make_error_code(e);
+  o.ambiguous = ambiguous;
+  o.message = std::move(msg);
+  return o;
+}
+outcome<lock_doc> read_of(std::string owner, std::int64_t tok, std::vector<line_entry> line = {},
+                          std::int64_t waiting = 0, std::int64_t tickets = 20) {
+  lock_doc d;
+  d.exists = true;
+  d.held.owner = std::move(owner);
+  d.held.token = tok;
+  d.line = std::move(line);
+  d.waiting = waiting;
+  d.tickets = tickets;
+  return success(d);
+}
+outcome<lock_doc> unread() {
+  outcome<lock_doc> o;
+  o.ec = make_error_code(ml::errc::server_unavailable);
+  o.message = "no primary";
+  return o;
+}
+bool no_give_back(const release_action& a) { return !a.give_back_own && !a.give_back_handed && !a.leave_enrolled; }
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(release_fsm_suite)
+
+BOOST_AUTO_TEST_CASE(a_lease_that_saw_a_line_hands_the_lock_to_its_head) {
+  release_fsm fsm(lease({{"head", 5}, {"second", 6}}));
+  const auto a = fsm.start(nobody);
+  BOOST_TEST((a.what == kind::hand_to_line));
+  const auto& t = fsm.request();
+  BOOST_TEST(t.owner == "head");
+  BOOST_TEST(t.token == token + 1);
+  BOOST_TEST(t.expiry.count() == 30'000);  // the releaser's own: the head allows for a shorter one
+  BOOST_TEST(t.observed.held.owner == "me");
+  BOOST_TEST(t.observed.held.token == token);
+  BOOST_TEST(t.hand_over);
+  BOOST_TEST(t.leaving.size() == 1u);
+  BOOST_TEST(t.leaving[0].owner == "head");
+  BOOST_TEST(t.leaving[0].ticket == 5);
+  BOOST_TEST(!t.enroll.has_value());
+  BOOST_TEST(!t.nobody_waiting);
+}
+
+BOOST_AUTO_TEST_CASE(a_hand_off_to_the_line_enrolls_the_local_waiter_with_the_ticket_last_seen) {
+  release_fsm fsm(lease({{"head", 5}}));
+  BOOST_TEST((fsm.start(waiter()).what == kind::hand_to_line));
+  BOOST_REQUIRE(fsm.request().enroll.has_value());
+  BOOST_TEST(fsm.request().enroll->owner == "next-local");
+  BOOST_TEST(fsm.request().enroll->ticket == 12);
+  BOOST_TEST(fsm.request().owner == "head");  // the line comes first
+}
+
+BOOST_AUTO_TEST_CASE(a_hand_off_to_the_line_that_landed_passes_the_turn_on) {
+  release_fsm fsm(lease({{"head", 5}}));
+  fsm.start(waiter());
+  const auto a = fsm.on_written(applied(true), t0, t0 + 5ms);
+  BOOST_TEST((a.what == kind::done));
+  BOOST_TEST(!a.ec);
+  BOOST_TEST((a.to == handed::to_line));
+  BOOST_TEST(a.count_release);
+  BOOST_TEST(no_give_back(a));
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_hand_off_to_the_line_gives_back_only_its_own_lease_and_the_enrolled_entry) {
+  for (bool ambiguous : {true, false}) {
+    release_fsm fsm(lease({{"head", 5}}));
+    fsm.start(waiter());
+    const auto a = fsm.on_written(failed(ml::errc::server_unavailable, ambiguous), t0, t0 + 5ms);
+    BOOST_TEST((a.what == kind::done));
+    BOOST_TEST((a.ec == (ambiguous ? ml::errc::ambiguous_result : ml::errc::server_unavailable)));
+    BOOST_TEST(a.give_back_own);
+    BOOST_TEST(!a.give_back_handed);  // the head's lock is never freed from here
+    BOOST_TEST(a.leave_enrolled);
+    BOOST_TEST((a.to == handed::none));
+    BOOST_TEST(a.why.find("the hand-off to the next in line failed (boom)") != std::string::npos);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_lease_at_the_end_of_its_epoch_releases_plainly_even_with_a_line) {
+  auto p = lease({{"head", 5}});
+  p.token = (std::int64_t{7} << 32) | 0xffffffff;
+  release_fsm fsm(p);
+  BOOST_TEST((fsm.start(waiter()).what == kind::release));
+  p.line_seen.clear();
+  release_fsm alone(p);
+  BOOST_TEST((alone.start(waiter()).what == kind::release));  // nor to a local waiter
+}
+
+BOOST_AUTO_TEST_CASE(without_a_line_the_lock_goes_to_the_local_waiter_on_an_empty_line) {
+  release_fsm fsm(lease());
+  BOOST_TEST((fsm.start(waiter()).what == kind::hand_over));
+  const auto& t = fsm.request();
+  BOOST_TEST(t.owner == "next-local");
+  BOOST_TEST(t.token == token + 1);
+  BOOST_TEST(t.expiry.count() == 10'000);  // the waiter's own options
+  BOOST_TEST(t.nobody_waiting);
+  BOOST_TEST(t.hand_over);
+  BOOST_TEST(t.leaving.empty());
+  BOOST_TEST((fsm.bound(t0) == t0 + 9s));  // expiry - margin of the new lease
+}
+
+BOOST_AUTO_TEST_CASE(with_others_in_line_or_no_local_waiter_the_release_is_plain) {
+  release_fsm others(lease({}, true));
+  BOOST_TEST((others.start(waiter()).what == kind::release));
+  release_fsm none(lease());
+  BOOST_TEST((none.start(nobody).what == kind::release));
+}
+
+BOOST_AUTO_TEST_CASE(a_local_hand_off_in_time_is_granted_and_a_late_one_is_not) {
+  release_fsm fsm(lease());
+  fsm.start(waiter());
+  auto a = fsm.on_written(applied(true), t0, t0 + 9s - 1ms);
+  BOOST_TEST((a.to == handed::to_local));
+  BOOST_TEST(!a.late);
+  BOOST_TEST(a.count_release);
+  BOOST_TEST(!a.ec);
+  release_fsm late(lease());
+  late.start(waiter());
+  a = late.on_written(applied(true), t0, t0 + 9s);
+  BOOST_TEST((a.to == handed::to_local));
+  BOOST_TEST(a.late);  // the driver gives it back: its holder's own deadline has passed
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_local_hand_off_is_never_granted_and_an_ambiguous_one_is_given_back) {
+  release_fsm fsm(lease());
+  fsm.start(waiter());
+  auto a = fsm.on_written(failed(ml::errc::server_error, true, "writeConcern"), t0, t0 + 1ms);
+  BOOST_TEST((a.what == kind::done));
+  BOOST_TEST((a.to == handed::none));
+  BOOST_TEST((a.ec == ml::errc::ambiguous_result));
+  BOOST_TEST(a.give_back_handed);
+  BOOST_TEST(a.give_back_own);
+  release_fsm definite(lease());
+  definite.start(waiter());
+  a = definite.on_written(failed(ml::errc::server_error, false), t0, t0 + 1ms);
+  BOOST_TEST((a.ec == ml::errc::server_error));
+  BOOST_TEST(!a.give_back_handed);
+  BOOST_TEST(a.give_back_own);
+}
+
+BOOST_AUTO_TEST_CASE(a_hand_off_that_missed_reads_and_tries_again_against_what_it_shows) {
+  release_fsm fsm(lease());
+  fsm.start(waiter());
+  auto a = fsm.on_written(applied(false), t0, t0 + 1ms);  // someone joined the line
+  BOOST_TEST((a.what == kind::read));
+  BOOST_TEST(no_give_back(a));
+  a = fsm.on_read(read_of("me", token, {{"me", 3}, {"joiner", 13}}, 2, 14), waiter());
+  BOOST_TEST((a.what == kind::hand_to_line));
+  BOOST_TEST(fsm.request().owner == "joiner");  // our own stale entry is not the head
+  BOOST_REQUIRE(fsm.request().enroll.has_value());
+  BOOST_TEST(fsm.request().enroll->ticket == 14);
+}
+
+BOOST_AUTO_TEST_CASE(a_second_miss_releases_plainly_and_leaves_no_free_document_to_remember) {
+  release_fsm fsm(lease({{"head", 5}}));
+  fsm.start(nobody);
+  fsm.on_written(applied(false), t0, t0 + 1ms);
+  auto a = fsm.on_read(read_of("me", token, {{"other", 9}}, 1), nobody);
+  BOOST_TEST((a.what == kind::hand_to_line));
+  a = fsm.on_written(applied(false), t0, t0 + 2ms);
+  BOOST_TEST((a.what == kind::release));
+  a = fsm.on_written(applied(true), t0, t0 + 3ms);
+  BOOST_TEST((a.what == kind::done));
+  BOOST_TEST(!a.ec);
+  BOOST_TEST(!a.remember_free);  // others wait in line: a swap against it would not match
+}
+
+BOOST_AUTO_TEST_CASE(a_miss_whose_read_shows_another_holder_is_a_loss) {
+  release_fsm fsm(lease({{"head", 5}}));
+  fsm.start(nobody);
+  fsm.on_written(applied(false), t0, t0 + 1ms);
+  const auto a = fsm.on_read(read_of("head", token + 1), nobody);
+  BOOST_TEST((a.what == kind::done));
+  BOOST_TEST((a.ec == ml::errc::lease_lost));
+  BOOST_TEST(no_give_back(a));
+}
+
+BOOST_AUTO_TEST_CASE(a_miss_whose_read_fails_gives_its_own_lease_back_and_says_it_is_unknown) {
+  release_fsm fsm(lease({{"head", 5}}));
+  fsm.start(nobody);
+  fsm.on_written(applied(false), t0, t0 + 1ms);
+  const auto a = fsm.on_read(unread(), nobody);
+  BOOST_TEST((a.ec == ml::errc::ambiguous_result));
+  BOOST_TEST(a.give_back_own);  // it may still be ours
+  BOOST_TEST(!a.give_back_handed);
+}
+
+BOOST_AUTO_TEST_CASE(a_plain_release_remembers_the_free_document_unless_others_wait) {
+  release_fsm fsm(lease());
+  fsm.start(nobody);
+  auto a = fsm.on_written(applied(true), t0, t0 + 1ms);
+  BOOST_TEST((a.what == kind::done));
+  BOOST_TEST(a.remember_free);
+  BOOST_TEST(a.count_release);
+  release_fsm others(lease({}, true));
+  others.start(nobody);
+  a = others.on_written(applied(true), t0, t0 + 1ms);
+  BOOST_TEST(!a.remember_free);
+}
+
+BOOST_AUTO_TEST_CASE(a_plain_release_that_matched_nothing_is_settled_by_a_majority_read) {
+  release_fsm fsm(lease());
+  fsm.start(nobody);
+  auto a = fsm.on_written(applied(false), t0, t0 + 1ms);
+  BOOST_TEST((a.what == kind::read));
+  BOOST_TEST(a.count_release);
+  a = fsm.on_read(read_of("", token), nobody);  // free at our token: our own earlier attempt
+  BOOST_TEST((a.what == kind::done));
+  BOOST_TEST(!a.ec);
+  BOOST_TEST(!a.remember_free);
+
+  release_fsm taken(lease());
+  taken.start(nobody);
+  taken.on_written(applied(false), t0, t0 + 1ms);
+  a = taken.on_read(read_of("", token + 1), nobody);  // free, but someone held it since
+  BOOST_TEST((a.ec == ml::errc::lease_lost));
+  BOOST_TEST(a.why.find(std::to_string(token + 1)) != std::string::npos);
+
+  release_fsm unknown(lease());
+  unknown.start(nobody);
+  unknown.on_written(applied(false), t0, t0 + 1ms);
+  a = unknown.on_read(unread(), nobody);
+  BOOST_TEST((a.ec == ml::errc::ambiguous_result));
+  BOOST_TEST(!a.give_back_own);  // the release matched nothing: nothing of ours to free
+}
+
+BOOST_AUTO_TEST_CASE(a_plain_release_error_says_whether_it_is_retried) {
+  release_fsm ambiguous(lease());
+  ambiguous.start(nobody);
+  auto a = ambiguous.on_written(failed(ml::errc::server_unavailable, true, "reply lost"), t0, t0 + 1ms);
+  BOOST_TEST((a.ec == ml::errc::ambiguous_result));
+  BOOST_TEST(a.give_back_own);
+  BOOST_TEST(a.why == "reply lost; the release is retried in the background");
+  BOOST_TEST(!a.count_release);
+
+  release_fsm refused(lease());
+  refused.start(nobody);
+  a = refused.on_written(failed(ml::errc::not_authorized, false, "not allowed"), t0, t0 + 1ms);
+  BOOST_TEST((a.ec == ml::errc::not_authorized));
+  BOOST_TEST(!a.give_back_own);
+  BOOST_TEST(a.why == "not allowed; the lock expires on its own");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
