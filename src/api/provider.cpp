@@ -65,10 +65,7 @@ asio::awaitable<std::tuple<error_code, std::size_t>> release_all_body(std::share
     names.push_back(st->name);
     owners.push_back(st->owner);
   }
-  store_call<outcome<std::int64_t>> call = [p, names, owners](auto reply) {
-    p->store->release_owners(names, owners, std::move(reply));
-  };
-  auto r = co_await p->call<outcome<std::int64_t>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
+  auto r = co_await p->ops.release_owners(names, owners);
   if (r.ec) co_return std::tuple{settle(*p, d, "release all", r.ec, r.message), std::size_t{0}};
   p->count.releases.fetch_add(static_cast<std::uint64_t>(r.value), std::memory_order_relaxed);
   co_return std::tuple{settle(*p, d, "release all", {}, ""), static_cast<std::size_t>(r.value)};
@@ -112,15 +109,13 @@ asio::awaitable<std::tuple<error_code, lock_info>> inspect_body(std::shared_ptr<
                                                                 diagnostics* d) {
   std::string why;
   if (auto ec = validate_document_name(name, &why)) co_return std::tuple{settle(*p, d, "inspect", ec, why), lock_info{}};
-  store_call<outcome<lock_doc>> call = [p, name](auto reply) { p->store->read(name, read_mode::primary, std::move(reply)); };
-  auto r = co_await p->call<outcome<lock_doc>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
+  auto r = co_await p->ops.read(name, read_mode::primary);
   co_return std::tuple{settle(*p, d, "inspect", r.ec, r.message), to_info(name, r.value)};
 }
 
 asio::awaitable<std::tuple<error_code, std::vector<lock_info>>> list_body(std::shared_ptr<provider_impl> p,
                                                                           diagnostics* d) {
-  store_call<outcome<std::vector<named_doc>>> call = [p](auto reply) { p->store->list(std::move(reply)); };
-  auto r = co_await p->call<outcome<std::vector<named_doc>>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
+  auto r = co_await p->ops.list();
   std::vector<lock_info> out;
   for (auto& doc : r.value) out.push_back(to_info(std::move(doc.name), doc.doc));
   co_return std::tuple{settle(*p, d, "list", r.ec, r.message), std::move(out)};
@@ -131,10 +126,8 @@ asio::awaitable<std::tuple<error_code, std::string>> force_body(std::shared_ptr<
   std::string why;
   if (auto ec = validate_document_name(name, &why))
     co_return std::tuple{settle(*p, d, "force release", ec, why), std::string{}};
-  store_call<outcome<std::string>> call = [p, name, immediate = mode == force_mode::immediate](auto reply) {
-    p->store->force_release(name, immediate, std::move(reply));
-  };
-  auto r = co_await p->call<outcome<std::string>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
+  const bool immediate = mode == force_mode::immediate;
+  auto r = co_await p->ops.force_release(name, immediate);
   if (!r.ec && !r.value.empty()) p->log(log_level::warning, [&] {
     return std::string("lock '" + name + "' force-released from owner " + r.value);
   });

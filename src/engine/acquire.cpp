@@ -112,8 +112,7 @@ deadline_t earlier(deadline_t a, boot_clock::time_point b) {
 asio::awaitable<void> prepare_once(std::shared_ptr<provider_impl> p, deadline_t deadline, error_code& ec,
                                    std::string& why) {
   if (p->prepared) co_return;
-  store_call<outcome<server_info>> start = [p](auto reply) { p->store->prepare(std::move(reply)); };
-  auto r = co_await p->call<outcome<server_info>>(start, nullptr, deadline, asio::use_awaitable);
+  auto r = co_await p->ops.prepare(deadline);
   if (r.ec == errc::timeout) {  // no server has answered yet: that is the truth to report, not "busy"
     ec = make_error_code(errc::server_unavailable);
     why = "no server answered within the acquire timeout";
@@ -134,8 +133,7 @@ asio::awaitable<void> declare_plain_once(std::shared_ptr<provider_impl> p, const
                                          deadline_t deadline, error_code& ec, std::string& why) {
   if (p->declared_plain(name)) co_return;
   const auto mine = plain_lock_declaration();
-  store_call<outcome<declaration>> start = [p, name, mine](auto reply) { p->store->declare(name, mine, std::move(reply)); };
-  auto r = co_await p->call<outcome<declaration>>(std::move(start), nullptr, deadline, asio::use_awaitable);
+  auto r = co_await p->ops.declare(name, mine, deadline);
   if (r.ec) {
     ec = r.ec;
     why = "declaring '" + name + "' a lock's name: " + r.message;
@@ -186,10 +184,7 @@ acquire_fsm new_fsm(provider_impl& p, const lock_options& o, std::string name, a
 asio::awaitable<void> read_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
                                 deadline_t deadline) {
   const auto how = fsm.read_mode_now();  // a re-check too: majority
-  store_call<outcome<lock_doc>> start = [p, name = fsm.name(), how](auto reply) {
-    p->store->read(name, how, std::move(reply));
-  };
-  auto r = co_await p->call<outcome<lock_doc>>(std::move(start), nullptr, deadline, asio::use_awaitable);
+  auto r = co_await p->ops.read(fsm.name(), how, deadline);
   const auto received = boot_clock::now();
   const auto out_of_bounds_before = fsm.out_of_bounds_observations();
   a = a.what == kind::read ? fsm.on_read(r, received) : fsm.on_recheck(r, received);
@@ -206,18 +201,14 @@ asio::awaitable<void> read_step(std::shared_ptr<provider_impl> p, acquire_fsm& f
 
 asio::awaitable<void> epoch_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
                                  deadline_t deadline) {
-  store_call<outcome<std::optional<std::int64_t>>> start = [p](auto reply) { p->store->next_epoch(std::move(reply)); };
-  auto r = co_await p->call<outcome<std::optional<std::int64_t>>>(std::move(start), nullptr, deadline,
-                                                                  asio::use_awaitable);
+  auto r = co_await p->ops.next_epoch(deadline);
   a = fsm.on_epoch(r, boot_clock::now());
 }
 
 asio::awaitable<void> take_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
                                 deadline_t deadline) {
   const auto sent = boot_clock::now();
-  store_call<outcome<bool>> start = [p, req = with_holder(fsm.request(), p->meta)](auto reply) {
-    p->store->take(req, std::move(reply));
-  };
+  const auto request = with_holder(fsm.request(), p->meta);
   // If this call is abandoned (cancelled, timed out) and the server applied the take anyway, give
   // it back at once instead of leaving it to expire. The call keeps this (and its work ticket)
   // while the reply is due.
@@ -226,8 +217,7 @@ asio::awaitable<void> take_step(std::shared_ptr<provider_impl> p, acquire_fsm& f
     if (late.value || late.ambiguous) p->release_in_background(name, owner, token, {}, !late.value);
   };
   // A reply after take_bound is useless (a late grant): stop waiting for it then.
-  auto r = co_await p->call<outcome<bool>>(std::move(start), std::move(give_back_late),
-                                           earlier(deadline, fsm.take_bound(sent)), asio::use_awaitable);
+  auto r = co_await p->ops.take(request, earlier(deadline, fsm.take_bound(sent)), std::move(give_back_late));
   a = fsm.on_take(r, sent, boot_clock::now());
 }
 
@@ -235,14 +225,14 @@ asio::awaitable<void> take_step(std::shared_ptr<provider_impl> p, acquire_fsm& f
 asio::awaitable<void> line_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
                                 deadline_t deadline) {
   const bool join = a.what == kind::join;
-  store_call<outcome<bool>> start = [p, join, name = fsm.name(), owner = fsm.owner(),
-                                     ticket = join ? fsm.join_ticket() : fsm.line_ticket()](auto reply) {
-    if (join) p->store->join_line(name, owner, ticket, std::move(reply));
-    else p->store->refresh_line(name, owner, ticket, std::move(reply));
-  };
   const auto sent = boot_clock::now();
-  auto r = co_await p->call<outcome<bool>>(std::move(start), nullptr, deadline, asio::use_awaitable);
-  a = join ? fsm.on_joined(r, sent, boot_clock::now()) : fsm.on_refreshed(r, sent, boot_clock::now());
+  if (join) {
+    auto r = co_await p->ops.join_line(fsm.name(), fsm.owner(), fsm.join_ticket(), deadline);
+    a = fsm.on_joined(r, sent, boot_clock::now());
+  } else {
+    auto r = co_await p->ops.refresh_line(fsm.name(), fsm.owner(), fsm.line_ticket(), deadline);
+    a = fsm.on_refreshed(r, sent, boot_clock::now());
+  }
 }
 
 // An acquire that joined the line and ends without having left it in its take: its entry goes
@@ -255,10 +245,7 @@ void leave_line(const std::shared_ptr<provider_impl>& p, const acquire_fsm& fsm,
 
 asio::awaitable<void> give_back_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
                                      deadline_t deadline) {
-  store_call<outcome<bool>> start = [p, name = fsm.name(), owner = fsm.owner(), token = a.token](auto reply) {
-    p->store->release(name, owner, token, std::move(reply));
-  };
-  auto r = co_await p->call<outcome<bool>>(std::move(start), nullptr, deadline, asio::use_awaitable);
+  auto r = co_await p->ops.release(fsm.name(), fsm.owner(), a.token, deadline);
   a = fsm.on_given_back(r, boot_clock::now());
 }
 
@@ -480,19 +467,14 @@ void start_turn(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<p
 
 void leave_line_in_background(const std::shared_ptr<provider_impl>& p, const std::string& name,
                               const std::string& owner, leaving why) {
-  store_call<outcome<bool>> start = [p, name, owner](auto reply) { p->store->leave_line(name, owner, std::move(reply)); };
   // Answered on the provider's executor; shutdown waits for it (the ticket). Not in line (or
   // unknown) after giving up: a releaser may have handed the lock to this owner id, which nobody
   // else uses and no lease holds.
-  p->call<outcome<bool>>(std::move(start), nullptr, std::nullopt,
-                         [p, name, owner, why, working = p->begin_work()](outcome<bool> r) {
-                           if ((!r.ec && r.value) || why == leaving::granted) return;
-                           store_call<outcome<std::int64_t>> free = [p, name, owner](auto reply) {
-                             p->store->release_owners({name}, {owner}, std::move(reply));
-                           };
-                           p->call<outcome<std::int64_t>>(std::move(free), nullptr, std::nullopt,
-                                                          [working](outcome<std::int64_t>) {});
-                         });
+  p->ops.leave_line(name, owner, [p, name, owner, why, working = p->begin_work()](outcome<bool> r) {
+    if ((!r.ec && r.value) || why == leaving::granted) return;
+    const std::vector<std::string> names{name}, owners{owner};
+    p->ops.release_owners(names, owners, [working](outcome<std::int64_t>) {});
+  });
 }
 
 void pass_turn(const std::shared_ptr<provider_impl>& p, const std::string& name) {

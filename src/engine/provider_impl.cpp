@@ -24,27 +24,22 @@ void provider_impl::release_in_background(std::string name, std::string owner, s
     });
     return;
   }
-  store_call<outcome<bool>> start = [self, name, owner, token](auto reply) {
-    self->store->release(name, owner, token, std::move(reply));
+  auto answered = [self, name, owner, token, unconfirmed, attempt, working](outcome<bool> r) {
+    // Freed, or (for a take we know landed) nothing left to free.
+    if (!r.ec && (r.value || !unconfirmed)) return;
+    if (!r.ec && attempt >= 3) return;  // the unconfirmed take never landed
+    static constexpr std::chrono::milliseconds retry_after[] = {
+        std::chrono::milliseconds(250), std::chrono::milliseconds(1000), std::chrono::milliseconds(4000)};
+    const bool retry = !r.ec || r.ec == errc::server_unavailable || r.ec == errc::ambiguous_result;
+    if (!retry || attempt >= 3 || !self->store->accepting()) {
+      const auto why = "background release of '" + name + "' failed: " + r.message + " (the lock expires on its own)";
+      self->log(log_level::warning, [&] { return why; });
+      self->note_failure(r.ec ? r.ec : make_error_code(errc::server_unavailable), why);
+      return;
+    }
+    self->release_in_background(name, owner, token, retry_after[attempt], unconfirmed, attempt + 1);
   };
-  call<outcome<bool>>(start, nullptr, std::nullopt,
-                      asio::bind_executor(strand, [self, name, owner, token, unconfirmed, attempt, working](outcome<bool> r) {
-                        // Freed, or (for a take we know landed) nothing left to free.
-                        if (!r.ec && (r.value || !unconfirmed)) return;
-                        if (!r.ec && attempt >= 3) return;  // the unconfirmed take never landed
-                        static constexpr std::chrono::milliseconds retry_after[] = {
-                            std::chrono::milliseconds(250), std::chrono::milliseconds(1000),
-                            std::chrono::milliseconds(4000)};
-                        const bool retry = !r.ec || r.ec == errc::server_unavailable || r.ec == errc::ambiguous_result;
-                        if (!retry || attempt >= 3 || !self->store->accepting()) {
-                          const auto why = "background release of '" + name + "' failed: " + r.message +
-                                           " (the lock expires on its own)";
-                          self->log(log_level::warning, [&] { return why; });
-                          self->note_failure(r.ec ? r.ec : make_error_code(errc::server_unavailable), why);
-                          return;
-                        }
-                        self->release_in_background(name, owner, token, retry_after[attempt], unconfirmed, attempt + 1);
-                      }));
+  ops.release(name, owner, token, std::nullopt, asio::bind_executor(strand, std::move(answered)));
 }
 
 void provider_impl::count_wait(std::chrono::nanoseconds waited) {

@@ -13,7 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "store/async_call.hpp"
+#include "engine/store_ops.hpp"
 #include "store/lock_store.hpp"
 #include "engine/name_turns.hpp"
 #include "engine/renewal_batch.hpp"
@@ -40,15 +40,6 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
         log_threshold(threshold),
         renewals(std::make_shared<renewal_batch>(ex, store)),
         seed(std::random_device{}()) {}
-
-  // One store operation, bounded by `deadline` and the handler's cancellation (async_call.hpp).
-  // Pass `start` and `on_abandoned` as named variables, never as temporaries inside a co_await
-  // expression: GCC 12 may destroy such temporaries twice.
-  template <class R, class Token>
-  auto call(store_call<R> start, std::function<void(R)> on_abandoned, deadline_t deadline, Token&& token) {
-    count.server_calls.fetch_add(1, std::memory_order_relaxed);
-    return async_call<R>(ex, std::move(start), std::move(on_abandoned), deadline, std::forward<Token>(token));
-  }
 
   // Fire-and-forget release (destructor path, abandoned or ambiguous acquisitions). The owner
   // filter makes it harmless if the lock has moved on. While the server is unreachable it retries
@@ -164,6 +155,8 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   const log_level log_threshold;
   std::atomic<bool> prepared{false};
   counters count;
+  // The store's operations, one typed call each (store_ops.hpp); counted in count.server_calls.
+  store_ops ops{ex, store, count.server_calls};
   // Every lease of this provider renews through it: one command per tick (renewal_batch.hpp).
   const std::shared_ptr<renewal_batch> renewals;
   // Which waiting acquire of each lock name talks to the server; the others park (name_turns.hpp).

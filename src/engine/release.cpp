@@ -109,26 +109,19 @@ asio::awaitable<std::tuple<error_code>> run_release(std::shared_ptr<lease_state>
       case release_action::kind::hand_over: {
         take_request t = fsm.request();
         if (a.what == release_action::kind::hand_over) t.meta = p->meta;
-        store_call<outcome<bool>> call = [p, t = std::move(t)](auto reply) { p->store->take(t, std::move(reply)); };
         sent = boot_clock::now();
-        auto r = co_await p->call<outcome<bool>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
+        auto r = co_await p->ops.take(t);
         a = fsm.on_written(r, sent, boot_clock::now());
         break;
       }
       case release_action::kind::release: {
-        store_call<outcome<bool>> call = [p, n = st->name, o = st->owner, t = st->token](auto reply) {
-          p->store->release(n, o, t, std::move(reply));
-        };
         sent = boot_clock::now();
-        auto r = co_await p->call<outcome<bool>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
+        auto r = co_await p->ops.release(st->name, st->owner, st->token);
         a = fsm.on_written(r, sent, boot_clock::now());
         break;
       }
       case release_action::kind::read: {
-        store_call<outcome<lock_doc>> look = [p, n = st->name](auto reply) {
-          p->store->read(n, read_mode::majority, std::move(reply));
-        };
-        auto r = co_await p->call<outcome<lock_doc>>(std::move(look), nullptr, std::nullopt, asio::use_awaitable);
+        auto r = co_await p->ops.read(st->name, read_mode::majority);
         local = offer_local(*st);
         a = fsm.on_read(r, local.waiter);
         break;

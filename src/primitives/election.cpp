@@ -20,7 +20,6 @@ namespace mongolock {
 namespace asio = boost::asio;
 using boost::system::error_code;
 using detail::outcome;
-using detail::store_call;
 
 namespace {
 
@@ -37,11 +36,7 @@ error_code check_value(const std::string& v, std::string& why) {
 // Writes `value` as the election value of the lease's holder.
 asio::awaitable<outcome<bool>> proclaim(std::shared_ptr<detail::lease_state> st, std::string value) {
   auto p = st->prov;
-  store_call<outcome<bool>> call = [p, name = st->name, owner = st->owner, token = st->token,
-                                    value = std::move(value)](auto reply) {
-    p->store->proclaim(name, owner, token, value, std::move(reply));
-  };
-  co_return co_await p->call<outcome<bool>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
+  co_return co_await p->ops.proclaim(st->name, st->owner, st->token, value);
 }
 
 leader_info to_leader(const detail::lock_doc& d) {
@@ -55,10 +50,7 @@ leader_info to_leader(const detail::lock_doc& d) {
 }
 
 asio::awaitable<outcome<detail::lock_doc>> read_doc(std::shared_ptr<detail::provider_impl> p, std::string name) {
-  store_call<outcome<detail::lock_doc>> call = [p, name](auto reply) {
-    p->store->read(name, detail::read_mode::primary, std::move(reply));
-  };
-  co_return co_await p->call<outcome<detail::lock_doc>>(std::move(call), nullptr, std::nullopt, asio::use_awaitable);
+  co_return co_await p->ops.read(name, detail::read_mode::primary);
 }
 
 using campaign_result = std::tuple<error_code, leadership>;

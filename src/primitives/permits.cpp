@@ -63,10 +63,7 @@ asio::awaitable<error_code> ensure_declared(std::shared_ptr<semaphore_state> s, 
   if (s->declared.load(std::memory_order_acquire)) co_return error_code{};
   auto p = s->p;
   const declaration mine{s->kind, s->permits};
-  store_call<outcome<declaration>> call = [p, name = s->name, mine](auto reply) {
-    p->store->declare(name, mine, std::move(reply));
-  };
-  auto op = p->call<outcome<declaration>>(std::move(call), nullptr, deadline, asio::use_awaitable);
+  auto op = p->ops.declare(s->name, mine, deadline);
   auto r = co_await std::move(op);
   if (r.ec) {
     why = "declaring '" + s->name + "': " + r.message;
