@@ -8,11 +8,14 @@
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
+#include <concepts>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "mongolock/detail/acquire_mode.hpp"
 #include "mongolock/detail/initiation.hpp"
@@ -53,6 +56,13 @@ class lock {
   auto async_acquire(diagnostics& d, Token&& token = {}) {
     return initiate(detail::acquire_mode::wait, std::nullopt, &d, std::forward<Token>(token));
   }
+  // A timeout belongs to async_acquire_for: given here it is a compile error that says so.
+  template <class Rep, class Period, class... Rest>
+  auto async_acquire(std::chrono::duration<Rep, Period> d, Rest&&...) {
+    static_assert(detail::misused_v<Rep>, "mongolock: async_acquire takes no timeout; use async_acquire_for(timeout)");
+    // Never compiled past the assertion; it gives the call a type, so the assertion is the only error.
+    return async_acquire_for(std::chrono::duration_cast<std::chrono::milliseconds>(d));
+  }
 
   // As async_acquire, with an explicit timeout for this call (0 = try once). A negative timeout,
   // or one above limits::max_acquire_timeout, completes with errc::invalid_options.
@@ -79,7 +89,7 @@ class lock {
     if constexpr (detail::awaitable_instead_v<Token>)
       return async_run(std::move(work), boost::asio::use_awaitable);
     else
-      return initiate_run(std::move(work), nullptr, std::forward<Token>(token));
+      return initiate_run(given(std::move(work)), nullptr, std::forward<Token>(token));
   }
   // The same, with the reason for an acquire failure in `d`.
   template <class T, class Token = boost::asio::use_awaitable_t<>>
@@ -87,7 +97,26 @@ class lock {
     if constexpr (detail::awaitable_instead_v<Token>)
       return async_run(std::move(work), d, boost::asio::use_awaitable);
     else
-      return initiate_run(std::move(work), &d, std::forward<Token>(token));
+      return initiate_run(given(std::move(work)), &d, std::forward<Token>(token));
+  }
+  // The same, with work made from the lease once it is held: `make_work(lease)` returns the
+  // awaitable to run guarded, so it can pass the fencing token on. The lease outlives the work.
+  template <class F, class Token = boost::asio::use_awaitable_t<>>
+    requires detail::is_token_v<Token> && std::invocable<F&, const lease&> &&
+             detail::is_awaitable_v<std::invoke_result_t<F&, const lease&>>
+  auto async_run(F make_work, Token&& token = {}) {
+    if constexpr (detail::awaitable_instead_v<Token>)
+      return async_run(std::move(make_work), boost::asio::use_awaitable);
+    else
+      return initiate_run(std::move(make_work), nullptr, std::forward<Token>(token));
+  }
+  template <class F, class Token = boost::asio::use_awaitable_t<>>
+    requires std::invocable<F&, const lease&> && detail::is_awaitable_v<std::invoke_result_t<F&, const lease&>>
+  auto async_run(F make_work, diagnostics& d, Token&& token = {}) {
+    if constexpr (detail::awaitable_instead_v<Token>)
+      return async_run(std::move(make_work), d, boost::asio::use_awaitable);
+    else
+      return initiate_run(std::move(make_work), &d, std::forward<Token>(token));
   }
 
   // One look: completes with errc::busy at once if another owner holds the lock, however long it
@@ -113,6 +142,14 @@ class lock {
   auto async_try_acquire(try_options o, diagnostics& d, Token&& token = {}) {
     return try_acquire(o, &d, std::forward<Token>(token));
   }
+  // A bound belongs to try_options: given here it is a compile error that says so.
+  template <class Rep, class Period, class... Rest>
+  auto async_try_acquire(std::chrono::duration<Rep, Period> d, Rest&&...) {
+    static_assert(detail::misused_v<Rep>,
+                  "mongolock: async_try_acquire takes no duration; use async_try_acquire({.within = d}) or async_acquire_for(d)");
+    // Never compiled past the assertion; it gives the call a type, so the assertion is the only error.
+    return async_acquire_for(std::chrono::duration_cast<std::chrono::milliseconds>(d));
+  }
 
  private:
   friend class provider;
@@ -132,10 +169,19 @@ class lock {
                             acquire_handler);
   static boost::asio::any_io_executor executor_of(const detail::provider_impl&) noexcept;
 
-  // lock::async_run's body: acquire, run the work guarded by the lease, then release and wait for
-  // the release whatever happened. A cancellation cancels the acquire or the work, never the release.
-  template <class T, class Acquire>
-  static boost::asio::awaitable<T> run_body(Acquire acquire, boost::asio::awaitable<T> work) {
+  // The work of async_run as made from the lease: an awaitable given up front ignores it.
+  template <class T>
+  static auto given(boost::asio::awaitable<T> work) {
+    return [w = std::move(work)](const lease&) mutable { return std::move(w); };
+  }
+  template <class F>
+  using work_result_t = typename std::invoke_result_t<F&, const lease&>::value_type;
+
+  // lock::async_run's body: acquire, make the work from the lease and run it guarded by the lease,
+  // then release and wait for the release whatever happened. A cancellation cancels the acquire or
+  // the work, never the release.
+  template <class T, class Acquire, class F>
+  static boost::asio::awaitable<T> run_body(Acquire acquire, F make_work) {
     namespace asio = boost::asio;
     co_await asio::this_coro::throw_if_cancelled(false);  // the release below must still run
     auto [ec, held] = co_await std::move(acquire)(asio::as_tuple(asio::use_awaitable));
@@ -143,7 +189,8 @@ class lock {
     std::exception_ptr failure;
     std::optional<std::conditional_t<std::is_void_v<T>, int, T>> result;
     try {
-      // A named local, not a temporary inside co_await: GCC 12 may destroy those twice.
+      // Named locals, not temporaries inside co_await: GCC 12 may destroy those twice.
+      auto work = make_work(std::as_const(held));
       auto guarded = held.async_guard(std::move(work), asio::use_awaitable);
       if constexpr (std::is_void_v<T>) {
         co_await std::move(guarded);
@@ -161,18 +208,18 @@ class lock {
     if constexpr (!std::is_void_v<T>) co_return std::move(*result);
   }
 
-  template <class T, class Token>
-  auto initiate_run(boost::asio::awaitable<T> work, diagnostics* d, Token&& token) {
+  template <class F, class Token, class T = work_result_t<F>>
+  auto initiate_run(F make_work, diagnostics* d, Token&& token) {
     return boost::asio::async_initiate<Token, detail::guard_signature<T>>(
         detail::initiation(executor_of(*provider_),
-                           [](auto handler, lock l, boost::asio::awaitable<T> w, diagnostics* diag) {
+                           [](auto handler, lock l, F w, diagnostics* diag) {
                              auto ex = boost::asio::get_associated_executor(handler, executor_of(*l.provider_));
                              auto acquire = [l, diag](auto tok) mutable {
                                return diag ? l.async_acquire(*diag, std::move(tok)) : l.async_acquire(std::move(tok));
                              };
                              detail::co_spawn_relayed(ex, run_body<T>(std::move(acquire), std::move(w)), std::move(handler));
                            }),
-        token, *this, std::move(work), d);
+        token, *this, std::move(make_work), d);
   }
 
   template <class Token>

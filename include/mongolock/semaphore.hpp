@@ -55,6 +55,13 @@ class semaphore {
   auto async_acquire(diagnostics& d, Token&& token = {}) {
     return initiate(detail::acquire_mode::wait, std::nullopt, &d, std::forward<Token>(token));
   }
+  // A timeout belongs to async_acquire_for: given here it is a compile error that says so.
+  template <class Rep, class Period, class... Rest>
+  auto async_acquire(std::chrono::duration<Rep, Period> d, Rest&&...) {
+    static_assert(detail::misused_v<Rep>, "mongolock: semaphore::async_acquire takes no timeout; use async_acquire_for(timeout)");
+    // Never compiled past the assertion; it gives the call a type, so the assertion is the only error.
+    return async_acquire_for(std::chrono::duration_cast<std::chrono::milliseconds>(d));
+  }
   // With this timeout for the whole call; 0 = a try (errc::busy if no permit is free).
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>

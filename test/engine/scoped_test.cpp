@@ -100,4 +100,45 @@ BOOST_AUTO_TEST_CASE(void_work_and_coroutine_use) {
   BOOST_TEST(e.store->get("v").held.owner.empty());
 }
 
+BOOST_AUTO_TEST_CASE(work_made_from_the_lease_gets_its_token_and_runs_before_the_release) {
+  engine e;
+  std::int64_t token_given = 0, token_held = 0;
+  std::string owner_during_work;
+  bool done = false;
+  auto body = [&]() -> asio::awaitable<void> {
+    const auto pages = co_await e.lock("w").async_run([&](const ml::lease& l) -> asio::awaitable<int> {
+      token_given = l.fencing_token();
+      token_held = e.store->get("w").held.token;
+      owner_during_work = e.store->get("w").held.owner;
+      co_return 7;
+    });
+    BOOST_TEST(pages == 7);
+    done = true;
+  };
+  asio::co_spawn(e.io, body(), [](std::exception_ptr x) {
+    if (x) std::rethrow_exception(x);
+  });
+  e.run_for(300ms);
+  BOOST_TEST(done);
+  BOOST_TEST(token_given != 0);
+  BOOST_TEST(token_given == token_held, "the work got the token the document holds");
+  BOOST_TEST(!owner_during_work.empty());
+  BOOST_TEST(e.store->get("w").held.owner.empty(), "released before completing");
+}
+
+BOOST_AUTO_TEST_CASE(work_made_from_the_lease_with_diagnostics_and_a_callback) {
+  engine e;
+  ml::diagnostics why;
+  std::promise<std::int64_t> got;
+  auto f = got.get_future();
+  e.lock("d").async_run([](const ml::lease& l) -> asio::awaitable<std::int64_t> { co_return l.fencing_token(); }, why,
+                        [&](std::exception_ptr x, std::int64_t token) {
+                          if (x) got.set_exception(x);
+                          else got.set_value(token);
+                        });
+  BOOST_REQUIRE(e.wait(f, 5s));
+  BOOST_TEST(f.get() != 0);
+  BOOST_TEST(why.reason.empty());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

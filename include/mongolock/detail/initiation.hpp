@@ -4,7 +4,9 @@
 // adapters such as asio::cancel_after (Boost 1.86 and later) look the executor up through
 // get_executor().
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/deferred.hpp>
+#include <chrono>
 #include <type_traits>
 #include <utility>
 
@@ -16,12 +18,28 @@ enum class force_mode;
 
 namespace mongolock::detail {
 
+template <class T>
+inline constexpr bool is_duration_v = false;
+template <class Rep, class Period>
+inline constexpr bool is_duration_v<std::chrono::duration<Rep, Period>> = true;
+// For a static_assert that fires only when the template that holds it is used.
+template <class T>
+inline constexpr bool misused_v = false;
+
 // Operations take optional arguments before the completion token (diagnostics, try_options,
-// force_mode); this keeps the overload without them from taking one for its token.
+// force_mode); this keeps the overload without them from taking one for its token. A duration is
+// never a token either: an operation given one where it takes none says which one takes it
+// (async_acquire(5s): use async_acquire_for).
 template <class Token>
 inline constexpr bool is_token_v = !std::is_same_v<std::decay_t<Token>, diagnostics> &&
                                    !std::is_same_v<std::decay_t<Token>, try_options> &&
-                                   !std::is_same_v<std::decay_t<Token>, force_mode>;
+                                   !std::is_same_v<std::decay_t<Token>, force_mode> &&
+                                   !is_duration_v<std::decay_t<Token>>;
+
+template <class T>
+inline constexpr bool is_awaitable_v = false;
+template <class T, class Executor>
+inline constexpr bool is_awaitable_v<boost::asio::awaitable<T, Executor>> = true;
 
 // Operations that complete with void(exception_ptr[, T]) (async_guard, async_run) cannot be
 // co_awaited as a deferred operation in Asio 1.81: awaitable_async_op_handler's resume() tests
