@@ -1,14 +1,11 @@
 // A lease's release: the driver of release_fsm, which decides every step (to the head of the
 // line, to a local waiter, or plainly; docs/design.md sections 7 and 8). Here: the store calls,
 // the give-backs each outcome asks for, and the turn of the name passed on.
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/dispatch.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
 
 #include "engine/lease_state.hpp"
 #include "sansio/release_fsm.hpp"
@@ -101,6 +98,9 @@ asio::awaitable<std::tuple<error_code>> run_release(std::shared_ptr<lease_state>
   release_fsm fsm(params_of(*st));
   auto local = offer_local(*st);
   auto a = fsm.start(local.waiter);
+  // The hand-off in flight: the local acquire offered for it and its send time. A landed
+  // hand-off is always the answer to the last write, so these are its own.
+  std::shared_ptr<parked_acquire> offered;
   boot_clock::time_point sent{};
   for (;;) {
     carry_out_effects(st, fsm, a);
@@ -109,6 +109,7 @@ asio::awaitable<std::tuple<error_code>> run_release(std::shared_ptr<lease_state>
       case release_action::kind::hand_over: {
         take_request t = fsm.request();
         if (a.what == release_action::kind::hand_over) t.meta = p->meta;
+        offered = local.acquire;
         sent = boot_clock::now();
         auto r = co_await p->ops.take(t);
         a = fsm.on_written(r, sent, boot_clock::now());
@@ -122,12 +123,13 @@ asio::awaitable<std::tuple<error_code>> run_release(std::shared_ptr<lease_state>
       }
       case release_action::kind::read: {
         auto r = co_await p->ops.read(st->name, read_mode::majority);
-        local = offer_local(*st);
+        // Offered only when the read leads to a new decision (an owner id costs a getrandom).
+        local = fsm.decides_after_read() ? offer_local(*st) : local_offer{};
         a = fsm.on_read(r, local.waiter);
         break;
       }
       case release_action::kind::done:
-        if (a.to != release_action::handed::none) pass_on_after_hand_off(st, fsm, a, local.acquire, sent);
+        if (a.to != release_action::handed::none) pass_on_after_hand_off(st, fsm, a, offered, sent);
         // Otherwise the turn passes on (next_turn in release()) once this release has answered.
         co_return settle(*st, d, a.ec, std::move(a.why));
     }

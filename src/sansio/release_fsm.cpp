@@ -22,6 +22,13 @@ release_action done(error_code ec, std::string why) {
   return a;
 }
 error_code failed(const outcome<bool>& r) { return r.ambiguous ? make_error_code(errc::ambiguous_result) : r.ec; }
+// An event the machine did not ask for (a driver's mistake): settle, and give our lease back in
+// case it is still held, rather than leave it to expire.
+release_action misused(std::string why) {
+  auto a = done(make_error_code(boost::system::errc::invalid_argument), std::move(why));
+  a.give_back_own = true;
+  return a;
+}
 }  // namespace
 
 release_fsm::release_fsm(release_params p) : p_(std::move(p)) {}
@@ -101,7 +108,7 @@ release_action release_fsm::on_written(const outcome<bool>& r, time_point sent, 
     case step::to_line: return on_handed_to_line(r);
     case step::to_local: return on_handed_over(r, sent, now);
     case step::plain: return on_released(r);
-    default: return done(make_error_code(boost::system::errc::invalid_argument), "release: a write's reply with none in flight");
+    default: return misused("release: a write's reply with none in flight");
   }
 }
 
@@ -166,7 +173,7 @@ release_action release_fsm::on_released(const outcome<bool>& r) {
 
 release_action release_fsm::on_read(const outcome<lock_doc>& r, const std::optional<local_waiter>& local) {
   if (step_ == step::settle_read) return settle_matched_nothing(r);
-  if (step_ != step::reread) return done(make_error_code(boost::system::errc::invalid_argument), "release: a read with none in flight");
+  if (step_ != step::reread) return misused("release: a read with none in flight");
   const bool ours = !r.ec && r.value.held.owner == p_.owner && r.value.held.token == p_.token;
   if (!ours) {
     auto a = settle_matched_nothing(r);

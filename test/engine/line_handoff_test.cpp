@@ -290,6 +290,30 @@ BOOST_AUTO_TEST_CASE(an_ambiguous_hand_off_never_frees_the_heads_lock) {
   BOOST_TEST(!e.release(theirs->held));
 }
 
+// A hand-off to the line that also enrolled our next waiter, whose outcome is unknown: the entry it
+// may have written is taken out again (its owner id is nobody's once the waiter starts afresh),
+// so the line holds only the waiter's own join and the lock comes to it after the head.
+BOOST_AUTO_TEST_CASE(an_ambiguous_hand_off_takes_out_the_entry_it_enrolled) {
+  engine e;
+  auto us = other_provider(e), them = other_provider(e);
+  std::shared_ptr<waiter> theirs;
+  auto first = hold_with_line(e, "enrolled", us, 1, [&] { theirs = wait_for_lock(them, "enrolled"); });
+  auto ours = wait_for_lock(us, "enrolled");  // parked behind `first`'s turn
+  e.run_for(30ms);
+  const auto before = e.store->calls().size();
+  e.store->inject(op::take, {fault::kind::stream_error_after});  // applied, reply lost
+  BOOST_TEST((e.release(first) == ml::errc::ambiguous_result));
+  BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 2s));
+  BOOST_TEST(!theirs->ec, theirs->ec.message());
+  e.run_for(300ms);
+  BOOST_TEST(count_since(e, before, op::leave_line) >= 1u, "the enrolled entry is left");
+  BOOST_TEST(e.store->get("enrolled").line.size() == 1u, "only our waiter's own join");
+  BOOST_TEST(!e.release(theirs->held));
+  BOOST_REQUIRE(run_until(e, [&] { return ours->done; }, 2s));
+  BOOST_TEST(!ours->ec, ours->ec.message());
+  BOOST_TEST(!e.release(ours->held));
+}
+
 // A head waiting through a hold longer than the lease shows it is still there once per renewal
 // period (a write each), not once per look; the lock handed to it then has most of a lease left.
 BOOST_AUTO_TEST_CASE(a_head_refreshes_its_entry_once_per_renewal_period) {

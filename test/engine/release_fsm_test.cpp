@@ -1,6 +1,7 @@
 // release_fsm without I/O: each rule of a release (docs/design.md sections 7 and 8) by the action
 // it decides and the give-backs it asks for.
 #include <boost/test/unit_test.hpp>
+#include <limits>
 
 #include "mongolock/error.hpp"
 #include "sansio/release_fsm.hpp"
@@ -277,6 +278,82 @@ BOOST_AUTO_TEST_CASE(a_plain_release_error_says_whether_it_is_retried) {
   BOOST_TEST((a.ec == ml::errc::not_authorized));
   BOOST_TEST(!a.give_back_own);
   BOOST_TEST(a.why == "not allowed; the lock expires on its own");
+}
+
+BOOST_AUTO_TEST_CASE(a_second_miss_of_a_local_hand_off_leaves_no_free_document_to_remember) {
+  release_fsm fsm(lease());
+  fsm.start(waiter());
+  auto a = fsm.on_written(applied(false), t0, t0 + 1ms);
+  BOOST_TEST((a.what == kind::read));
+  BOOST_TEST(!a.count_release);  // a hand-off that missed released nothing
+  BOOST_TEST(fsm.decides_after_read());
+  a = fsm.on_read(read_of("me", token, {}, 0), waiter());  // still ours, nobody in line
+  BOOST_TEST((a.what == kind::hand_over));                // so a local hand-off again
+  a = fsm.on_written(applied(false), t0, t0 + 2ms);
+  BOOST_TEST((a.what == kind::release));
+  a = fsm.on_written(applied(true), t0, t0 + 3ms);
+  BOOST_TEST(!a.remember_free);  // twice missed: someone else is about
+}
+
+BOOST_AUTO_TEST_CASE(a_reread_showing_others_waiting_outside_the_line_releases_plainly) {
+  release_fsm fsm(lease());
+  fsm.start(waiter());
+  fsm.on_written(applied(false), t0, t0 + 1ms);
+  const auto a = fsm.on_read(read_of("me", token, {}, 1), waiter());
+  BOOST_TEST((a.what == kind::release));
+}
+
+BOOST_AUTO_TEST_CASE(a_reread_replaces_the_line_the_lease_saw) {
+  release_fsm fsm(lease({{"head", 5}}));
+  fsm.start(nobody);
+  fsm.on_written(applied(false), t0, t0 + 1ms);  // the head left meanwhile
+  const auto a = fsm.on_read(read_of("me", token, {{"joiner", 13}}, 1), nobody);
+  BOOST_TEST((a.what == kind::hand_to_line));
+  BOOST_TEST(fsm.request().owner == "joiner");
+  BOOST_REQUIRE(fsm.request().leaving.size() == 1u);
+  BOOST_TEST(fsm.request().leaving[0].owner == "joiner");
+}
+
+BOOST_AUTO_TEST_CASE(a_reread_after_a_missed_hand_off_showing_the_lock_free_at_our_token_is_a_release) {
+  release_fsm fsm(lease({{"head", 5}}));
+  fsm.start(nobody);
+  fsm.on_written(applied(false), t0, t0 + 1ms);
+  const auto a = fsm.on_read(read_of("", token), nobody);  // an operator freed it at once
+  BOOST_TEST((a.what == kind::done));
+  BOOST_TEST(!a.ec);
+  BOOST_TEST(!a.give_back_own);
+}
+
+BOOST_AUTO_TEST_CASE(no_enrollment_without_a_usable_next_ticket) {
+  for (std::int64_t tickets : {std::int64_t{-1}, std::numeric_limits<std::int64_t>::max()}) {
+    auto p = lease({{"head", 5}});
+    p.tickets_seen = tickets;
+    release_fsm fsm(p);
+    BOOST_TEST((fsm.start(waiter()).what == kind::hand_to_line));
+    BOOST_TEST(!fsm.request().enroll.has_value());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(reasons_say_what_failed_and_what_happens_next) {
+  release_fsm line(lease({{"head", 5}}));
+  line.start(nobody);
+  line.on_written(applied(false), t0, t0 + 1ms);
+  auto a = line.on_read(unread(), nobody);
+  BOOST_TEST(a.why == "the release matched nothing and the re-read failed: no primary");
+  release_fsm local(lease());
+  local.start(waiter());
+  a = local.on_written(failed(ml::errc::server_unavailable, false, "reset"), t0, t0 + 1ms);
+  BOOST_TEST(a.why == "the hand-off to the next local waiter failed (reset); the release is retried in the background");
+  BOOST_TEST(!a.count_release);
+}
+
+BOOST_AUTO_TEST_CASE(an_event_it_did_not_ask_for_settles_and_gives_the_lease_back) {
+  release_fsm fsm(lease());
+  const auto a = fsm.on_written(applied(true), t0, t0 + 1ms);  // nothing was sent
+  BOOST_TEST((a.what == kind::done));
+  BOOST_TEST(a.ec.failed());
+  BOOST_TEST(a.give_back_own);
+  BOOST_TEST((a.to == handed::none));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
