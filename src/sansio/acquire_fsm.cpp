@@ -381,7 +381,13 @@ acquire_action acquire_fsm::grant(std::int64_t token, time_point clock_start) {
   return a;
 }
 
-acquire_action acquire_fsm::on_timer(time_point) { return read(); }
+// A wait that reaches the deadline ends there: a read sent now would be cut short at once, and
+// its reason ("in flight") would not be why the acquire failed. A confirmation cut short by a
+// try's bound leaves the holder there: busy.
+acquire_action acquire_fsm::on_timer(time_point now) {
+  if (past_deadline(now)) return fail(make_error_code(verifying_ ? errc::busy : errc::timeout));
+  return read();
+}
 
 acquire_action acquire_fsm::on_cancel() { return fail(aerr::operation_aborted); }
 

@@ -40,8 +40,10 @@ check "a busy lock says who holds it: host, pid, label ($(cat "$work/busy"))" \
 check "--wait 0 on held lock does not run the command" '[ ! -e "$work/ran" ]'
 MONGOLOCK_WAIT=0 "$bin" run "$n" true 2>/dev/null; rc=$?
 check "MONGOLOCK_WAIT=0 from the environment works too" '[ $rc = 75 ]'
-"$bin" --wait 300ms --quiet run "$n" true; rc=$?
+"$bin" --wait 300ms run "$n" true 2>"$work/timed-out"; rc=$?
 check "--wait 300ms times out with 75" '[ $rc = 75 ]'
+check "a timeout while waiting blames no server call ($(cat "$work/timed-out"))" \
+  'grep -q "not acquired before the timeout" "$work/timed-out" && ! grep -q "in flight" "$work/timed-out"'
 "$bin" -E 3 -w 0 -q run "$n" true; rc=$?
 check "-E 3 -w 0 -q on a held lock exits 3 (flock habits)" '[ $rc = 3 ]'
 "$bin" --conflict-exit-code=0 --wait=0.3s --quiet run "$n" touch "$work/ran"; rc=$?

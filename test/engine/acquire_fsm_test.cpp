@@ -243,6 +243,29 @@ BOOST_AUTO_TEST_CASE(deadline_ends_the_wait_with_timeout) {
   BOOST_TEST((look(f, held_by("other", 1), t0 + 50ms).ec == ml::errc::timeout));
 }
 
+// A wait whose timer fires at the deadline ends there, without one more read: a read sent then
+// could only be cut short at once, and its "time limit reached while the server call was in
+// flight" told the caller of a call that was not the reason.
+BOOST_AUTO_TEST_CASE(a_wait_that_reaches_the_deadline_ends_without_another_read) {
+  auto p = params();
+  p.deadline = t0 + 50ms;
+  acquire_fsm f("x", p);
+  f.start(t0);
+  auto a = look(f, held_by("other", 1), t0);
+  // Backoff waits, each ending in a read, until the wait that ends at the deadline.
+  for (int i = 0; i < 10 && a.what == kind::wait_until && a.at < t0 + 50ms; ++i) {
+    const auto at = a.at;
+    BOOST_REQUIRE((f.on_timer(at).what == kind::read));
+    a = look(f, held_by("other", 1), at);
+  }
+  BOOST_REQUIRE((a.what == kind::wait_until));
+  BOOST_REQUIRE((a.at == t0 + 50ms));
+  a = f.on_timer(a.at);
+  BOOST_TEST((a.what == kind::fail));
+  BOOST_TEST((a.ec == ml::errc::timeout));
+  BOOST_TEST(a.why.find("in flight") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(try_once_answers_busy_for_a_live_holder) {
   auto p = params(true);
   p.wall_now_ms = 1'000'000;
@@ -291,6 +314,18 @@ acquire_params confirming() {
   p.confirm_silent = true;
   p.wall_now_ms = 1'000'000;
   return p;
+}
+
+BOOST_AUTO_TEST_CASE(a_confirmation_cut_short_by_the_bound_at_its_timer_is_busy) {
+  auto p = confirming();
+  p.deadline = t0 + 400ms;
+  acquire_fsm f("x", p);
+  f.start(t0);
+  auto a = look(f, silent_since(1'000'000 - 3'600'000), t0);  // silent an hour by its own clock
+  BOOST_REQUIRE((a.what == kind::wait_until));
+  a = f.on_timer(t0 + 400ms);
+  BOOST_TEST((a.what == kind::fail));
+  BOOST_TEST((a.ec == ml::errc::busy));
 }
 
 BOOST_AUTO_TEST_CASE(try_without_confirming_is_busy_even_for_a_long_silent_holder) {
