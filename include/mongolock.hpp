@@ -4,6 +4,7 @@
 #include "mongolock/election.hpp"
 #include "mongolock/error.hpp"
 #include "mongolock/lease.hpp"
+#include "mongolock/limits.hpp"
 #include "mongolock/lock.hpp"
 #include "mongolock/multi_lock.hpp"
 #include "mongolock/options.hpp"

@@ -18,13 +18,10 @@
 #include "mongolock/error.hpp"
 #include "mongolock/detail/initiation.hpp"
 #include "mongolock/lease.hpp"
+#include "mongolock/limits.hpp"
 #include "mongolock/lock.hpp"
 
 namespace mongolock {
-
-namespace limits {
-inline constexpr std::size_t max_election_value = 4096;  // bytes of UTF-8
-}  // namespace limits
 
 // A leader as the lock document shows it.
 struct leader_info {

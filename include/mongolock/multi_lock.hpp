@@ -25,13 +25,10 @@
 #include "mongolock/error.hpp"
 #include "mongolock/detail/initiation.hpp"
 #include "mongolock/lease.hpp"
+#include "mongolock/limits.hpp"
 #include "mongolock/lock.hpp"
 
 namespace mongolock {
-
-namespace limits {
-inline constexpr std::size_t max_multi_lock_names = 64;
-}  // namespace limits
 
 // The leases of one multi_lock acquisition, in the multi_lock's name order. Thread safety: as
 // lease (not thread-safe; status(), held() and the accessors may be called from any thread).

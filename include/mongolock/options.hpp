@@ -9,20 +9,9 @@
 #include <string>
 #include <string_view>
 
+#include "mongolock/limits.hpp"
+
 namespace mongolock {
-
-using std::chrono::milliseconds;
-
-// Upper bounds that validate() enforces, so that deadline arithmetic can never overflow and
-// every timeout fits the driver's 32-bit millisecond fields.
-namespace limits {
-inline constexpr milliseconds min_expiry{100};
-inline constexpr milliseconds max_expiry = std::chrono::hours(24);
-inline constexpr milliseconds max_timeout = std::chrono::hours(24);  // selection, socket, write
-inline constexpr milliseconds max_acquire_timeout = std::chrono::hours(24 * 366);
-inline constexpr milliseconds max_backoff = std::chrono::hours(1);
-inline constexpr std::chrono::seconds max_idle_cleanup = std::chrono::hours(24 * 3660);  // ~10 years
-}  // namespace limits
 
 enum class log_level { debug, info, warning, error };
 
@@ -38,8 +27,8 @@ struct client_options {
   // Threads that run the blocking libmongoc calls (also the driver pool's maxPoolSize).
   std::size_t worker_threads = 4;
   // Bounds on every driver call, applied unless the URI sets them itself.
-  milliseconds server_selection_timeout{5000};
-  milliseconds socket_timeout{10000};
+  std::chrono::milliseconds server_selection_timeout{5000};
+  std::chrono::milliseconds socket_timeout{10000};
   log_function log;  // silent when empty
   // Written into every lock this client takes, with the host name and process id, so that
   // `status`, `list` and async_inspect can say who holds it. At most 128 bytes.
@@ -50,20 +39,20 @@ struct client_options {
 };
 
 struct lock_options {
-  milliseconds expiry{30000};         // lease length
-  milliseconds renew_every{0};        // 0 = expiry / 3; must be below expiry
-  milliseconds safety_margin{0};      // 0 = expiry / 10: clock-rate slack on both sides
-  milliseconds backoff_min{10};       // first retry delay while waiting
-  milliseconds backoff_max{800};      // cap of the growing, jittered retry delay
-  milliseconds acquire_timeout{0};    // 0 = wait until acquired or cancelled
+  std::chrono::milliseconds expiry{30000};         // lease length
+  std::chrono::milliseconds renew_every{0};        // 0 = expiry / 3; must be below expiry
+  std::chrono::milliseconds safety_margin{0};      // 0 = expiry / 10: clock-rate slack on both sides
+  std::chrono::milliseconds backoff_min{10};       // first retry delay while waiting
+  std::chrono::milliseconds backoff_max{800};      // cap of the growing, jittered retry delay
+  std::chrono::milliseconds acquire_timeout{0};    // 0 = wait until acquired or cancelled
   write_concern durability = write_concern::majority;
-  milliseconds write_timeout{10000};  // wtimeout for majority writes
+  std::chrono::milliseconds write_timeout{10000};  // wtimeout for majority writes
   std::chrono::seconds idle_cleanup{86400};  // TTL index: free documents idle this long vanish
 
-  milliseconds effective_renew_every() const noexcept {
+  std::chrono::milliseconds effective_renew_every() const noexcept {
     return renew_every.count() > 0 ? renew_every : expiry / 3;
   }
-  milliseconds effective_margin() const noexcept {
+  std::chrono::milliseconds effective_margin() const noexcept {
     return safety_margin.count() > 0 ? safety_margin : expiry / 10;
   }
 };
@@ -75,12 +64,12 @@ struct lock_options {
 // (durability, write_timeout, idle_cleanup) are the provider's.
 // (Each field has an initializer so that `{.expiry = 5min}` is clean under -Wextra.)
 struct lock_timing {
-  std::optional<milliseconds> expiry{};
-  std::optional<milliseconds> renew_every{};
-  std::optional<milliseconds> safety_margin{};
-  std::optional<milliseconds> backoff_min{};
-  std::optional<milliseconds> backoff_max{};
-  std::optional<milliseconds> acquire_timeout{};
+  std::optional<std::chrono::milliseconds> expiry{};
+  std::optional<std::chrono::milliseconds> renew_every{};
+  std::optional<std::chrono::milliseconds> safety_margin{};
+  std::optional<std::chrono::milliseconds> backoff_min{};
+  std::optional<std::chrono::milliseconds> backoff_max{};
+  std::optional<std::chrono::milliseconds> acquire_timeout{};
 };
 
 // lock::async_try_acquire's options.
@@ -88,7 +77,7 @@ struct try_options {
   // The whole try answers within this, server calls included (errc::timeout if the server did not
   // answer; server_unavailable if no server has answered this provider yet). 0: no bound of its
   // own, only the driver's timeouts (client_options).
-  milliseconds within{0};
+  std::chrono::milliseconds within{0};
   // Opt-in. A holder whose own clock says it last renewed more than 3 expiries ago has probably
   // crashed, and a one-look try would find it "busy" forever. With this set, the try watches its
   // heartbeat for one expiry + safety margin (cut short by `within`) and takes the lock if it did

@@ -19,13 +19,10 @@
 #include "mongolock/error.hpp"
 #include "mongolock/detail/initiation.hpp"
 #include "mongolock/lease.hpp"
+#include "mongolock/limits.hpp"
 #include "mongolock/lock.hpp"
 
 namespace mongolock {
-
-namespace limits {
-inline constexpr int max_permits = 64;
-}  // namespace limits
 
 namespace detail {
 struct semaphore_state;

@@ -62,7 +62,8 @@ boost::system::error_code validate(const lock_options& o, std::string* why) {
 namespace detail {
 boost::system::error_code validate_document_name(std::string_view name, std::string* why) {
   if (name.empty()) return fail(errc::invalid_name, why, "lock name is empty");
-  if (name.size() > 512) return fail(errc::invalid_name, why, "lock name is longer than 512 bytes");
+  if (name.size() > limits::max_name_bytes)
+    return fail(errc::invalid_name, why, "lock name is longer than " + std::to_string(limits::max_name_bytes) + " bytes");
   if (name.find('\0') != std::string_view::npos)
     return fail(errc::invalid_name, why, "lock name contains a NUL byte");
   if (!valid_utf8(name)) return fail(errc::invalid_name, why, "lock name is not valid UTF-8");

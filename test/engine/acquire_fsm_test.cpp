@@ -232,12 +232,19 @@ BOOST_AUTO_TEST_CASE(cancellation_at_every_step_fails_with_operation_aborted) {
   BOOST_TEST((c.on_cancel().ec == boost::asio::error::operation_aborted));
 }
 
-BOOST_AUTO_TEST_CASE(deadline_ends_the_wait_with_timeout) {
+// An acquire with a deadline at t0 + 50 ms that found the lock held at t0; `a`: what it does next.
+acquire_fsm held_until_the_deadline(acquire_action& a) {
   auto p = params();
   p.deadline = t0 + 50ms;
   acquire_fsm f("x", p);
   f.start(t0);
-  auto a = look(f, held_by("other", 1), t0);
+  a = look(f, held_by("other", 1), t0);
+  return f;
+}
+
+BOOST_AUTO_TEST_CASE(deadline_ends_the_wait_with_timeout) {
+  acquire_action a;
+  auto f = held_until_the_deadline(a);
   BOOST_TEST((a.what == kind::wait_until));
   BOOST_TEST((a.at <= t0 + 50ms));
   BOOST_TEST((look(f, held_by("other", 1), t0 + 50ms).ec == ml::errc::timeout));
@@ -247,11 +254,8 @@ BOOST_AUTO_TEST_CASE(deadline_ends_the_wait_with_timeout) {
 // could only be cut short at once, and its "time limit reached while the server call was in
 // flight" told the caller of a call that was not the reason.
 BOOST_AUTO_TEST_CASE(a_wait_that_reaches_the_deadline_ends_without_another_read) {
-  auto p = params();
-  p.deadline = t0 + 50ms;
-  acquire_fsm f("x", p);
-  f.start(t0);
-  auto a = look(f, held_by("other", 1), t0);
+  acquire_action a;
+  auto f = held_until_the_deadline(a);
   // Backoff waits, each ending in a read, until the wait that ends at the deadline.
   for (int i = 0; i < 10 && a.what == kind::wait_until && a.at < t0 + 50ms; ++i) {
     const auto at = a.at;

@@ -71,6 +71,21 @@ ml::lease hold_with_line(engine& e, const std::string& name, const provider_ptr&
   return std::move(mine->held);
 }
 
+// Another provider's waiter (theirs) at the head of the line behind a lease of `us` (first), and
+// a waiter of `us` (ours) parked behind that lease's turn.
+struct both_waiting {
+  provider_ptr us, them;
+  std::shared_ptr<waiter> theirs, ours;
+  ml::lease first;
+};
+both_waiting with_both_waiting(engine& e, const std::string& name) {
+  both_waiting b{other_provider(e), other_provider(e), nullptr, nullptr, {}};
+  b.first = hold_with_line(e, name, b.us, 1, [&] { b.theirs = wait_for_lock(b.them, name); });
+  b.ours = wait_for_lock(b.us, name);  // parked behind `first`'s turn
+  e.run_for(30ms);
+  return b;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(line_handoff_suite)
@@ -182,11 +197,7 @@ BOOST_AUTO_TEST_CASE(a_release_hands_the_lock_to_the_head_of_the_line_in_one_com
 // provider and comes back with one update each way, and nobody joins by hand.
 BOOST_AUTO_TEST_CASE(the_release_puts_its_next_waiter_in_line_in_the_same_update) {
   engine e;
-  auto us = other_provider(e), them = other_provider(e);
-  std::shared_ptr<waiter> theirs;
-  auto first = hold_with_line(e, "both", us, 1, [&] { theirs = wait_for_lock(them, "both"); });
-  auto ours = wait_for_lock(us, "both");  // parked behind `first`'s turn
-  e.run_for(30ms);
+  auto [us, them, theirs, ours, first] = with_both_waiting(e, "both");
   const auto before = e.store->calls().size();
   BOOST_TEST(!e.release(first));
   BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 2s));
@@ -295,11 +306,7 @@ BOOST_AUTO_TEST_CASE(an_ambiguous_hand_off_never_frees_the_heads_lock) {
 // so the line holds only the waiter's own join and the lock comes to it after the head.
 BOOST_AUTO_TEST_CASE(an_ambiguous_hand_off_takes_out_the_entry_it_enrolled) {
   engine e;
-  auto us = other_provider(e), them = other_provider(e);
-  std::shared_ptr<waiter> theirs;
-  auto first = hold_with_line(e, "enrolled", us, 1, [&] { theirs = wait_for_lock(them, "enrolled"); });
-  auto ours = wait_for_lock(us, "enrolled");  // parked behind `first`'s turn
-  e.run_for(30ms);
+  auto [us, them, theirs, ours, first] = with_both_waiting(e, "enrolled");
   const auto before = e.store->calls().size();
   e.store->inject(op::take, {fault::kind::stream_error_after});  // applied, reply lost
   BOOST_TEST((e.release(first) == ml::errc::ambiguous_result));

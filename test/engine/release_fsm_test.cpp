@@ -57,6 +57,17 @@ outcome<lock_doc> unread() {
   return o;
 }
 bool no_give_back(const release_action& a) { return !a.give_back_own && !a.give_back_handed && !a.leave_enrolled; }
+// A release that started with `local` and got `r` for its first write; what it does next.
+release_action written(release_fsm& fsm, const std::optional<local_waiter>& local, const outcome<bool>& r) {
+  fsm.start(local);
+  return fsm.on_written(r, t0, t0 + 1ms);
+}
+// A release whose first write (a hand-off, or a plain release) matched nothing.
+release_fsm missed(release_params p, const std::optional<local_waiter>& local) {
+  release_fsm fsm(std::move(p));
+  written(fsm, local, applied(false));
+  return fsm;
+}
 
 }  // namespace
 
@@ -162,16 +173,14 @@ BOOST_AUTO_TEST_CASE(a_local_hand_off_in_time_is_granted_and_a_late_one_is_not) 
 
 BOOST_AUTO_TEST_CASE(a_failed_local_hand_off_is_never_granted_and_an_ambiguous_one_is_given_back) {
   release_fsm fsm(lease());
-  fsm.start(waiter());
-  auto a = fsm.on_written(failed(ml::errc::server_error, true, "writeConcern"), t0, t0 + 1ms);
+  auto a = written(fsm, waiter(), failed(ml::errc::server_error, true, "writeConcern"));
   BOOST_TEST((a.what == kind::done));
   BOOST_TEST((a.to == handed::none));
   BOOST_TEST((a.ec == ml::errc::ambiguous_result));
   BOOST_TEST(a.give_back_handed);
   BOOST_TEST(a.give_back_own);
   release_fsm definite(lease());
-  definite.start(waiter());
-  a = definite.on_written(failed(ml::errc::server_error, false), t0, t0 + 1ms);
+  a = written(definite, waiter(), failed(ml::errc::server_error, false));
   BOOST_TEST((a.ec == ml::errc::server_error));
   BOOST_TEST(!a.give_back_handed);
   BOOST_TEST(a.give_back_own);
@@ -191,9 +200,7 @@ BOOST_AUTO_TEST_CASE(a_hand_off_that_missed_reads_and_tries_again_against_what_i
 }
 
 BOOST_AUTO_TEST_CASE(a_second_miss_releases_plainly_and_leaves_no_free_document_to_remember) {
-  release_fsm fsm(lease({{"head", 5}}));
-  fsm.start(nobody);
-  fsm.on_written(applied(false), t0, t0 + 1ms);
+  auto fsm = missed(lease({{"head", 5}}), nobody);
   auto a = fsm.on_read(read_of("me", token, {{"other", 9}}, 1), nobody);
   BOOST_TEST((a.what == kind::hand_to_line));
   a = fsm.on_written(applied(false), t0, t0 + 2ms);
@@ -205,9 +212,7 @@ BOOST_AUTO_TEST_CASE(a_second_miss_releases_plainly_and_leaves_no_free_document_
 }
 
 BOOST_AUTO_TEST_CASE(a_miss_whose_read_shows_another_holder_is_a_loss) {
-  release_fsm fsm(lease({{"head", 5}}));
-  fsm.start(nobody);
-  fsm.on_written(applied(false), t0, t0 + 1ms);
+  auto fsm = missed(lease({{"head", 5}}), nobody);
   const auto a = fsm.on_read(read_of("head", token + 1), nobody);
   BOOST_TEST((a.what == kind::done));
   BOOST_TEST((a.ec == ml::errc::lease_lost));
@@ -215,9 +220,7 @@ BOOST_AUTO_TEST_CASE(a_miss_whose_read_shows_another_holder_is_a_loss) {
 }
 
 BOOST_AUTO_TEST_CASE(a_miss_whose_read_fails_gives_its_own_lease_back_and_says_it_is_unknown) {
-  release_fsm fsm(lease({{"head", 5}}));
-  fsm.start(nobody);
-  fsm.on_written(applied(false), t0, t0 + 1ms);
+  auto fsm = missed(lease({{"head", 5}}), nobody);
   const auto a = fsm.on_read(unread(), nobody);
   BOOST_TEST((a.ec == ml::errc::ambiguous_result));
   BOOST_TEST(a.give_back_own);  // it may still be ours
@@ -226,21 +229,18 @@ BOOST_AUTO_TEST_CASE(a_miss_whose_read_fails_gives_its_own_lease_back_and_says_i
 
 BOOST_AUTO_TEST_CASE(a_plain_release_remembers_the_free_document_unless_others_wait) {
   release_fsm fsm(lease());
-  fsm.start(nobody);
-  auto a = fsm.on_written(applied(true), t0, t0 + 1ms);
+  auto a = written(fsm, nobody, applied(true));
   BOOST_TEST((a.what == kind::done));
   BOOST_TEST(a.remember_free);
   BOOST_TEST(a.count_release);
   release_fsm others(lease({}, true));
-  others.start(nobody);
-  a = others.on_written(applied(true), t0, t0 + 1ms);
+  a = written(others, nobody, applied(true));
   BOOST_TEST(!a.remember_free);
 }
 
 BOOST_AUTO_TEST_CASE(a_plain_release_that_matched_nothing_is_settled_by_a_majority_read) {
   release_fsm fsm(lease());
-  fsm.start(nobody);
-  auto a = fsm.on_written(applied(false), t0, t0 + 1ms);
+  auto a = written(fsm, nobody, applied(false));
   BOOST_TEST((a.what == kind::read));
   BOOST_TEST(a.count_release);
   a = fsm.on_read(read_of("", token), nobody);  // free at our token: our own earlier attempt
@@ -248,16 +248,12 @@ BOOST_AUTO_TEST_CASE(a_plain_release_that_matched_nothing_is_settled_by_a_majori
   BOOST_TEST(!a.ec);
   BOOST_TEST(!a.remember_free);
 
-  release_fsm taken(lease());
-  taken.start(nobody);
-  taken.on_written(applied(false), t0, t0 + 1ms);
+  auto taken = missed(lease(), nobody);
   a = taken.on_read(read_of("", token + 1), nobody);  // free, but someone held it since
   BOOST_TEST((a.ec == ml::errc::lease_lost));
   BOOST_TEST(a.why.find(std::to_string(token + 1)) != std::string::npos);
 
-  release_fsm unknown(lease());
-  unknown.start(nobody);
-  unknown.on_written(applied(false), t0, t0 + 1ms);
+  auto unknown = missed(lease(), nobody);
   a = unknown.on_read(unread(), nobody);
   BOOST_TEST((a.ec == ml::errc::ambiguous_result));
   BOOST_TEST(!a.give_back_own);  // the release matched nothing: nothing of ours to free
@@ -265,16 +261,14 @@ BOOST_AUTO_TEST_CASE(a_plain_release_that_matched_nothing_is_settled_by_a_majori
 
 BOOST_AUTO_TEST_CASE(a_plain_release_error_says_whether_it_is_retried) {
   release_fsm ambiguous(lease());
-  ambiguous.start(nobody);
-  auto a = ambiguous.on_written(failed(ml::errc::server_unavailable, true, "reply lost"), t0, t0 + 1ms);
+  auto a = written(ambiguous, nobody, failed(ml::errc::server_unavailable, true, "reply lost"));
   BOOST_TEST((a.ec == ml::errc::ambiguous_result));
   BOOST_TEST(a.give_back_own);
   BOOST_TEST(a.why == "reply lost; the release is retried in the background");
   BOOST_TEST(!a.count_release);
 
   release_fsm refused(lease());
-  refused.start(nobody);
-  a = refused.on_written(failed(ml::errc::not_authorized, false, "not allowed"), t0, t0 + 1ms);
+  a = written(refused, nobody, failed(ml::errc::not_authorized, false, "not allowed"));
   BOOST_TEST((a.ec == ml::errc::not_authorized));
   BOOST_TEST(!a.give_back_own);
   BOOST_TEST(a.why == "not allowed; the lock expires on its own");
@@ -282,8 +276,7 @@ BOOST_AUTO_TEST_CASE(a_plain_release_error_says_whether_it_is_retried) {
 
 BOOST_AUTO_TEST_CASE(a_second_miss_of_a_local_hand_off_leaves_no_free_document_to_remember) {
   release_fsm fsm(lease());
-  fsm.start(waiter());
-  auto a = fsm.on_written(applied(false), t0, t0 + 1ms);
+  auto a = written(fsm, waiter(), applied(false));
   BOOST_TEST((a.what == kind::read));
   BOOST_TEST(!a.count_release);  // a hand-off that missed released nothing
   BOOST_TEST(fsm.decides_after_read());
@@ -296,9 +289,7 @@ BOOST_AUTO_TEST_CASE(a_second_miss_of_a_local_hand_off_leaves_no_free_document_t
 }
 
 BOOST_AUTO_TEST_CASE(a_reread_showing_others_waiting_outside_the_line_releases_plainly) {
-  release_fsm fsm(lease());
-  fsm.start(waiter());
-  fsm.on_written(applied(false), t0, t0 + 1ms);
+  auto fsm = missed(lease(), waiter());
   const auto a = fsm.on_read(read_of("me", token, {}, 1), waiter());
   BOOST_TEST((a.what == kind::release));
 }
@@ -315,9 +306,7 @@ BOOST_AUTO_TEST_CASE(a_reread_replaces_the_line_the_lease_saw) {
 }
 
 BOOST_AUTO_TEST_CASE(a_reread_after_a_missed_hand_off_showing_the_lock_free_at_our_token_is_a_release) {
-  release_fsm fsm(lease({{"head", 5}}));
-  fsm.start(nobody);
-  fsm.on_written(applied(false), t0, t0 + 1ms);
+  auto fsm = missed(lease({{"head", 5}}), nobody);
   const auto a = fsm.on_read(read_of("", token), nobody);  // an operator freed it at once
   BOOST_TEST((a.what == kind::done));
   BOOST_TEST(!a.ec);
@@ -335,14 +324,11 @@ BOOST_AUTO_TEST_CASE(no_enrollment_without_a_usable_next_ticket) {
 }
 
 BOOST_AUTO_TEST_CASE(reasons_say_what_failed_and_what_happens_next) {
-  release_fsm line(lease({{"head", 5}}));
-  line.start(nobody);
-  line.on_written(applied(false), t0, t0 + 1ms);
+  auto line = missed(lease({{"head", 5}}), nobody);
   auto a = line.on_read(unread(), nobody);
   BOOST_TEST(a.why == "the release matched nothing and the re-read failed: no primary");
   release_fsm local(lease());
-  local.start(waiter());
-  a = local.on_written(failed(ml::errc::server_unavailable, false, "reset"), t0, t0 + 1ms);
+  a = written(local, waiter(), failed(ml::errc::server_unavailable, false, "reset"));
   BOOST_TEST(a.why == "the hand-off to the next local waiter failed (reset); the release is retried in the background");
   BOOST_TEST(!a.count_release);
 }

@@ -18,7 +18,7 @@ declare -A allowed=(
   [primitives]="model engine primitives"
 )
 # The public vocabulary (plain data, no operations) any layer may use.
-vocabulary="mongolock/error.hpp mongolock/options.hpp mongolock/stats.hpp"
+vocabulary="mongolock/error.hpp mongolock/limits.hpp mongolock/options.hpp mongolock/stats.hpp"
 # Layers that implement or use the public operations.
 public_users="engine api primitives"
 

@@ -1,0 +1,22 @@
+#pragma once
+// Every bound the library enforces, in one place. Durations: validate() refuses larger values with
+// errc::invalid_options, so that deadline arithmetic can never overflow and every timeout fits the
+// driver's 32-bit millisecond fields. Sizes: refused with errc::invalid_name or invalid_options.
+#include <chrono>
+#include <cstddef>
+
+namespace mongolock::limits {
+
+inline constexpr std::chrono::milliseconds min_expiry{100};
+inline constexpr std::chrono::milliseconds max_expiry = std::chrono::hours(24);
+inline constexpr std::chrono::milliseconds max_timeout = std::chrono::hours(24);  // selection, socket, write
+inline constexpr std::chrono::milliseconds max_acquire_timeout = std::chrono::hours(24 * 366);
+inline constexpr std::chrono::milliseconds max_backoff = std::chrono::hours(1);
+inline constexpr std::chrono::seconds max_idle_cleanup = std::chrono::hours(24 * 3660);  // ~10 years
+
+inline constexpr std::size_t max_name_bytes = 512;          // a lock name, UTF-8
+inline constexpr std::size_t max_multi_lock_names = 64;     // names of one multi_lock
+inline constexpr int max_permits = 64;                      // permits of a semaphore, readers of a rw_lock
+inline constexpr std::size_t max_election_value = 4096;     // bytes of UTF-8
+
+}  // namespace mongolock::limits
