@@ -6,7 +6,8 @@
 #   3. the official mongod shipped inside a NuGet package (EphemeralMongo*), via `dotnet restore`;
 #   4. LAST RESORT, clearly labelled: the jongodb emulator from npm. It is not MongoDB: it lacks
 #      update pipelines, $$NOW and $currentDate, and its findAndModify is not atomic. The lock
-#      does not use those; test/integration/server_probe tests say what the server is.
+#      does not use those; the integration suite `server` (test/integration/server_test.cpp)
+#      says what the server is.
 # Writes "$cache/kind" = mongod | jongodb next to the binary. MONGOLOCK_REFETCH=1 ignores the cache.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

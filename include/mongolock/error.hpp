@@ -13,7 +13,7 @@ enum class errc {
   lease_lost,          // the lease expired or was taken over; guarded work was cancelled
   released,            // the lease was released (by this process) and is no longer held
   not_held,            // release of a lease that was never acquired or already released
-  invalid_name,        // lock name empty, longer than 512 bytes, or not valid UTF-8
+  invalid_name,        // lock name empty, longer than 512 bytes, not valid UTF-8, or with NUL or '#'
   invalid_collection,  // database or collection name not usable by MongoDB
   invalid_options,     // an options struct failed validation (the message says which field)
   invalid_uri,         // the connection string could not be parsed
