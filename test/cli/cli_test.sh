@@ -125,6 +125,15 @@ check "SIGINT forwarded to the command" '[ -e "$work/int" ]'
 check "exit status after forwarded signal is the command's (5)" '[ $rc = 5 ]'
 check "lock released after forwarded signal" '"$bin" status "$n" | grep -q "\"held\":false"'
 pkill -KILL -f "sleep 30" 2>/dev/null
+# Interrupted while still waiting for the lock: nothing ran, exit 128 + 2.
+"$bin" run "$n" sh -c "touch $work/s7b; exec sleep 30" & holder=$!
+wait_for_file "$work/s7b"
+"$bin" --wait 20s run "$n" touch "$work/ran7" & waiting=$!
+sleep 0.5
+kill -INT $waiting
+wait $waiting; rc=$?
+check "SIGINT while waiting: exit 130, command not run (rc=$rc)" '[ $rc = 130 ] && [ ! -e "$work/ran7" ]'
+kill -TERM $holder; wait $holder
 
 # 8. Successive commands see strictly increasing fencing tokens.
 n=$(name tokens)

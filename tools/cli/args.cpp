@@ -126,7 +126,7 @@ and token; the writer: the highest token of its permits). A NAME declared with a
 --readers, or as the other kind, exits 64. Exit status: COMMAND's (128+N if killed by signal N); 75 (or -E)
 not acquired within --wait; 74 lease lost while COMMAND ran; 69 server unreachable; 77 not
 authorized (authentication failed, or a privilege is missing); 64 usage error; 127 COMMAND not
-found, 126 not executable.
+found, 126 not executable; 128+N if mongolock got signal N while waiting (nothing ran).
 
 release --force: the holder loses its lease at its next renewal; new holders first wait out its
 lease (one --ttl of the holder's, plus a margin), so the two never overlap. --now frees the lock
