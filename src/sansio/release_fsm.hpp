@@ -83,7 +83,6 @@ class release_fsm {
   const take_request& request() const { return request_; }
   // The local hand-off's bound: a reply after it is late.
   time_point bound(time_point sent) const { return sent + local_expiry_ - local_margin_; }
-  const release_params& params() const { return p_; }
   // Whether the read in flight leads to a new decision (the driver then offers its local waiter).
   bool decides_after_read() const { return step_ == step::reread; }
 
