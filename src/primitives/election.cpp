@@ -4,16 +4,12 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/system_executor.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "engine/access.hpp"
-#include "engine/lease_state.hpp"
-#include "engine/provider_impl.hpp"
-#include "engine/spawn.hpp"
 #include "model/utf8.hpp"
+#include "primitives/compose.hpp"
 
 namespace mongolock {
 
@@ -33,12 +29,6 @@ error_code check_value(const std::string& v, std::string& why) {
   return make_error_code(errc::invalid_options);
 }
 
-// Writes `value` as the election value of the lease's holder.
-asio::awaitable<outcome<bool>> proclaim(std::shared_ptr<detail::lease_state> st, std::string value) {
-  auto p = st->prov;
-  co_return co_await p->ops.proclaim(st->name, st->owner, st->token, value);
-}
-
 leader_info to_leader(const detail::lock_doc& d) {
   leader_info l;
   if (!d.exists || d.held.owner.empty() || !d.meta || d.meta->value.empty()) return l;
@@ -49,17 +39,13 @@ leader_info to_leader(const detail::lock_doc& d) {
   return l;
 }
 
-asio::awaitable<outcome<detail::lock_doc>> read_doc(std::shared_ptr<detail::provider_impl> p, std::string name) {
-  co_return co_await p->ops.read(name, detail::read_mode::primary);
-}
-
 using campaign_result = std::tuple<error_code, leadership>;
 
 }  // namespace
 
 // ---- election -------------------------------------------------------------------------------
 
-asio::any_io_executor election::executor_of(const lock& l) noexcept { return detail::access::impl(l)->ex; }
+asio::any_io_executor election::executor_of(const lock& l) noexcept { return detail::engine_ref(l).executor(); }
 
 void election::start_campaign(lock l, std::string value, std::optional<std::chrono::milliseconds> timeout,
                               diagnostics* d, campaign_handler h) {
@@ -81,7 +67,7 @@ void election::start_campaign(lock l, std::string value, std::optional<std::chro
       if (d) d->reason = inner.reason;
       co_return campaign_result{ec, leadership{}};
     }
-    auto write = proclaim(detail::access::state(won), value);
+    auto write = detail::write_value(detail::state_of(won), value);
     auto r = co_await std::move(write);
     if (r.ec || !r.value) {
       // Not the leader observers would see: give the lock back rather than lead silently.
@@ -101,31 +87,30 @@ void election::start_campaign(lock l, std::string value, std::optional<std::chro
 }
 
 void election::start_leader(lock l, leader_handler h) {
-  auto p = detail::access::impl(l);
-  auto strand = asio::make_strand(p->ex);
-  auto body = [](std::shared_ptr<detail::provider_impl> p, std::string name) -> asio::awaitable<std::tuple<error_code, leader_info>> {
+  const detail::engine_ref e(l);
+  auto strand = asio::make_strand(e.executor());
+  auto body = [](detail::engine_ref e, std::string name) -> asio::awaitable<std::tuple<error_code, leader_info>> {
     std::string why;
     if (auto ec = validate_lock_name(name, &why)) co_return std::tuple{ec, leader_info{}};
-    auto read = read_doc(p, name);
+    auto read = e.read(name);
     auto r = co_await std::move(read);
     co_return std::tuple{r.ec, r.ec ? leader_info{} : to_leader(r.value)};
   };
-  detail::spawn_op(strand, body(std::move(p), l.name()), std::move(h));
+  detail::spawn_op(strand, body(e, l.name()), std::move(h));
 }
 
 election::observer election::observe(std::chrono::milliseconds every) const {
   if (every.count() <= 0) {
-    const auto& o = detail::access::impl(lock_)->opts;
-    every = std::max(std::chrono::milliseconds{10}, o.expiry / 10);
+    every = std::max(std::chrono::milliseconds{10}, detail::engine_ref(lock_).expiry() / 10);
   }
   return observer(lock_, every);
 }
 
 void election::observer::start_next(lock l, std::chrono::milliseconds every,
                                     std::shared_ptr<std::optional<leader_info>> last, leader_handler h) {
-  auto p = detail::access::impl(l);
-  auto strand = asio::make_strand(p->ex);
-  auto body = [](std::shared_ptr<detail::provider_impl> p, std::string name, std::chrono::milliseconds every,
+  const detail::engine_ref e(l);
+  auto strand = asio::make_strand(e.executor());
+  auto body = [](detail::engine_ref e, std::string name, std::chrono::milliseconds every,
                  std::shared_ptr<std::optional<leader_info>> last) -> asio::awaitable<std::tuple<error_code, leader_info>> {
     co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
     co_await asio::this_coro::throw_if_cancelled(false);
@@ -139,7 +124,7 @@ void election::observer::start_next(lock l, std::chrono::milliseconds every,
         auto [waited] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
         if (waited) co_return std::tuple{error_code(asio::error::operation_aborted), leader_info{}};
       }
-      auto read = read_doc(p, name);
+      auto read = e.read(name);
       auto r = co_await std::move(read);
       if (r.ec) co_return std::tuple{r.ec, leader_info{}};
       auto now = to_leader(r.value);
@@ -149,7 +134,7 @@ void election::observer::start_next(lock l, std::chrono::milliseconds every,
       }
     }
   };
-  detail::spawn_op(strand, body(std::move(p), l.name(), every, std::move(last)), std::move(h));
+  detail::spawn_op(strand, body(e, l.name(), every, std::move(last)), std::move(h));
 }
 
 // ---- leadership ------------------------------------------------------------------------------
@@ -159,22 +144,18 @@ asio::any_io_executor leadership::lease_executor() const {
   return lease_.get_executor();
 }
 
-leadership::target leadership::proclaim_target() const { return {detail::access::state(lease_), value_}; }
+leadership::target leadership::proclaim_target() const { return {detail::state_of(lease_), value_}; }
 
 void leadership::start_proclaim(target t, std::string value, handler_ec h) {
   auto st = std::move(t.lease);
   std::string why;
   auto ec = st ? check_value(value, why) : make_error_code(errc::not_held);
-  auto strand = st ? st->strand : asio::make_strand(asio::any_io_executor(asio::system_executor()));
+  auto strand = st ? detail::strand_of(*st) : asio::make_strand(asio::any_io_executor(asio::system_executor()));
   auto body = [](std::shared_ptr<detail::lease_state> st, std::shared_ptr<std::string> shown, std::string value,
                  error_code ec) -> asio::awaitable<std::tuple<error_code>> {
     if (ec) co_return std::tuple{ec};
-    switch (st->phase.load()) {  // ended already: nothing to write
-      case detail::lease_phase::lost: co_return std::tuple{make_error_code(errc::lease_lost)};
-      case detail::lease_phase::released: co_return std::tuple{make_error_code(errc::released)};
-      case detail::lease_phase::held: break;
-    }
-    auto write = proclaim(st, value);
+    if (auto over = detail::ended(*st)) co_return std::tuple{over};  // ended already: nothing to write
+    auto write = detail::write_value(st, value);
     auto r = co_await std::move(write);
     if (r.ec) co_return std::tuple{r.ec};
     if (!r.value) co_return std::tuple{make_error_code(errc::lease_lost)};

@@ -1,23 +1,19 @@
 // multi_lock: the locks of a set taken one by one in byte order of their names, each with the
 // single-lock acquire (its waiting, line and hand-off included), and given back on any failure.
+#include "mongolock/multi_lock.hpp"
+
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/strand.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <algorithm>
 
-#include "engine/access.hpp"
-#include "primitives/permits.hpp"
-#include "engine/provider_impl.hpp"
-#include "engine/spawn.hpp"
-#include "engine/timeout_check.hpp"
-#include "mongolock/multi_lock.hpp"
+#include "primitives/compose.hpp"
 
 namespace mongolock {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
-using steady = std::chrono::steady_clock;
 
 namespace {
 
@@ -49,85 +45,71 @@ error_code check_names(std::vector<std::string>& names, std::string& why) {
   return {};
 }
 
-bool cancelled(const asio::cancellation_state& s) { return s.cancelled() != asio::cancellation_type::none; }
+// Each lock in turn (in the set's order) into `held`, within `deadline`; stops at the first failure.
+asio::awaitable<detail::set_take> take_each(std::vector<lock>& locks, detail::steady_deadline deadline, bool try_once,
+                                            std::vector<lease>& held) {
+  detail::set_take r;
+  diagnostics inner;
+  for (auto& l : locks) {
+    if (detail::cancelled(co_await asio::this_coro::cancellation_state)) {
+      r.ec = asio::error::operation_aborted;
+      r.why = "cancelled";
+      break;
+    }
+    std::chrono::milliseconds left{0};
+    if (deadline) {
+      left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        r.ec = make_error_code(errc::timeout);
+        r.why = "the multi-lock's acquire timeout passed before lock '" + l.name() + "'";
+        break;
+      }
+    }
+    // Named, not a temporary inside co_await: GCC 12 may destroy those twice.
+    auto op = (deadline || try_once) ? l.async_acquire_for(left, inner, asio::as_tuple(asio::use_awaitable))
+                                     : l.async_acquire(inner, asio::as_tuple(asio::use_awaitable));
+    auto [e, got] = co_await std::move(op);
+    if (e) {
+      r.ec = e;
+      r.why = "lock '" + l.name() + "'" + (inner.reason.empty() ? "" : ": " + inner.reason);
+      break;
+    }
+    held.push_back(std::move(got));
+  }
+  co_return r;
+}
 
 asio::awaitable<result> acquire_all(std::vector<lock> locks, std::optional<std::chrono::milliseconds> timeout,
                                     diagnostics* d) {
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
-  std::optional<steady::time_point> deadline;
-  if (timeout && timeout->count() > 0) deadline = steady::now() + *timeout;
+  const auto deadline = detail::deadline_of(timeout);
   const bool try_once = timeout && timeout->count() == 0;
-  diagnostics inner;
-  for (;;) {
-    std::vector<lease> held;
-    error_code ec;
-    std::string why;
-    for (auto& l : locks) {
-      if (cancelled(co_await asio::this_coro::cancellation_state)) {
-        ec = asio::error::operation_aborted;
-        why = "cancelled";
-        break;
-      }
-      std::chrono::milliseconds left{0};
-      if (deadline) {
-        left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - steady::now());
-        if (left.count() <= 0) {
-          ec = make_error_code(errc::timeout);
-          why = "the multi-lock's acquire timeout passed before lock '" + l.name() + "'";
-          break;
-        }
-      }
-      // Named, not a temporary inside co_await: GCC 12 may destroy those twice.
-      auto op = (deadline || try_once) ? l.async_acquire_for(left, inner, asio::as_tuple(asio::use_awaitable))
-                                       : l.async_acquire(inner, asio::as_tuple(asio::use_awaitable));
-      auto [e, got] = co_await std::move(op);
-      if (e) {
-        ec = e;
-        why = "lock '" + l.name() + "'" + (inner.reason.empty() ? "" : ": " + inner.reason);
-        break;
-      }
-      held.push_back(std::move(got));
-    }
-    const bool all_held = !ec && std::all_of(held.begin(), held.end(), [](const lease& l) { return l.held(); });
-    if (all_held) {
-      if (d) d->reason.clear();
-      co_return result{error_code{}, detail::access::make_multi_lease(std::move(held))};
-    }
-    auto give_back = detail::release_each(held);
-    co_await std::move(give_back);
-    if (ec) {
-      if (d) d->reason = why;
-      co_return result{ec, multi_lease{}};
-    }
-    // A lease taken early was lost while a later lock was awaited: the set is not ours. Take it
-    // again from the start, within the same timeout.
-  }
+  // A lease taken early may be lost while a later lock is awaited: then the set is not ours, and
+  // is taken again from the start, within the same timeout.
+  auto take = [&](std::vector<lease>& held) { return take_each(locks, deadline, try_once, held); };
+  co_return co_await detail::take_whole_set(take, locks.size(), d);
 }
 
 }  // namespace
 
 void multi_lock::start(lock prototype, std::vector<std::string> names, std::optional<std::chrono::milliseconds> timeout,
                        diagnostics* d, handler h) {
-  const auto& p = detail::access::impl(prototype);
-  auto strand = asio::make_strand(p->ex);
+  const detail::engine_ref e(prototype);
   std::string why;
   auto ec = check_names(names, why);
   if (!ec) ec = detail::check_acquire_timeout(timeout, &why);
-  if (ec) {
-    if (d) d->reason = why;
-    auto fail = [](error_code e) -> asio::awaitable<result> { co_return result{e, multi_lease{}}; };
-    return detail::spawn_op(strand, fail(ec), std::move(h));
-  }
-  // One timeout for the whole set: the provider's unless given (its 0 means never; nullopt here).
-  if (!timeout && p->opts.acquire_timeout.count() > 0) timeout = p->opts.acquire_timeout;
-  std::vector<lock> locks;
-  locks.reserve(names.size());
-  for (auto& n : names) locks.push_back(detail::access::make_lock(p, std::move(n), nullptr, true));
-  detail::spawn_op(strand, acquire_all(std::move(locks), timeout, d), std::move(h));
+  auto body = [&] {
+    std::vector<lock> locks;
+    locks.reserve(names.size());
+    for (auto& n : names) locks.push_back(e.make_lock(std::move(n), true));
+    // One timeout for the whole set: the provider's unless given.
+    return acquire_all(std::move(locks), e.timeout_or_default(timeout), d);
+  };
+  detail::start_checked(e, ec, why, d, body, std::move(h));
 }
 
-asio::any_io_executor multi_lock::executor_of(const lock& l) noexcept { return detail::access::impl(l)->ex; }
+asio::any_io_executor multi_lock::executor_of(const lock& l) noexcept { return detail::engine_ref(l).executor(); }
 
 // ---- multi_lease ------------------------------------------------------------------------------
 

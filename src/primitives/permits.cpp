@@ -1,16 +1,12 @@
 // The permits of a semaphore or rw_lock (docs/design.md section 10): their names, their declaration,
 // and the take of one of them.
+#include "primitives/permits.hpp"
+
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "engine/access.hpp"
 #include "model/document_name.hpp"
-#include "primitives/permits.hpp"
-#include "engine/provider_impl.hpp"
-#include "engine/spawn.hpp"
-#include "engine/timeout_check.hpp"
 
 namespace mongolock::detail {
 
@@ -19,25 +15,8 @@ using boost::system::error_code;
 using steady = std::chrono::steady_clock;
 
 namespace {
-
 using permit_result = std::tuple<error_code, lease>;
-
-bool cancelled(const asio::cancellation_state& s) { return s.cancelled() != asio::cancellation_type::none; }
-
 }  // namespace
-
-std::optional<std::chrono::milliseconds> left_until(std::optional<steady::time_point> deadline) {
-  if (!deadline) return std::nullopt;
-  return std::chrono::ceil<std::chrono::milliseconds>(*deadline - steady::now());
-}
-
-asio::awaitable<void> release_each(std::vector<lease>& held) {
-  for (auto& l : held) {
-    auto op = l.async_release(asio::as_tuple(asio::use_awaitable));
-    co_await std::move(op);
-  }
-  held.clear();
-}
 
 std::string permit_name(const std::string& name, int k) { return name + "#" + std::to_string(k); }
 
@@ -61,9 +40,8 @@ error_code check_permits(const semaphore_state& s, std::string* why) {
 asio::awaitable<error_code> ensure_declared(std::shared_ptr<semaphore_state> s, std::string& why,
                                             std::optional<steady::time_point> deadline) {
   if (s->declared.load(std::memory_order_acquire)) co_return error_code{};
-  auto p = s->p;
   const declaration mine{s->kind, s->permits};
-  auto op = p->ops.declare(s->name, mine, deadline);
+  auto op = s->engine.declare(s->name, mine, deadline);
   auto r = co_await std::move(op);
   if (r.ec) {
     why = "declaring '" + s->name + "': " + r.message;
@@ -82,8 +60,7 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
                                               std::optional<std::chrono::milliseconds> timeout, diagnostics* d) {
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
-  std::optional<steady::time_point> deadline;
-  if (timeout && timeout->count() > 0) deadline = steady::now() + *timeout;
+  const auto deadline = deadline_of(timeout);
   std::string why;
   auto fail = [&](error_code ec) {
     if (d) d->reason = why;
@@ -99,7 +76,7 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
   // The first look: one try of each permit. A try in turn leaves a permit whose line is not
   // empty to its waiters (a newcomer never overtakes them).
   const int n = s->permits;
-  const int first = static_cast<int>(s->p->next_seed() % static_cast<std::uint64_t>(n));
+  const int first = static_cast<int>(s->engine.next_seed() % static_cast<std::uint64_t>(n));
   // A try (not waiting) never queues, so it ignores the lines, as a lock's try does.
   const auto look = overtake || !wait ? acquire_mode::try_once : acquire_mode::try_in_turn;
   diagnostics inner;
@@ -113,7 +90,7 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
       co_return fail(timed_out());
     }
     auto& slot = s->slots[static_cast<std::size_t>((first + i) % n)];
-    auto op = access::acquire(slot, look, within, &inner, asio::as_tuple(asio::use_awaitable));
+    auto op = acquire(slot, look, within, &inner, asio::as_tuple(asio::use_awaitable));
     auto [ec, got] = co_await std::move(op);
     if (!ec) {
       if (d) d->reason.clear();

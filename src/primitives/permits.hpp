@@ -12,13 +12,14 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/access.hpp"
 #include "mongolock/lock.hpp"
+#include "primitives/compose.hpp"
 
 namespace mongolock::detail {
 
 struct semaphore_state {
-  std::shared_ptr<provider_impl> p;
+  explicit semaphore_state(engine_ref e) : engine(std::move(e)) {}
+  const engine_ref engine;
   std::string name, kind;
   int permits = 0;
   std::vector<lock> slots;  // the permits' locks; empty when `permits` is out of range
@@ -45,10 +46,6 @@ boost::asio::awaitable<std::tuple<boost::system::error_code, lease>> acquire_per
     std::shared_ptr<semaphore_state> s, bool wait, bool overtake, std::optional<std::chrono::milliseconds> timeout,
     diagnostics* d);
 
-// Releases each lease in turn and waits for each (a failed release: that lock expires or is retried
-// on its own); `held` is empty afterwards. For whatever a failed acquisition of several took.
-boost::asio::awaitable<void> release_each(std::vector<lease>& held);
-
 // What went wrong with one permit, for the caller's diagnostics: "permit 'NAME#k': reason".
 inline std::string permit_reason(const lock& slot, const diagnostics& d) {
   return "permit '" + slot.name() + "'" + (d.reason.empty() ? "" : ": " + d.reason);
@@ -60,15 +57,12 @@ inline std::string permit_reason(const lock& slot, const diagnostics& d) {
 inline auto wait_on_every_permit(semaphore_state& s, std::optional<std::chrono::milliseconds> left,
                                  std::vector<diagnostics>& diags) {
   diags.assign(s.slots.size(), diagnostics{});
-  using wait_op = decltype(access::acquire(s.slots[0], acquire_mode::wait, left, nullptr, boost::asio::deferred));
+  using wait_op = decltype(acquire(s.slots[0], acquire_mode::wait, left, nullptr, boost::asio::deferred));
   std::vector<wait_op> ops;
   ops.reserve(diags.size());
   for (std::size_t i = 0; i < diags.size(); ++i)
-    ops.push_back(access::acquire(s.slots[i], acquire_mode::wait, left, &diags[i], boost::asio::deferred));
+    ops.push_back(acquire(s.slots[i], acquire_mode::wait, left, &diags[i], boost::asio::deferred));
   return boost::asio::experimental::make_parallel_group(std::move(ops));
 }
-
-// `deadline` as the timeout of one more acquire: nullopt without a deadline; 0 or less once passed.
-std::optional<std::chrono::milliseconds> left_until(std::optional<std::chrono::steady_clock::time_point> deadline);
 
 }  // namespace mongolock::detail

@@ -1,25 +1,19 @@
 // rw_lock: readers hold one permit each (the semaphore's acquire); a writer takes "NAME#w", then
 // every permit at once, and gives everything back on any failure.
+#include "mongolock/rw_lock.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <algorithm>
 
-#include "engine/access.hpp"
 #include "primitives/permits.hpp"
-#include "engine/provider_impl.hpp"
-#include "engine/spawn.hpp"
-#include "engine/timeout_check.hpp"
-#include "mongolock/rw_lock.hpp"
 
 namespace mongolock {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
-using steady = std::chrono::steady_clock;
 using namespace asio::experimental::awaitable_operators;
 
 namespace detail {
@@ -58,7 +52,7 @@ asio::awaitable<error_code> acquire_permits(detail::semaphore_state& s, std::opt
 asio::awaitable<error_code> try_permits(detail::semaphore_state& s, std::vector<lease>& held, std::string& why) {
   diagnostics inner;
   for (auto& slot : s.slots) {
-    auto op = detail::access::acquire(slot, detail::acquire_mode::try_once, std::nullopt, &inner,
+    auto op = detail::acquire(slot, detail::acquire_mode::try_once, std::nullopt, &inner,
                                       asio::as_tuple(asio::use_awaitable));
     auto [ec, got] = co_await std::move(op);
     if (ec) {
@@ -70,75 +64,71 @@ asio::awaitable<error_code> try_permits(detail::semaphore_state& s, std::vector<
   co_return error_code{};
 }
 
+// NAME#w, then every permit (a try: one look at each).
+asio::awaitable<detail::set_take> take_writer_and_permits(detail::rw_state& st, detail::steady_deadline deadline,
+                                                         bool try_once, std::vector<lease>& held) {
+  detail::set_take r;
+  auto timed_out = [&] {
+    r.why = "the acquire timeout passed while taking the write lock of '" + st.readers->name + "'";
+    return make_error_code(errc::timeout);
+  };
+  auto left = detail::left_until(deadline);
+  if (left && left->count() <= 0) {
+    r.ec = timed_out();
+    co_return r;
+  }
+  diagnostics inner;
+  auto take_writer = detail::acquire(st.writer, try_once ? detail::acquire_mode::try_once : detail::acquire_mode::wait,
+                                     left, &inner, asio::as_tuple(asio::use_awaitable));
+  auto [ec, w] = co_await std::move(take_writer);
+  if (ec) {
+    r.why = "'" + st.writer.name() + "'" + (inner.reason.empty() ? "" : ": " + inner.reason);
+    r.ec = ec;
+    co_return r;
+  }
+  held.push_back(std::move(w));
+  left = detail::left_until(deadline);
+  if (detail::cancelled(co_await asio::this_coro::cancellation_state)) {  // emitted between the two steps
+    r.ec = asio::error::operation_aborted;
+    r.why = "cancelled";
+  } else if (left && left->count() <= 0) {
+    r.ec = timed_out();
+  } else if (try_once) {
+    auto tries = try_permits(*st.readers, held, r.why);
+    r.ec = co_await std::move(tries);
+  } else {
+    // Raced against the loss of NAME#w: a writer without it must not sit on permits (the
+    // order that rules out a deadlock between writers needs NAME#w held while waiting).
+    auto waits = acquire_permits(*st.readers, left, held, r.why);
+    auto writer_lost = held.front().async_wait_lost(asio::as_tuple(asio::use_awaitable));
+    auto either = std::move(waits) || std::move(writer_lost);  // named: GCC 12 and temporaries
+    auto raced = co_await std::move(either);
+    if (raced.index() == 0) {
+      r.ec = std::get<0>(raced);
+    } else if (std::get<0>(std::get<1>(raced)) == asio::error::operation_aborted) {
+      r.ec = asio::error::operation_aborted;  // the caller's cancellation reached this wait first
+      r.why = "cancelled";
+    }  // else NAME#w ended: the set is not whole, and is taken again
+  }
+  co_return r;
+}
+
 asio::awaitable<write_result> acquire_writer(std::shared_ptr<detail::rw_state> st,
                                              std::optional<std::chrono::milliseconds> timeout, diagnostics* d) {
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
-  std::optional<steady::time_point> deadline;
-  if (timeout && timeout->count() > 0) deadline = steady::now() + *timeout;
+  const auto deadline = detail::deadline_of(timeout);
   const bool try_once = timeout && timeout->count() == 0;
   std::string why;
-  auto fail = [&](error_code ec) {
-    if (d) d->reason = why;
-    return write_result{ec, multi_lease{}};
-  };
   auto declared = detail::ensure_declared(st->readers, why, deadline);
-  if (auto ec = co_await std::move(declared)) co_return fail(ec);
-  auto timed_out = [&] {
-    why = "the acquire timeout passed while taking the write lock of '" + st->readers->name + "'";
-    return make_error_code(errc::timeout);
-  };
-  diagnostics inner;
-  for (;;) {
-    std::vector<lease> held;
-    auto left = detail::left_until(deadline);
-    if (left && left->count() <= 0) co_return fail(timed_out());
-    auto take_writer = detail::access::acquire(st->writer, try_once ? detail::acquire_mode::try_once : detail::acquire_mode::wait,
-                                               left, &inner, asio::as_tuple(asio::use_awaitable));
-    auto [ec, w] = co_await std::move(take_writer);
-    if (ec) {
-      why = "'" + st->writer.name() + "'" + (inner.reason.empty() ? "" : ": " + inner.reason);
-      co_return fail(ec);
-    }
-    held.push_back(std::move(w));
-    left = detail::left_until(deadline);
-    const auto cancelled = (co_await asio::this_coro::cancellation_state).cancelled();
-    if (cancelled != asio::cancellation_type::none) {  // emitted between the two steps
-      ec = asio::error::operation_aborted;
-      why = "cancelled";
-    } else if (left && left->count() <= 0) {
-      ec = timed_out();
-    } else if (try_once) {
-      auto tries = try_permits(*st->readers, held, why);
-      ec = co_await std::move(tries);
-    } else {
-      // Raced against the loss of NAME#w: a writer without it must not sit on permits (the
-      // order that rules out a deadlock between writers needs NAME#w held while waiting).
-      held.reserve(st->readers->slots.size() + 1);  // the lease watched below stays in place
-      auto waits = acquire_permits(*st->readers, left, held, why);
-      auto writer_lost = held.front().async_wait_lost(asio::as_tuple(asio::use_awaitable));
-      auto either = std::move(waits) || std::move(writer_lost);  // named: GCC 12 and temporaries
-      auto raced = co_await std::move(either);
-      if (raced.index() == 0) {
-        ec = std::get<0>(raced);
-      } else if (std::get<0>(std::get<1>(raced)) == asio::error::operation_aborted) {
-        ec = asio::error::operation_aborted;  // the caller's cancellation reached this wait first
-        why = "cancelled";
-      }  // else NAME#w ended: start over below
-    }
-    // Whole only with NAME#w and every permit, each still held: a wait that ended early (NAME#w
-    // lost, or cancelled) leaves some out, and must never be handed out as the write lock.
-    const bool all_held = !ec && held.size() == st->readers->slots.size() + 1 &&
-                          std::all_of(held.begin(), held.end(), [](const lease& l) { return l.held(); });
-    if (all_held) {
-      if (d) d->reason.clear();
-      co_return write_result{error_code{}, detail::access::make_multi_lease(std::move(held))};
-    }
-    auto give_back = detail::release_each(held);
-    co_await std::move(give_back);
-    if (ec) co_return fail(ec);
-    // A part taken early was lost while the others were awaited: take the whole again.
+  if (auto ec = co_await std::move(declared)) {
+    if (d) d->reason = why;
+    co_return write_result{ec, multi_lease{}};
   }
+  // Whole only with NAME#w and every permit, each still held: a wait that ended early (NAME#w
+  // lost, or cancelled) leaves some out, and must never be handed out as the write lock.
+  auto take = [&](std::vector<lease>& held) { return take_writer_and_permits(*st, deadline, try_once, held); };
+  co_return co_await detail::take_whole_set(take, st->readers->slots.size() + 1, d);
 }
 
 // {} if the options can be used, else invalid_options or invalid_name with why.
@@ -150,18 +140,11 @@ error_code check(const detail::rw_state& st, std::optional<std::chrono::millisec
   }
   if (auto ec = detail::check_permits(*st.readers, &why)) return ec;
   if (auto ec = detail::check_acquire_timeout(timeout, &why)) return ec;
-  if (st.readers->p->closing()) {
+  if (st.readers->engine.closing()) {
     why = "the provider is shutting down";
     return asio::error::operation_aborted;
   }
   return {};
-}
-
-template <class Result>
-asio::awaitable<Result> failed(error_code ec) {
-  Result r;
-  std::get<0>(r) = ec;
-  co_return r;
 }
 
 }  // namespace
@@ -169,37 +152,32 @@ asio::awaitable<Result> failed(error_code ec) {
 rw_lock::rw_lock(const lock& prototype, std::string name, rw_options o) {
   const semaphore readers(prototype, name, o.max_readers, "rw_lock");
   state_ = std::make_shared<detail::rw_state>(
-      detail::rw_state{readers.state_, detail::access::make_lock(detail::access::impl(prototype), name + "#w"), o});
+      detail::rw_state{readers.state_, readers.state_->engine.make_lock(name + "#w", false), o});
 }
 
 const std::string& rw_lock::name() const noexcept { return state_->readers->name; }
 const rw_options& rw_lock::options() const noexcept { return state_->opts; }
 
-asio::any_io_executor rw_lock::executor_of(const shared& s) noexcept { return s->readers->p->ex; }
+asio::any_io_executor rw_lock::executor_of(const shared& s) noexcept { return s->readers->engine.executor(); }
 
 void rw_lock::start_read(shared s, std::optional<std::chrono::milliseconds> timeout, diagnostics* d, read_handler h) {
-  auto strand = asio::make_strand(s->readers->p->ex);
   std::string why;
-  if (auto ec = check(*s, timeout, why)) {
-    if (d) d->reason = why;
-    return detail::spawn_op(strand, failed<read_result>(ec), std::move(h));
-  }
-  const auto& p = s->readers->p;
-  if (!timeout && p->opts.acquire_timeout.count() > 0) timeout = p->opts.acquire_timeout;
-  const bool wait = !timeout || timeout->count() > 0;
-  detail::spawn_op(strand, detail::acquire_permit(s->readers, wait, !s->opts.prefer_writers, timeout, d), std::move(h));
+  const auto ec = check(*s, timeout, why);
+  const auto e = s->readers->engine;
+  auto body = [&] {
+    auto t = e.timeout_or_default(timeout);
+    const bool wait = !t || t->count() > 0;
+    return detail::acquire_permit(s->readers, wait, !s->opts.prefer_writers, t, d);
+  };
+  detail::start_checked(e, ec, why, d, body, std::move(h));
 }
 
 void rw_lock::start_write(shared s, std::optional<std::chrono::milliseconds> timeout, diagnostics* d, write_handler h) {
-  auto strand = asio::make_strand(s->readers->p->ex);
   std::string why;
-  if (auto ec = check(*s, timeout, why)) {
-    if (d) d->reason = why;
-    return detail::spawn_op(strand, failed<write_result>(ec), std::move(h));
-  }
-  const auto& p = s->readers->p;
-  if (!timeout && p->opts.acquire_timeout.count() > 0) timeout = p->opts.acquire_timeout;
-  detail::spawn_op(strand, acquire_writer(std::move(s), timeout, d), std::move(h));
+  const auto ec = check(*s, timeout, why);
+  const auto e = s->readers->engine;
+  auto body = [&] { return acquire_writer(std::move(s), e.timeout_or_default(timeout), d); };
+  detail::start_checked(e, ec, why, d, body, std::move(h));
 }
 
 }  // namespace mongolock

@@ -33,5 +33,7 @@ fresh; printf 'void lease_state::start_again() {}\n' >>"$work/tree/src/api/lease
 expect_breach "an engine header implemented in api" "src/api/lease.cpp (api) defines members of lease_state"
 fresh; mkdir "$work/tree/src/detail" && touch "$work/tree/src/detail/x.hpp"
 expect_breach "a folder that is no layer" "src/detail/ is not a layer"
+fresh; echo '#include "engine/provider_impl.hpp"' >>"$work/tree/src/primitives/semaphore.cpp"
+expect_breach "a primitive past its door to the engine" "src/primitives/semaphore.cpp (primitives) includes engine/provider_impl.hpp: the primitives reach the engine through compose.hpp only"
 fresh; touch "$work/tree/src/loose.cpp"
 expect_breach "a file outside every layer" "src/loose.cpp lies outside every layer"

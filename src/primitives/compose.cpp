@@ -1,0 +1,77 @@
+#include "primitives/compose.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "engine/lease_state.hpp"
+#include "engine/provider_impl.hpp"
+
+namespace mongolock::detail {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+using steady = std::chrono::steady_clock;
+
+engine_ref::engine_ref(const lock& any) noexcept : p_(access::impl(any)) {}
+
+asio::any_io_executor engine_ref::executor() const noexcept { return p_->ex; }
+bool engine_ref::closing() const noexcept { return p_->closing(); }
+
+std::optional<std::chrono::milliseconds> engine_ref::timeout_or_default(std::optional<std::chrono::milliseconds> given) const {
+  if (given) return given;
+  if (p_->opts.acquire_timeout.count() > 0) return p_->opts.acquire_timeout;
+  return std::nullopt;
+}
+
+std::chrono::milliseconds engine_ref::expiry() const noexcept { return p_->opts.expiry; }
+std::uint64_t engine_ref::next_seed() const { return p_->next_seed(); }
+
+lock engine_ref::make_lock(std::string name, bool plain) const {
+  return access::make_lock(p_, std::move(name), nullptr, plain);
+}
+
+asio::awaitable<outcome<declaration>> engine_ref::declare(std::string name, declaration mine, steady_deadline deadline) const {
+  co_return co_await p_->ops.declare(name, mine, deadline);
+}
+
+asio::awaitable<outcome<lock_doc>> engine_ref::read(std::string name) const {
+  co_return co_await p_->ops.read(name, read_mode::primary);
+}
+
+asio::awaitable<outcome<bool>> write_value(const std::shared_ptr<lease_state>& st, std::string value) {
+  auto p = st->prov;
+  co_return co_await p->ops.proclaim(st->name, st->owner, st->token, value);
+}
+
+error_code ended(const lease_state& st) noexcept {
+  switch (st.phase.load()) {
+    case lease_phase::lost: return make_error_code(errc::lease_lost);
+    case lease_phase::released: return make_error_code(errc::released);
+    case lease_phase::held: break;
+  }
+  return {};
+}
+
+strand_type strand_of(const lease_state& st) { return st.strand; }
+
+steady_deadline deadline_of(std::optional<std::chrono::milliseconds> timeout) {
+  if (timeout && timeout->count() > 0) return steady::now() + *timeout;
+  return std::nullopt;
+}
+
+std::optional<std::chrono::milliseconds> left_until(steady_deadline deadline) {
+  if (!deadline) return std::nullopt;
+  return std::chrono::ceil<std::chrono::milliseconds>(*deadline - steady::now());
+}
+
+bool cancelled(const asio::cancellation_state& s) noexcept { return s.cancelled() != asio::cancellation_type::none; }
+
+asio::awaitable<void> release_each(std::vector<lease>& held) {
+  for (auto& l : held) {
+    auto op = l.async_release(asio::as_tuple(asio::use_awaitable));
+    co_await std::move(op);
+  }
+  held.clear();
+}
+
+}  // namespace mongolock::detail

@@ -1,0 +1,142 @@
+#pragma once
+// The one door from the primitives to the engine (docs/design.md section 12): semaphore, rw_lock,
+// multi_lock and election are built from locks and leases through their public operations, and
+// take from the engine only what is here: the provider behind a lock (its executor, shutdown state
+// and defaults, the store calls of a declaration and an election's value), an acquire mode the
+// public lock does not offer, and the shapes every primitive's operation shares (how it starts,
+// its deadline, its cancellation, taking a whole set or giving it back). Only compose.hpp and
+// compose.cpp include from src/engine/ (test/layers/check_layers.sh).
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_state.hpp>
+#include <boost/asio/strand.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "engine/access.hpp"
+#include "engine/spawn.hpp"
+#include "engine/timeout_check.hpp"
+#include "model/lock_document.hpp"
+#include "mongolock/lease.hpp"
+#include "mongolock/lock.hpp"
+#include "mongolock/multi_lock.hpp"
+
+namespace mongolock::detail {
+
+using steady_deadline = std::optional<std::chrono::steady_clock::time_point>;
+
+// The provider behind a lock, as far as a primitive needs it.
+class engine_ref {
+ public:
+  explicit engine_ref(const lock& any) noexcept;
+
+  boost::asio::any_io_executor executor() const noexcept;
+  // True once the provider began to shut down: a new operation is refused.
+  bool closing() const noexcept;
+  // One timeout for a whole operation: `given`, else the provider's acquire timeout (whose 0 means
+  // none: nullopt).
+  std::optional<std::chrono::milliseconds> timeout_or_default(std::optional<std::chrono::milliseconds> given) const;
+  std::chrono::milliseconds expiry() const noexcept;
+  std::uint64_t next_seed() const;
+  // A lock of this provider. `plain`: a name the user gave (declared a lock's before its first
+  // acquire); a permit's lock is not.
+  lock make_lock(std::string name, bool plain) const;
+
+  // The store's declaration of `name`, recorded as `mine` if there is none yet.
+  boost::asio::awaitable<outcome<declaration>> declare(std::string name, declaration mine, steady_deadline deadline) const;
+  // `name`'s document, read from the primary.
+  boost::asio::awaitable<outcome<lock_doc>> read(std::string name) const;
+
+ private:
+  std::shared_ptr<provider_impl> p_;
+};
+
+// A lock's acquire in any mode (a permit's look uses acquire_mode::try_in_turn, which the public
+// lock does not offer).
+template <class Token>
+auto acquire(lock& l, acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d, Token&& token) {
+  return access::acquire(l, m, timeout, d, std::forward<Token>(token));
+}
+inline multi_lease make_multi_lease(std::vector<lease> leases) { return access::make_multi_lease(std::move(leases)); }
+
+// ---- an election's value on its lease ----
+// Writes `value` as the election value of the lease's holder: true if written, false if the
+// lease's (owner, token) no longer holds the document.
+boost::asio::awaitable<outcome<bool>> write_value(const std::shared_ptr<lease_state>& st, std::string value);
+inline const std::shared_ptr<lease_state>& state_of(const lease& l) noexcept { return access::state(l); }
+// {} while the lease is held; errc::lease_lost or errc::released once it ended.
+boost::system::error_code ended(const lease_state& st) noexcept;
+strand_type strand_of(const lease_state& st);
+
+// ---- the shapes of a primitive's operation ----
+
+// How every primitive's operation starts: on a new strand of the provider, `make_body()` runs as
+// the operation; or, if a check before it failed (`ec`), the operation completes at once with `ec`
+// and its reason (`why`, into `d`), without a body.
+template <class... Rest, class MakeBody>
+void start_checked(const engine_ref& e, boost::system::error_code ec, const std::string& why, diagnostics* d,
+                   MakeBody make_body,
+                   boost::asio::any_completion_handler<void(boost::system::error_code, Rest...)> h) {
+  auto strand = boost::asio::make_strand(e.executor());
+  if (!ec) return spawn_op(strand, make_body(), std::move(h));
+  if (d) d->reason = why;
+  auto fail = [](boost::system::error_code code) -> boost::asio::awaitable<std::tuple<boost::system::error_code, Rest...>> {
+    co_return std::tuple<boost::system::error_code, Rest...>{code, Rest{}...};
+  };
+  spawn_op(strand, fail(ec), std::move(h));
+}
+
+// The deadline of an operation with `timeout`: none without one, and none for a try (0).
+steady_deadline deadline_of(std::optional<std::chrono::milliseconds> timeout);
+// `deadline` as the timeout of one more acquire: nullopt without a deadline; 0 or less once passed.
+std::optional<std::chrono::milliseconds> left_until(steady_deadline deadline);
+
+// Whether the caller has asked the running body to stop: `cancelled(co_await
+// this_coro::cancellation_state)`. (A body begins with reset_cancellation_state and
+// throw_if_cancelled(false) in its own frame: a nested coroutine for them would already throw at
+// its co_await if the cancellation came before the body started.)
+bool cancelled(const boost::asio::cancellation_state& s) noexcept;
+
+// Releases each lease in turn and waits for each (a failed release: that lock expires or is retried
+// on its own); `held` is empty afterwards. For whatever a failed acquisition of several took.
+boost::asio::awaitable<void> release_each(std::vector<lease>& held);
+
+// What a take of a whole set reports: its error and reason, the leases it got.
+struct set_take {
+  boost::system::error_code ec;
+  std::string why;
+};
+// Takes a whole set of locks as one: `take(held)` takes its members into `held` (in the order of
+// the set) and says how it went. The set is handed out only if no error came and every one of
+// `size` leases is still held: one taken early may have been lost while a later one was awaited,
+// and then everything is given back and the set taken again from the start (`take` keeps its
+// own deadline). On an error everything taken is given back and the error reported.
+template <class Take>
+boost::asio::awaitable<std::tuple<boost::system::error_code, multi_lease>> take_whole_set(Take take, std::size_t size,
+                                                                                          diagnostics* d) {
+  for (;;) {
+    std::vector<lease> held;
+    held.reserve(size);  // a lease a member's wait watches stays in place
+    auto taking = take(held);
+    set_take r = co_await std::move(taking);
+    bool whole = !r.ec && held.size() == size;
+    for (const auto& l : held) whole = whole && l.held();
+    if (whole) {
+      if (d) d->reason.clear();
+      co_return std::tuple{boost::system::error_code{}, make_multi_lease(std::move(held))};
+    }
+    auto give_back = release_each(held);
+    co_await std::move(give_back);
+    if (r.ec) {
+      if (d) d->reason = r.why;
+      co_return std::tuple{r.ec, multi_lease{}};
+    }
+  }
+}
+
+}  // namespace mongolock::detail
