@@ -19,7 +19,7 @@ void lock::start_acquire(impl_ptr p, std::string name, std::shared_ptr<const loc
   // A try looks once and never parks; a timeout acquire_body will refuse is refused at once.
   const bool bad_timeout = static_cast<bool>(detail::check_acquire_timeout(timeout));
   if (mode != detail::acquire_mode::wait || bad_timeout || p->closing())
-    return detail::start_body(std::move(p), std::move(name), std::move(timing), plain, mode, timeout, d, since, false,
+    return detail::start_body(std::move(p), std::move(name), std::move(timing), plain, mode, timeout, d, since, {},
                               std::move(h));
   auto w = std::make_shared<detail::parked_acquire>(std::move(h));
   w->name = std::move(name);
@@ -31,8 +31,9 @@ void lock::start_acquire(impl_ptr p, std::string name, std::shared_ptr<const loc
   if (wait_for.count() > 0) w->deadline = since + wait_for;
   if (!p->turns.enter(w->name, w, [&] { detail::park(p, w); })) return;
   // The turn is ours: run now, with nothing parked.
-  detail::start_body(std::move(p), std::move(w->name), std::move(w->timing), plain, mode, timeout, d, since, true,
-                     std::move(w->handler));
+  detail::name_turn turn(p, w->name);
+  detail::start_body(std::move(p), std::move(w->name), std::move(w->timing), plain, mode, timeout, d, since,
+                     std::move(turn), std::move(w->handler));
 }
 
 boost::asio::any_io_executor lock::executor_of(const detail::provider_impl& p) noexcept { return p.ex; }

@@ -65,26 +65,6 @@ class in_progress {
   std::atomic<std::uint64_t>& n_;
 };
 
-// The turn of a lock name (name_turns.hpp) held by an acquire: passed on when the acquire ends,
-// unless a lease took it over.
-class turn_guard {
- public:
-  turn_guard(std::shared_ptr<provider_impl> p, std::string name, bool held)
-      : p_(std::move(p)), name_(std::move(name)), held_(held) {}
-  ~turn_guard() {
-    if (held_) pass_turn(p_, name_);
-  }
-  turn_guard(const turn_guard&) = delete;
-  turn_guard& operator=(const turn_guard&) = delete;
-  bool held() const { return held_; }
-  void handed_to_lease() { held_ = false; }
-
- private:
-  std::shared_ptr<provider_impl> p_;
-  std::string name_;
-  bool held_;
-};
-
 // A place in the line taken for this acquire by its provider's hand-off: left again on every way
 // out before the FSM takes it over (which then leaves it itself when it gives up).
 class enrolled_guard {
@@ -251,23 +231,17 @@ asio::awaitable<void> give_back_step(std::shared_ptr<provider_impl> p, acquire_f
 
 // The end of an acquire, outside the coroutine so that its locals take no room in the frame.
 result grant(const std::shared_ptr<provider_impl>& p, diagnostics* d, const lock_options& o, const strand_type& strand,
-             const acquire_fsm& fsm, const acquire_action& a, steady::time_point started, bool with_turn) {
-  const lease_fsm renewals(a.at, o.expiry, o.effective_margin(), o.effective_renew_every(), p->next_seed());
-  auto st = std::make_shared<lease_state>(p, strand, fsm.name(), fsm.owner(), a.token, renewals);
-  st->turn_held = with_turn;  // the lease passes the name's turn on when it ends
-  st->others_in_line = fsm.others_in_line();
-  st->line_seen = fsm.line_after_grant();
-  st->tickets_seen = fsm.tickets_after_grant();
-  if (!p->add_live(fsm.owner(), st)) {  // shutdown began while the take was in flight
+             const acquire_fsm& fsm, const acquire_action& a, steady::time_point started, name_turn& turn) {
+  auto st = make_held_lease(p, strand, fsm.name(), fsm.owner(), a.token, a.at, o, started, turn,
+                            {fsm.others_in_line(), fsm.line_after_grant(), fsm.tickets_after_grant()});
+  if (!st) {  // shutdown began while the take was in flight
     p->release_in_background(fsm.name(), fsm.owner(), a.token);
     return fail(*p, d, asio::error::operation_aborted, fsm.name(), "the provider is shutting down");
   }
-  st->start();
+  st->start();  // on its strand: this acquire's
   leave_line(p, fsm, leaving::granted);
-  p->count.acquisitions.fetch_add(1, std::memory_order_relaxed);
   p->count.failed_attempts.fetch_add(fsm.lost_races(), std::memory_order_relaxed);
   p->count.busy_observations.fetch_add(fsm.busy_observations(), std::memory_order_relaxed);
-  p->count_wait(steady::now() - started);
   if (d) d->reason.clear();
   return {error_code{}, access::make_lease(std::move(st))};
 }
@@ -287,11 +261,11 @@ result give_up(provider_impl& p, diagnostics* d, const acquire_fsm& fsm, const a
 asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_type strand, std::string name,
                                      std::shared_ptr<const lock_options> timing, bool plain, acquire_mode mode,
                                      std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
-                                     steady::time_point started, bool holds_turn,
+                                     steady::time_point started, name_turn turn,
                                      std::optional<line_enrollment> enrolled) {
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
-  turn_guard turn(p, holds_turn ? name : std::string(), holds_turn);
+  // `turn` passes on when this frame ends, unless the lease granted below took it over.
   std::string why;
   enrolled_guard place(p, name, std::move(enrolled));
   // A permit's document (NAME#k) is acquired only by its semaphore or rw_lock, never plainly.
@@ -374,9 +348,7 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
         break;
       }
       case kind::grant: {
-        auto r = grant(p, d, opts, strand, fsm, a, started, turn.held());
-        if (!std::get<0>(r)) turn.handed_to_lease();
-        co_return r;
+        co_return grant(p, d, opts, strand, fsm, a, started, turn);
       }
       case kind::fail:
         co_return give_up(*p, d, fsm, a);
@@ -388,13 +360,13 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
 
 void start_body(std::shared_ptr<provider_impl> p, std::string name, std::shared_ptr<const lock_options> timing,
                 bool plain, acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
-                steady::time_point since, bool holds_turn,
+                steady::time_point since, name_turn turn,
                 asio::any_completion_handler<void(error_code, lease)> h,
                 std::optional<line_enrollment> enrolled) {
   auto strand = asio::make_strand(p->ex);
   spawn_op<error_code, lease>(strand,
                               acquire_body(std::move(p), strand, std::move(name), std::move(timing), plain, mode, timeout, d,
-                                           since, holds_turn, std::move(enrolled)),
+                                           since, std::move(turn), std::move(enrolled)),
                               std::move(h));
 }
 
@@ -428,8 +400,9 @@ void park(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<parked_
 }
 
 namespace {
-// Runs `f(p, w)` on the parked acquire's executor: never inline (this may run inside a lease's
-// end() or a release), so posted to the provider's executor, then on to the handler's own.
+// Runs `f(p, w, turn)` on the parked acquire's executor, `turn` being the name's turn that came to
+// `w`: never inline (this may run inside a lease's end() or a release), so posted to the
+// provider's executor, then on to the handler's own.
 template <class F>
 void on_parked_executor(const std::shared_ptr<provider_impl>& p, std::shared_ptr<parked_acquire> w, F f) {
   asio::post(p->ex, [p, w = std::move(w), f = std::move(f), working = p->begin_work()]() mutable {
@@ -437,31 +410,28 @@ void on_parked_executor(const std::shared_ptr<provider_impl>& p, std::shared_ptr
     asio::dispatch(ex, [p = std::move(p), w = std::move(w), f = std::move(f), working = std::move(working)]() mutable {
       p->count.acquiring.fetch_sub(1, std::memory_order_relaxed);  // no longer parked
       if (w->timer) w->timer->cancel();
-      f(p, w);
+      f(p, w, name_turn(p, w->name));
     });
   });
 }
 
-// On the parked acquire's executor, once its turn came.
-void start_turn(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<parked_acquire>& w) {
+// On the parked acquire's executor, once its turn came. On every way out but the start, the turn
+// passes on (after the acquire has completed).
+void start_turn(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<parked_acquire>& w, name_turn turn) {
   const auto now = steady::now();
   // Put in line by a hand-off, and ending before it starts: the entry goes.
   auto enrolled = std::exchange(w->enrolled, std::nullopt);
   if (enrolled && (w->cancelled || p->closing() || (w->deadline && now >= *w->deadline)))
     leave_line_in_background(p, w->name, enrolled->owner);
-  if (w->cancelled || p->closing()) {
-    finish_parked(w, asio::error::operation_aborted, w->cancelled ? "cancelled" : "the provider is shutting down", p->ex);
-    return pass_turn(p, w->name);
-  }
-  if (w->deadline && now >= *w->deadline) {
-    finish_parked(w, make_error_code(errc::timeout), "timed out waiting for another acquire of this lock in this provider", p->ex);
-    return pass_turn(p, w->name);
-  }
+  if (w->cancelled || p->closing())
+    return finish_parked(w, asio::error::operation_aborted, w->cancelled ? "cancelled" : "the provider is shutting down", p->ex);
+  if (w->deadline && now >= *w->deadline)
+    return finish_parked(w, make_error_code(errc::timeout), "timed out waiting for another acquire of this lock in this provider", p->ex);
   std::optional<std::chrono::milliseconds> left;
   if (w->deadline) left = std::max(std::chrono::milliseconds{1}, std::chrono::ceil<std::chrono::milliseconds>(*w->deadline - now));
   // The slot now belongs to the acquire (spawn_op binds it), so the caller's cancellation reaches it.
-  start_body(p, w->name, std::move(w->timing), w->plain, acquire_mode::wait, left, w->diag, w->since, true, std::move(w->handler),
-             std::move(enrolled));
+  start_body(p, w->name, std::move(w->timing), w->plain, acquire_mode::wait, left, w->diag, w->since, std::move(turn),
+             std::move(w->handler), std::move(enrolled));
 }
 }  // namespace
 
@@ -477,46 +447,76 @@ void leave_line_in_background(const std::shared_ptr<provider_impl>& p, const std
   });
 }
 
-void pass_turn(const std::shared_ptr<provider_impl>& p, const std::string& name) {
-  if (auto next = p->turns.pass(name)) resume_parked(p, std::move(next));
+name_turn::name_turn(std::shared_ptr<provider_impl> p, std::string name) noexcept
+    : p_(std::move(p)), name_(std::move(name)), held_(true) {}
+
+name_turn::name_turn(name_turn&& other) noexcept
+    : p_(std::move(other.p_)), name_(std::move(other.name_)), held_(other.held_.exchange(false)) {}
+
+name_turn& name_turn::operator=(name_turn&& other) noexcept {
+  if (this == &other) return *this;
+  pass();
+  p_ = std::move(other.p_);
+  name_ = std::move(other.name_);
+  held_ = other.held_.exchange(false);
+  return *this;
+}
+
+void name_turn::pass() {
+  if (auto next = hand_on()) resume_parked(p_, std::move(next));
+}
+
+std::shared_ptr<parked_acquire> name_turn::hand_on() {
+  if (!held_.exchange(false, std::memory_order_acq_rel)) return nullptr;
+  return p_->turns.pass(name_);
 }
 
 void resume_parked(const std::shared_ptr<provider_impl>& p, std::shared_ptr<parked_acquire> next) {
   on_parked_executor(p, std::move(next), start_turn);
 }
 
+std::shared_ptr<lease_state> make_held_lease(const std::shared_ptr<provider_impl>& p, strand_type strand,
+                                             std::string name, std::string owner, std::int64_t token,
+                                             boot_clock::time_point clock_start, const lock_options& o,
+                                             steady::time_point since, name_turn& turn, line_seen_at_grant seen) {
+  const lease_fsm renewals(clock_start, o.expiry, o.effective_margin(), o.effective_renew_every(), p->next_seed());
+  auto st = std::make_shared<lease_state>(p, std::move(strand), std::move(name), owner, token, renewals);
+  st->others_in_line = seen.others_in_line;
+  st->line_seen = std::move(seen.line);
+  st->tickets_seen = seen.tickets;
+  if (!p->add_live(owner, st)) return nullptr;
+  st->turn = std::move(turn);  // the lease passes the name's turn on when it ends
+  p->count.acquisitions.fetch_add(1, std::memory_order_relaxed);
+  p->count_wait(steady::now() - since);
+  return st;
+}
+
 void grant_handed_over(const std::shared_ptr<provider_impl>& p, std::shared_ptr<parked_acquire> next,
                        std::string owner, std::int64_t token, boot_clock::time_point sent,
                        boot_clock::time_point bound) {
-  on_parked_executor(p, std::move(next), [owner = std::move(owner), token, sent, bound](const auto& p, const auto& w) {
+  auto hand_over = [owner = std::move(owner), token, sent, bound](const auto& p, const auto& w, name_turn turn) {
+    // Given back: the acquire completes, then `turn` passes on as this returns.
     auto give_back = [&](error_code ec, const char* why) {
       p->release_in_background(w->name, owner, token);
       finish_parked(w, ec, why, p->ex);
-      pass_turn(p, w->name);
     };
     if (w->cancelled) return give_back(asio::error::operation_aborted, "cancelled");
     if (p->closing()) return give_back(asio::error::operation_aborted, "the provider is shutting down");
     if (w->deadline && steady::now() >= *w->deadline) return give_back(make_error_code(errc::timeout), "the acquire timeout passed during the hand-off");
     if (boot_clock::now() >= bound) {  // a late grant (a stall since the reply): given back, never handed out
       p->release_in_background(w->name, owner, token);
-      return start_turn(p, w);
+      return start_turn(p, w, std::move(turn));
     }
     const lock_options& o = w->timing ? *w->timing : p->opts;
-    const lease_fsm renewals(sent, o.expiry, o.effective_margin(), o.effective_renew_every(), p->next_seed());
-    auto st = std::make_shared<lease_state>(p, asio::make_strand(p->ex), w->name, owner, token, renewals);
-    st->turn_held = true;  // the lease passes the turn on when it ends
-    if (!p->add_live(owner, st)) {
-      st->turn_held = false;
-      return give_back(asio::error::operation_aborted, "the provider is shutting down");
-    }
+    auto st = make_held_lease(p, asio::make_strand(p->ex), w->name, owner, token, sent, o, w->since, turn);
+    if (!st) return give_back(asio::error::operation_aborted, "the provider is shutting down");
     asio::post(st->strand, [st] { st->start(); });  // on its strand, before any release of it
-    p->count.acquisitions.fetch_add(1, std::memory_order_relaxed);
-    p->count_wait(steady::now() - w->since);
     if (w->slot.is_connected()) w->slot.clear();
     if (w->diag) w->diag->reason.clear();
     auto h = std::move(w->handler);
     std::move(h)(error_code{}, access::make_lease(std::move(st)));
-  });
+  };
+  on_parked_executor(p, std::move(next), std::move(hand_over));
 }
 
 }  // namespace mongolock::detail

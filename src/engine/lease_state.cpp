@@ -126,7 +126,7 @@ void lease_state::end(lease_phase to, error_code why, bool keep_turn) {
   auto pending = std::move(waiters);
   waiters.clear();
   for (auto& w : pending) complete(std::move(w), why);
-  if (!keep_turn) pass_turn();
+  if (!keep_turn) turn.pass();
 }
 
 void lease_state::release_in_background() {

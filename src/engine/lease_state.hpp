@@ -36,10 +36,6 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   // waiter (and so cancels guarded work) with `why`. The name's turn passes on at once unless
   // `keep_turn` (an explicit release passes it once the server has answered).
   void end(lease_phase to, boost::system::error_code why, bool keep_turn = false);
-  // Passes the turn of this lock name to the next parked acquire of this provider, once.
-  void pass_turn() {
-    if (turn_held.exchange(false)) detail::pass_turn(prov, name);
-  }
   // On the strand: if still held, ends the lease as released (guarded work cancelled) and frees
   // its document in the background (a lease handle dropped, a provider shutting down).
   void release_in_background();
@@ -74,8 +70,9 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   const std::int64_t token;
   std::atomic<lease_phase> phase{lease_phase::held};
   std::atomic<std::uint64_t> next_waiter{0};
-  // Won by an acquire that had its name's turn (name_turns.hpp): set once, before start().
-  std::atomic<bool> turn_held{false};
+  // The name's turn, if the acquire that won this lease had it (name_turns.hpp): set once,
+  // before start(); passed on when the lease ends, or by its release once answered (release.cpp).
+  name_turn turn;
   // Others were in the lock's line when this lease took it (set once, before start()): its
   // release frees the lock for them rather than trying a local hand-off first.
   bool others_in_line = false;

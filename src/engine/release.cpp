@@ -26,7 +26,7 @@ error_code settle(const lease_state& st, diagnostics* d, error_code ec, std::str
 
 struct turn_after_release {
   std::shared_ptr<lease_state> st;
-  ~turn_after_release() { st->pass_turn(); }
+  ~turn_after_release() { st->turn.pass(); }
 };
 
 release_params params_of(const lease_state& st) {
@@ -49,7 +49,7 @@ struct local_offer {
 };
 local_offer offer_local(const lease_state& st) {
   local_offer o;
-  if (!st.turn_held) return o;
+  if (!st.turn.held()) return o;
   o.acquire = st.prov->turns.first(st.name);
   if (!o.acquire) return o;
   const lock_options& opts = o.acquire->timing ? *o.acquire->timing : st.prov->opts;
@@ -65,7 +65,7 @@ void pass_on_after_hand_off(const std::shared_ptr<lease_state>& st, const releas
                             const std::shared_ptr<parked_acquire>& local, boot_clock::time_point sent) {
   auto p = st->prov;
   const take_request& t = fsm.request();
-  auto first = st->turn_held.exchange(false) ? p->turns.pass(st->name) : nullptr;
+  auto first = st->turn.hand_on();
   if (a.to == release_action::handed::to_line) {
     if (t.enroll && first && first == local)
       first->enrolled = line_enrollment{t.enroll->owner, t.enroll->ticket, sent};
