@@ -6,6 +6,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 
 #include "engine/access.hpp"
@@ -229,6 +230,22 @@ asio::awaitable<void> give_back_step(std::shared_ptr<provider_impl> p, acquire_f
   a = fsm.on_given_back(r, boot_clock::now());
 }
 
+// The store call `a` asks for; the FSM's answer to its outcome replaces `a`. A plain function: the
+// step's own coroutine is the only frame.
+asio::awaitable<void> store_step(const std::shared_ptr<provider_impl>& p, acquire_fsm& fsm, acquire_action& a,
+                                 deadline_t deadline) {
+  switch (a.what) {
+    case kind::read:
+    case kind::recheck: return read_step(p, fsm, a, deadline);
+    case kind::next_epoch: return epoch_step(p, fsm, a, deadline);
+    case kind::take: return take_step(p, fsm, a, deadline);
+    case kind::give_back: return give_back_step(p, fsm, a, deadline);
+    case kind::join:
+    case kind::refresh: return line_step(p, fsm, a, deadline);
+    default: std::abort();  // the driver calls it for these kinds only
+  }
+}
+
 // The end of an acquire, outside the coroutine so that its locals take no room in the frame.
 result grant(const std::shared_ptr<provider_impl>& p, diagnostics* d, const lock_options& o, const strand_type& strand,
              const acquire_fsm& fsm, const acquire_action& a, steady::time_point started, name_turn& turn) {
@@ -307,31 +324,15 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
         (cancelled(co_await asio::this_coro::cancellation_state) || p->closing()))
       a = fsm.on_cancel();
     switch (a.what) {
-      // Named awaitables, not temporaries inside co_await: GCC 12 may destroy those twice.
       case kind::read:
-      case kind::recheck: {
-        auto step = read_step(p, fsm, a, deadline);
-        co_await std::move(step);
-        break;
-      }
-      case kind::next_epoch: {
-        auto step = epoch_step(p, fsm, a, deadline);
-        co_await std::move(step);
-        break;
-      }
-      case kind::take: {
-        auto step = take_step(p, fsm, a, deadline);
-        co_await std::move(step);
-        break;
-      }
-      case kind::give_back: {
-        auto step = give_back_step(p, fsm, a, deadline);
-        co_await std::move(step);
-        break;
-      }
+      case kind::recheck:
+      case kind::next_epoch:
+      case kind::take:
+      case kind::give_back:
       case kind::join:
       case kind::refresh: {
-        auto step = line_step(p, fsm, a, deadline);
+        // Named, not a temporary inside co_await: GCC 12 may destroy that twice.
+        auto step = store_step(p, fsm, a, deadline);
         co_await std::move(step);
         break;
       }
@@ -484,8 +485,13 @@ std::shared_ptr<lease_state> make_held_lease(const std::shared_ptr<provider_impl
   st->others_in_line = seen.others_in_line;
   st->line_seen = std::move(seen.line);
   st->tickets_seen = seen.tickets;
-  if (!p->add_live(owner, st)) return nullptr;
-  st->turn = std::move(turn);  // the lease passes the name's turn on when it ends
+  // The turn first: once registered, the lease can be ended from another thread (a release of
+  // all, on its strand), and its end must find the turn it has to pass on.
+  st->turn = std::move(turn);
+  if (!p->add_live(owner, st)) {
+    turn = std::move(st->turn);  // nobody else has seen `st`
+    return nullptr;
+  }
   p->count.acquisitions.fetch_add(1, std::memory_order_relaxed);
   p->count_wait(steady::now() - since);
   return st;
