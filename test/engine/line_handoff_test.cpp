@@ -11,17 +11,9 @@
 #include "fsm_params.hpp"
 
 using namespace test;  // the harness: asio, ml, error_code, steady, engine, fast, fault, op, ...
-using ml::detail::acquire_action;
-using ml::detail::acquire_fsm;
-using ml::detail::line_entry;
-using ml::detail::lock_doc;
-using kind = acquire_action::kind;
-using tp = ml::detail::boot_clock::time_point;
+using namespace test::line_world;
 
 namespace {
-
-const tp t0{std::chrono::seconds{1000}};
-const std::string me = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", other = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
 
 ml::detail::acquire_params params() {
   auto p = test::fsm_params(t0, me);

@@ -8,6 +8,18 @@
 
 namespace test {
 
+// The line tests' world: the FSM's names, a start time and two owner ids.
+namespace line_world {
+using mongolock::detail::acquire_action;
+using mongolock::detail::acquire_fsm;
+using mongolock::detail::line_entry;
+using mongolock::detail::lock_doc;
+using kind = acquire_action::kind;
+using tp = mongolock::detail::boot_clock::time_point;
+inline const tp t0{std::chrono::seconds{1000}};
+inline const std::string me = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", other = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+}  // namespace line_world
+
 inline mongolock::detail::acquire_params fsm_params(mongolock::detail::boot_clock::time_point t0, std::string owner,
                                                     bool try_once = false) {
   using namespace std::chrono_literals;

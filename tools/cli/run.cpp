@@ -32,32 +32,33 @@ using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
-// The semaphore's and rw_lock's operations are named before they are awaited, never chosen by ?:
-// inside a co_await: GCC 12 may destroy such temporaries twice.
 rw_lock rw_lock_of(provider& locks, const options& o) {
   rw_options ro;
   ro.max_readers = o.readers;
   return locks.create_rw_lock(o.name, ro);
 }
 
+// The wait --wait asks for: `until_acquired()` without it, else `within(*o.wait)`. Chosen here, and
+// the operation named before it is awaited, never chosen by ?: inside a co_await: GCC 12 may
+// destroy such temporaries twice.
+template <class Untimed, class Timed>
+auto as_asked(const options& o, Untimed until_acquired, Timed within) {
+  if (o.wait) return within(*o.wait);
+  return until_acquired();
+}
+
 asio::awaitable<std::tuple<error_code, lease>> acquire(provider& locks, const options& o, diagnostics& d) {
   auto token = asio::as_tuple(asio::use_awaitable);
   if (o.permits > 0) {
     auto permits = locks.create_semaphore(o.name, o.permits);
-    if (!o.wait) {
-      auto op = permits.async_acquire(d, token);
-      co_return co_await std::move(op);
-    }
-    auto op = permits.async_acquire_for(*o.wait, d, token);
+    auto op = as_asked(o, [&] { return permits.async_acquire(d, token); },
+                       [&](auto wait) { return permits.async_acquire_for(wait, d, token); });
     co_return co_await std::move(op);
   }
   if (o.shared) {
     auto l = rw_lock_of(locks, o);
-    if (!o.wait) {
-      auto op = l.async_acquire_read(d, token);
-      co_return co_await std::move(op);
-    }
-    auto op = l.async_acquire_read_for(*o.wait, d, token);
+    auto op = as_asked(o, [&] { return l.async_acquire_read(d, token); },
+                       [&](auto wait) { return l.async_acquire_read_for(wait, d, token); });
     co_return co_await std::move(op);
   }
   auto lock = locks.create_lock(o.name);
@@ -71,11 +72,8 @@ asio::awaitable<std::tuple<error_code, multi_lease>> acquire_writer(provider& lo
                                                                      diagnostics& d) {
   auto token = asio::as_tuple(asio::use_awaitable);
   auto l = rw_lock_of(locks, o);
-  if (!o.wait) {
-    auto op = l.async_acquire_write(d, token);
-    co_return co_await std::move(op);
-  }
-  auto op = l.async_acquire_write_for(*o.wait, d, token);
+  auto op = as_asked(o, [&] { return l.async_acquire_write(d, token); },
+                     [&](auto wait) { return l.async_acquire_write_for(wait, d, token); });
   co_return co_await std::move(op);
 }
 
