@@ -55,7 +55,7 @@ error_code settle(const provider_impl& p, diagnostics* d, const char* what, erro
 asio::awaitable<std::tuple<error_code, std::size_t>> release_all_body(std::shared_ptr<provider_impl> p,
                                                                       diagnostics* d) {
   const auto working = p->begin_work();  // a shutdown meanwhile waits for this release
-  auto leases = p->live_leases();
+  auto leases = p->life.live_leases();
   std::vector<std::string> names, owners;
   for (auto& st : leases) {
     // Guarded work stops before the documents are freed. Each end() runs on its lease's strand.
@@ -88,7 +88,7 @@ asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_i
   auto idle = std::make_shared<std::atomic<bool>>(false);
   // Posted to this strand, so it runs after the wait below has started, even when already idle.
   // A weak reference: after a timeout the waiter stays registered and must not keep the timer.
-  p->when_idle([ex, weak = std::weak_ptr(bound), idle] {
+  p->life.when_idle([ex, weak = std::weak_ptr(bound), idle] {
     asio::post(ex, [weak, idle] {
       *idle = true;
       if (auto t = weak.lock()) t->cancel();
@@ -101,7 +101,7 @@ asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_i
     p->log(log_level::warning, [&] { return "shutdown: " + why; });
     co_return std::tuple{settle(*p, d, "shutdown", make_error_code(errc::timeout), why)};
   }
-  auto failed = p->failure();
+  auto failed = p->life.failure();
   co_return std::tuple{settle(*p, d, "shutdown", failed.ec, std::move(failed.why))};
 }
 

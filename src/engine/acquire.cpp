@@ -44,8 +44,8 @@ bool cancelled(const asio::cancellation_state& s) { return s.cancelled() != asio
 // Registers a canceller with the provider for the life of one acquire.
 class close_hook {
  public:
-  close_hook(provider_impl& p, std::function<void()> cancel) : p_(p), id_(p.on_close(std::move(cancel))) {}
-  ~close_hook() { p_.forget_on_close(id_); }
+  close_hook(provider_impl& p, std::function<void()> cancel) : p_(p), id_(p.life.on_close(std::move(cancel))) {}
+  ~close_hook() { p_.life.forget_on_close(id_); }
   close_hook(const close_hook&) = delete;
   close_hook& operator=(const close_hook&) = delete;
 
@@ -112,7 +112,7 @@ asio::awaitable<void> prepare_once(std::shared_ptr<provider_impl> p, deadline_t 
 // declaration_mismatch when it is a semaphore's or a rw_lock's (docs/design.md section 10).
 asio::awaitable<void> declare_plain_once(std::shared_ptr<provider_impl> p, const std::string& name,
                                          deadline_t deadline, error_code& ec, std::string& why) {
-  if (p->declared_plain(name)) co_return;
+  if (p->names.declared_plain(name)) co_return;
   const auto mine = plain_lock_declaration();
   auto r = co_await p->ops.declare(name, mine, deadline);
   if (r.ec) {
@@ -125,7 +125,7 @@ asio::awaitable<void> declare_plain_once(std::shared_ptr<provider_impl> p, const
     why = "'" + name + "' is declared as " + describe(r.value) + ", not a lock";
     co_return;
   }
-  p->note_declared_plain(name);
+  p->names.note_declared_plain(name);
 }
 
 // The take with this provider's holder metadata: added here, not kept in every waiter's FSM.
@@ -318,7 +318,7 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
     });
   });
 
-  auto a = fsm.start(boot_clock::now(), p->recall_free(fsm.name()));
+  auto a = fsm.start(boot_clock::now(), p->names.recall_free(fsm.name()));
   for (;;) {
     if (a.what != kind::grant && a.what != kind::fail &&
         (cancelled(co_await asio::this_coro::cancellation_state) || p->closing()))
@@ -488,7 +488,7 @@ std::shared_ptr<lease_state> make_held_lease(const std::shared_ptr<provider_impl
   // The turn first: once registered, the lease can be ended from another thread (a release of
   // all, on its strand), and its end must find the turn it has to pass on.
   st->turn = std::move(turn);
-  if (!p->add_live(owner, st)) {
+  if (!p->life.add_live(owner, st)) {
     turn = std::move(st->turn);  // nobody else has seen `st`
     return nullptr;
   }

@@ -121,7 +121,7 @@ void lease_state::end(lease_phase to, error_code why, bool keep_turn) {
   watchdog.cancel();
   prov->renewals->forget(owner);
   stop_loop.emit(asio::cancellation_type::terminal);
-  prov->remove_live(owner);
+  prov->life.remove_live(owner);
   if (to == lease_phase::lost) prov->count.losses.fetch_add(1, std::memory_order_relaxed);
   auto pending = std::move(waiters);
   waiters.clear();

@@ -1,4 +1,4 @@
-// A provider's shared state: background releases, work counting for shutdown, close hooks, stats.
+// A provider's shared state: background releases, the shutdown ticket, stats.
 #include "engine/provider_impl.hpp"
 
 #include <boost/asio/bind_executor.hpp>
@@ -34,7 +34,7 @@ void provider_impl::release_in_background(std::string name, std::string owner, s
     if (!retry || attempt >= 3 || !self->store->accepting()) {
       const auto why = "background release of '" + name + "' failed: " + r.message + " (the lock expires on its own)";
       self->log(log_level::warning, [&] { return why; });
-      self->note_failure(r.ec ? r.ec : make_error_code(errc::server_unavailable), why);
+      self->life.note_failure(r.ec ? r.ec : make_error_code(errc::server_unavailable), why);
       return;
     }
     self->release_in_background(name, owner, token, retry_after[attempt], unconfirmed, attempt + 1);
@@ -64,70 +64,23 @@ stats provider_impl::snapshot() const {
   s.server_calls = get(c.server_calls) + renewals->commands();  // a renewal batch is one call
   s.acquires_in_progress = get(c.acquiring);
   for (std::size_t i = 0; i < s.wait_histogram.size(); ++i) s.wait_histogram[i] = get(c.wait_buckets[i]);
-  std::lock_guard g(mu);
-  s.leases_held = live.size();
+  s.leases_held = life.live_count();
   return s;
 }
 
 provider_impl::ticket provider_impl::begin_work() {
-  {
-    std::lock_guard g(mu);
-    ++working_;
-  }
+  life.start_work();
   // The deleter runs when the last copy goes, even though the pointer is null.
-  return ticket(static_cast<void*>(nullptr), [self = shared_from_this()](void*) { self->end_work(); });
-}
-
-void provider_impl::end_work() {
-  std::vector<std::function<void()>> ready;
-  {
-    std::lock_guard g(mu);
-    if (--working_ == 0) ready.swap(idle_waiters_);
-  }
-  for (auto& f : ready) f();
-}
-
-void provider_impl::when_idle(std::function<void()> f) {
-  {
-    std::lock_guard g(mu);
-    if (working_ > 0) {
-      idle_waiters_.push_back(std::move(f));
-      return;
-    }
-  }
-  f();
+  return ticket(static_cast<void*>(nullptr), [self = shared_from_this()](void*) { self->life.end_work(); });
 }
 
 std::vector<std::shared_ptr<lease_state>> provider_impl::close() {
-  std::vector<std::function<void()>> cancel;
-  {
-    std::lock_guard g(mu);
-    if (!closing_) failure_ = {};  // the first shutdown reports what fails from here on
-    closing_ = true;  // under mu, so add_live (also under mu) cannot miss it
-    for (auto& [_, c] : cancellers_) cancel.push_back(c);
-  }
-  for (auto& c : cancel) c();
+  life.close();
   for (auto& w : turns.drain()) {  // parked acquires never started: they end here
     count.acquiring.fetch_sub(1, std::memory_order_relaxed);
     finish_parked(w, boost::asio::error::operation_aborted, "the provider is shutting down", ex);
   }
-  return live_leases();  // add_live refuses from here on, so this is every lease there will be
-}
-
-std::uint64_t provider_impl::on_close(std::function<void()> cancel) {
-  std::lock_guard g(mu);
-  cancellers_.emplace(++next_canceller_, std::move(cancel));
-  return next_canceller_;
-}
-
-void provider_impl::forget_on_close(std::uint64_t id) {
-  std::lock_guard g(mu);
-  cancellers_.erase(id);
-}
-
-void provider_impl::note_failure(error_code ec, std::string why) {
-  std::lock_guard g(mu);
-  failure_ = {ec, std::move(why)};
+  return life.live_leases();  // add_live refuses from here on, so this is every lease there will be
 }
 
 }  // namespace mongolock::detail

@@ -1,4 +1,7 @@
 #pragma once
+// The state one provider shares among its locks and leases: the store and its typed calls, the
+// options, the renewal batch, the turns of names, its life (provider_life.hpp), what it remembers of
+// names (name_memory.hpp), background releases and the counters behind stats.
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/strand.hpp>
 #include <array>
@@ -9,10 +12,10 @@
 #include <optional>
 #include <random>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
+#include "engine/name_memory.hpp"
+#include "engine/provider_life.hpp"
 #include "engine/store_ops.hpp"
 #include "store/lock_store.hpp"
 #include "engine/name_turns.hpp"
@@ -58,85 +61,18 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
     if (log_fn && level >= log_threshold) log_fn(level, std::forward<Text>(text)());
   }
   std::uint64_t next_seed() {
-    std::lock_guard g(mu);
+    std::lock_guard g(seed_mu);
     return seed();
   }
 
-  // Registers a granted lease; false once the provider is closing (the caller gives it back), so
-  // that no lease slips past close().
-  bool add_live(const std::string& owner, const std::shared_ptr<lease_state>& s) {
-    std::lock_guard g(mu);
-    if (closing_) return false;
-    live[owner] = s;
-    return true;
-  }
-  void remove_live(const std::string& owner) {
-    std::lock_guard g(mu);
-    live.erase(owner);
-  }
-  std::vector<std::shared_ptr<lease_state>> live_leases() {
-    std::lock_guard g(mu);
-    std::vector<std::shared_ptr<lease_state>> out;
-    for (auto& [_, w] : live)
-      if (auto s = w.lock()) out.push_back(std::move(s));
-    return out;
-  }
-
-  // Shutdown (provider::async_shutdown). Work that must finish before a clean exit (an acquire in
-  // flight, the watcher of a take whose acquire was abandoned, a release in the background)
-  // holds a ticket; the provider is idle when no ticket is left.
+  // Shutdown (provider::async_shutdown): a ticket for work that must finish before a clean exit
+  // (`life` counts it; the provider is idle when no ticket is left).
   using ticket = std::shared_ptr<void>;
   ticket begin_work();
-  // Calls `f` once no ticket is left: at once (inline) if none is.
-  void when_idle(std::function<void()> f);
-  // From now on acquisitions are refused; runs every registered canceller and returns the live
-  // leases (the caller ends and releases them).
+  // From now on acquisitions are refused: wakes every waiting acquire, completes every parked
+  // one, and returns the live leases (the caller ends and releases them).
   std::vector<std::shared_ptr<lease_state>> close();
-  // Lock-free: every waiting acquire asks on every turn.
-  bool closing() const { return closing_; }
-  // A waiting acquisition registers how to wake it; close() calls it. Returns a handle for forget.
-  std::uint64_t on_close(std::function<void()> cancel);
-  void forget_on_close(std::uint64_t id);
-  // A background release that gave up (the lock then expires on its own): shutdown reports it.
-  struct noted_failure {
-    boost::system::error_code ec;
-    std::string why;
-  };
-  void note_failure(boost::system::error_code ec, std::string why);
-  noted_failure failure() const {
-    std::lock_guard g(mu);
-    return failure_;
-  }
-
-  // What this provider last left behind when it released a lock: the free document, exactly as
-  // the server now has it unless someone else moved on. The next acquire of that name tries its
-  // compare-and-swap against this instead of reading first; if it is stale the swap matches
-  // nothing and the acquire falls back to reading. Bounded: forgotten wholesale when full.
-  void remember_free(const std::string& name, const lock_doc& doc) {
-    std::lock_guard g(mu);
-    if (free_docs.size() >= 4096) free_docs.clear();
-    free_docs[name] = doc;
-  }
-  std::optional<lock_doc> recall_free(const std::string& name) {
-    std::lock_guard g(mu);
-    auto it = free_docs.find(name);
-    if (it == free_docs.end()) return std::nullopt;
-    auto doc = it->second;
-    free_docs.erase(it);
-    return doc;
-  }
-
-  // Names this provider has seen declared a plain lock's: their acquires skip the declaration.
-  // Bounded: forgotten wholesale when full (a forgotten name costs one more declare).
-  bool declared_plain(const std::string& name) const {
-    std::lock_guard g(mu);
-    return plain_names.contains(name);
-  }
-  void note_declared_plain(const std::string& name) {
-    std::lock_guard g(mu);
-    if (plain_names.size() >= 4096) plain_names.clear();
-    plain_names.insert(name);
-  }
+  bool closing() const { return life.closing(); }
 
   struct counters {
     std::atomic<std::uint64_t> acquisitions{0}, failed_attempts{0}, busy_observations{0},
@@ -161,21 +97,14 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   const std::shared_ptr<renewal_batch> renewals;
   // Which waiting acquire of each lock name talks to the server; the others park (name_turns.hpp).
   name_turns turns;
+  // Work in flight, shutdown, live leases (provider_life.hpp).
+  provider_life life;
+  // The free documents of its own releases and the names declared plain (name_memory.hpp).
+  name_memory names;
 
  private:
-  void end_work();
-
-  mutable std::mutex mu;
-  std::atomic<bool> closing_{false};  // written under mu
-  std::size_t working_ = 0;
-  std::vector<std::function<void()>> idle_waiters_;
-  std::uint64_t next_canceller_ = 0;
-  std::unordered_map<std::uint64_t, std::function<void()>> cancellers_;
-  noted_failure failure_;
+  std::mutex seed_mu;
   std::mt19937_64 seed;
-  std::unordered_map<std::string, std::weak_ptr<lease_state>> live;
-  std::unordered_map<std::string, lock_doc> free_docs;
-  std::unordered_set<std::string> plain_names;
 };
 
 }  // namespace mongolock::detail
