@@ -38,6 +38,7 @@ check "--wait 0 on held lock exits 75" '[ $rc = 75 ]'
 check "a busy lock says who holds it: host, pid, label ($(cat "$work/busy"))" \
   'grep -q "held by $(hostname) pid [0-9]* (nightly-report), renewed [0-9]* ms ago" "$work/busy"'
 check "--wait 0 on held lock does not run the command" '[ ! -e "$work/ran" ]'
+check "--wait 0 on a live holder announces no confirmation" '! grep -q "confirming" "$work/busy"'
 MONGOLOCK_WAIT=0 "$bin" run "$n" true 2>/dev/null; rc=$?
 check "MONGOLOCK_WAIT=0 from the environment works too" '[ $rc = 75 ]'
 "$bin" --wait 300ms run "$n" true 2>"$work/timed-out"; rc=$?
@@ -67,8 +68,12 @@ n=$(name crashed)
 wait_for_file "$work/s3b"
 kill -KILL $victim; pkill -KILL -f "sleep 30" 2>/dev/null
 sleep 3.3
-"$bin" --wait 0 run "$n" true; rc=$?
+"$bin" --wait 0 run "$n" true 2>"$work/s3b.err"; rc=$?
 check "--wait 0 takes over a holder silent for 3 x --ttl" '[ $rc = 0 ]'
+# Not silently: the confirmation (its lease of 1 s plus our margin, 30 s / 10) is announced with
+# the time it may take and who held the lock.
+check "--wait 0 says it is confirming a silent holder, and for how long ($(head -c 300 "$work/s3b.err"))" \
+  'grep -q "confirming that this silent holder is gone, which takes up to 4.0 s (its lease of 1000 ms plus a margin of 3000 ms)" "$work/s3b.err" && grep -q "held by" "$work/s3b.err"'
 
 # 4. Lease lost (operator override): the command gets SIGTERM, run exits 74.
 n=$(name lost)

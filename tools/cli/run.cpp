@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include "exec_plan.hpp"
@@ -47,6 +48,8 @@ auto as_asked(const options& o, Untimed until_acquired, Timed within) {
   return until_acquired();
 }
 
+asio::awaitable<void> say_while_confirming(provider& locks, const options& o, std::shared_ptr<asio::steady_timer> stop);
+
 asio::awaitable<std::tuple<error_code, lease>> acquire(provider& locks, const options& o, diagnostics& d) {
   auto token = asio::as_tuple(asio::use_awaitable);
   if (o.permits > 0) {
@@ -64,7 +67,13 @@ asio::awaitable<std::tuple<error_code, lease>> acquire(provider& locks, const op
   auto lock = locks.create_lock(o.name);
   if (!o.wait) co_return co_await lock.async_acquire(d, token);
   // A cron's --wait 0 must not find a crashed holder "busy" night after night: confirm silence.
-  if (o.wait->count() == 0) co_return co_await lock.async_try_acquire({.confirm_silent_holder = true}, d, token);
+  if (o.wait->count() == 0) {
+    auto said = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor);
+    if (!o.quiet) asio::co_spawn(said->get_executor(), say_while_confirming(locks, o, said), asio::detached);
+    auto r = co_await lock.async_try_acquire({.confirm_silent_holder = true}, d, token);
+    said->expires_at(asio::steady_timer::time_point::min());  // cancels its wait; marks the try ended
+    co_return r;
+  }
   co_return co_await lock.async_acquire_for(*o.wait, d, token);
 }
 
@@ -218,12 +227,9 @@ std::string printable(std::string s) {
   return s;
 }
 
-// "; held by HOST pid PID (LABEL), renewed N ms ago" for a busy plain lock, as status shows it
-// (N by the two wall clocks: a hint, never used by the lock); empty if that look fails or finds
-// it free by now.
-asio::awaitable<std::string> who_holds(provider& locks, const std::string& name) {
-  auto [ec, info] = co_await locks.async_inspect(name, asio::as_tuple(asio::use_awaitable));
-  if (ec || !info.held) co_return std::string{};
+// "; held by HOST pid PID (LABEL), renewed N ms ago", as status shows a holder (N by the two wall
+// clocks: a hint, never used by the lock).
+std::string holder_text(const lock_info& info) {
   std::string text = "; held by " + (info.host.empty() ? std::string("an unnamed host") : printable(info.host));
   if (info.pid > 0) text += " pid " + std::to_string(info.pid);
   if (!info.label.empty()) text += " (" + printable(info.label) + ")";
@@ -232,7 +238,40 @@ asio::awaitable<std::string> who_holds(provider& locks, const std::string& name)
                          std::chrono::system_clock::now().time_since_epoch()).count();
     text += ", renewed " + std::to_string(std::max<std::int64_t>(0, now - info.renewed_at_ms)) + " ms ago";
   }
-  co_return text;
+  return text;
+}
+
+// The holder of a busy plain lock (holder_text); empty if that look fails or finds it free by now.
+asio::awaitable<std::string> who_holds(provider& locks, const std::string& name) {
+  auto [ec, info] = co_await locks.async_inspect(name, asio::as_tuple(asio::use_awaitable));
+  if (ec || !info.held) co_return std::string{};
+  co_return holder_text(info);
+}
+
+// A --wait 0 that finds a holder silent for long (by the wall clocks' hint) spends one observation
+// window confirming that it is gone (docs/design.md section 2): the holder's lease plus our margin.
+// Not silently: once the try has run for 300 ms, stderr says who holds the lock and how long the
+// confirmation may take. Nothing is said if the try ended first (`stop` cancelled).
+asio::awaitable<void> say_while_confirming(provider& locks, const options& o, std::shared_ptr<asio::steady_timer> stop) {
+  stop->expires_after(std::chrono::milliseconds{300});
+  auto [ec] = co_await stop->async_wait(asio::as_tuple(asio::use_awaitable));
+  if (ec) co_return;
+  auto [look_ec, info] = co_await locks.async_inspect(o.name, asio::as_tuple(asio::use_awaitable));
+  if (look_ec || !info.held || stop->expiry() == asio::steady_timer::time_point::min()) co_return;
+  // As the try decides (acquire_fsm): a placeholder left by release --force, or a holder whose
+  // last renewal is 3 leases old by the hint. A live holder's try is simply slow: nothing to say.
+  const bool placeholder = info.owner == "(force-released)";
+  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch()).count();
+  const bool looks_dead = info.renewed_at_ms != 0 && now_ms - info.renewed_at_ms >= 3 * info.expiry.count();
+  if (!placeholder && !looks_dead) co_return;
+  const auto margin = o.margin.count() > 0 ? o.margin : o.ttl / 10;
+  const auto up_to = info.expiry + margin;
+  std::cerr << "mongolock: lock '" << o.name << "'"
+            << (placeholder ? std::string("; force-released, its old lease not yet run out") : holder_text(info))
+            << "; --wait 0 is confirming that this silent holder is gone, which takes up to "
+            << up_to.count() / 1000 << "." << (up_to.count() % 1000) / 100 << " s (its lease of "
+            << info.expiry.count() << " ms plus a margin of " << margin.count() << " ms)\n";
 }
 
 }  // namespace
