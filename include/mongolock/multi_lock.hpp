@@ -194,14 +194,16 @@ class multi_lock {
   // looked at (the reason names the first not looked at), async_acquire's others. With
   // try_options: `within` bounds the whole try, confirm_silent_holder lets each look watch a
   // long-silent holder (lock::async_try_acquire). Cancellation: terminal, partial and total.
+  // Without options it is try_options{}, as lock's plain try is: no bound of its own, the same
+  // try as async_acquire_for(0).
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_try_acquire(Token&& token = {}) {
-    return initiate(detail::acquire_mode::try_once, std::nullopt, nullptr, std::forward<Token>(token));
+    return async_try_acquire(try_options{}, std::forward<Token>(token));
   }
   template <class Token = boost::asio::deferred_t>
   auto async_try_acquire(diagnostics& d, Token&& token = {}) {
-    return initiate(detail::acquire_mode::try_once, std::nullopt, &d, std::forward<Token>(token));
+    return async_try_acquire(try_options{}, d, std::forward<Token>(token));
   }
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>

@@ -12,16 +12,6 @@ using namespace test;  // the harness: asio, ml, error_code, steady, engine, fas
 
 namespace {
 
-// A lock held by "other", whose clock says it last renewed a day ago: probably crashed
-// (try_test.cpp's holder; planted under a permit's name "NAME#k" it holds that permit).
-ml::detail::lock_doc held_by_a_silent_holder(std::chrono::milliseconds expiry) {
-  auto d = free_doc(3);
-  d.held.owner = "other";
-  d.held.expiry = expiry;
-  d.renewed_at_ms = ml::detail::wall_ms() - 86'400'000;
-  return d;
-}
-
 ml::provider provider_of(engine& e) { return ml::detail::access::make_provider(e.p); }
 
 // Runs `start(handler)` to completion: the handler takes (error_code, Got); (ec, got) returned.
