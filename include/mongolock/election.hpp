@@ -58,18 +58,25 @@ class leadership {
   // one above limits::max_election_value bytes or not UTF-8; errc::not_held when empty; server
   // errors. Cancellation: not supported.
   template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
   auto async_proclaim(std::string value, Token&& token = {}) {
-    // The target is taken now, by value: a deferred operation may start after this object was
-    // moved from or reassigned.
-    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-        detail::initiation(lease_executor(),
-                           [](auto h, target t, std::string v) { start_proclaim(std::move(t), std::move(v), std::move(h)); }),
-        token, proclaim_target(), std::move(value));
+    return proclaim(std::move(value), nullptr, std::forward<Token>(token));
+  }
+  // The same, with the reason for a failure in `d`.
+  template <class Token = boost::asio::deferred_t>
+  auto async_proclaim(std::string value, diagnostics& d, Token&& token = {}) {
+    return proclaim(std::move(value), &d, std::forward<Token>(token));
   }
   // Steps down: releases the lease (lease::async_release's completion and errors).
   template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
   auto async_resign(Token&& token = {}) {
     return lease_.async_release(std::forward<Token>(token));
+  }
+  // The same, with the reason for a failure in `d` (lease::async_release(diagnostics&)).
+  template <class Token = boost::asio::deferred_t>
+  auto async_resign(diagnostics& d, Token&& token = {}) {
+    return lease_.async_release(d, std::forward<Token>(token));
   }
   // lease::async_wait_lost and lease::async_guard of the leader's lease.
   template <class Token = boost::asio::deferred_t>
@@ -92,7 +99,18 @@ class leadership {
     std::shared_ptr<std::string> shown;
   };
   target proclaim_target() const;
-  static void start_proclaim(target t, std::string value, handler_ec h);
+  static void start_proclaim(target t, std::string value, diagnostics* d, handler_ec h);
+  template <class Token>
+  auto proclaim(std::string value, diagnostics* d, Token&& token) {
+    // The target is taken now, by value: a deferred operation may start after this object was
+    // moved from or reassigned.
+    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+        detail::initiation(lease_executor(),
+                           [](auto h, target t, std::string v, diagnostics* diag) {
+                             start_proclaim(std::move(t), std::move(v), diag, std::move(h));
+                           }),
+        token, proclaim_target(), std::move(value), d);
+  }
 
   lease lease_;
   // Shared with a proclaim in flight, which replaces it on success.
@@ -113,26 +131,62 @@ class election {
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_campaign(std::string value, Token&& token = {}) {
-    return initiate(std::move(value), std::nullopt, nullptr, std::forward<Token>(token));
+    return initiate(std::move(value), detail::acquire_mode::wait, std::nullopt, nullptr, std::forward<Token>(token));
   }
   template <class Token = boost::asio::deferred_t>
   auto async_campaign(std::string value, diagnostics& d, Token&& token = {}) {
-    return initiate(std::move(value), std::nullopt, &d, std::forward<Token>(token));
+    return initiate(std::move(value), detail::acquire_mode::wait, std::nullopt, &d, std::forward<Token>(token));
   }
   // With this timeout in place of the provider's acquire timeout (0 = one try: errc::busy).
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_campaign_for(std::chrono::milliseconds timeout, std::string value, Token&& token = {}) {
-    return initiate(std::move(value), timeout, nullptr, std::forward<Token>(token));
+    return initiate(std::move(value), detail::mode_for(timeout), timeout, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_campaign_for(std::chrono::milliseconds timeout, std::string value, diagnostics& d, Token&& token = {}) {
+    return initiate(std::move(value), detail::mode_for(timeout), timeout, &d, std::forward<Token>(token));
+  }
+  // One try to become the leader, as lock::async_try_acquire, then the proclaim of `value` as
+  // async_campaign. Completion: void(error_code, leadership). Errors: errc::busy if another
+  // holds the name (also a confirmation cut short by `within`), errc::timeout if the server did
+  // not answer within `within`, async_campaign's others. With try_options: `within` bounds the try
+  // (lock::async_try_acquire: the proclaim after it is bounded by the driver's timeouts), and
+  // confirm_silent_holder lets it watch a long-silent leader and take over once its expiry is
+  // observed. Cancellation: as lock::async_try_acquire.
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_try_campaign(std::string value, Token&& token = {}) {
+    return async_try_campaign(std::move(value), try_options{}, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_try_campaign(std::string value, diagnostics& d, Token&& token = {}) {
+    return async_try_campaign(std::move(value), try_options{}, d, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_try_campaign(std::string value, try_options o, Token&& token = {}) {
+    return initiate(std::move(value), detail::try_mode(o.confirm_silent_holder), o.within, nullptr,
+                    std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_try_campaign(std::string value, try_options o, diagnostics& d, Token&& token = {}) {
+    return initiate(std::move(value), detail::try_mode(o.confirm_silent_holder), o.within, &d,
+                    std::forward<Token>(token));
   }
 
-  // One primary read: the current leader. Completion: void(error_code, leader_info).
+  // One primary read: the current leader. Completion: void(error_code, leader_info). Errors:
+  // errc::invalid_name, the store's (errc::server_unavailable, errc::server_error, ...).
   // Cancellation: terminal (the read has no side effect).
   template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
   auto async_leader(Token&& token = {}) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, leader_info)>(
-        detail::initiation(executor_of(lock_), [](auto h, lock l) { start_leader(std::move(l), std::move(h)); }), token,
-        lock_);
+    return leader(nullptr, std::forward<Token>(token));
+  }
+  // The same, with the reason for a failure in `d`.
+  template <class Token = boost::asio::deferred_t>
+  auto async_leader(diagnostics& d, Token&& token = {}) {
+    return leader(&d, std::forward<Token>(token));
   }
 
   // The leaders as they change, polled every `every` (0: a tenth of the provider's expiry).
@@ -145,18 +199,28 @@ class election {
   using leader_handler = boost::asio::any_completion_handler<void(boost::system::error_code, leader_info)>;
   explicit election(lock l) : lock_(std::move(l)) {}
 
-  static void start_campaign(lock l, std::string value, std::optional<std::chrono::milliseconds> timeout,
-                             diagnostics* d, campaign_handler h);
-  static void start_leader(lock l, leader_handler h);
+  static void start_campaign(lock l, std::string value, detail::acquire_mode mode,
+                             std::optional<std::chrono::milliseconds> timeout, diagnostics* d, campaign_handler h);
+  static void start_leader(lock l, diagnostics* d, leader_handler h);
   static boost::asio::any_io_executor executor_of(const lock& l) noexcept;
 
   template <class Token>
-  auto initiate(std::string value, std::optional<std::chrono::milliseconds> timeout, diagnostics* d, Token&& token) {
+  auto initiate(std::string value, detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout,
+                diagnostics* d, Token&& token) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, leadership)>(
         detail::initiation(executor_of(lock_),
-                           [](auto h, lock l, std::string v, std::optional<std::chrono::milliseconds> t,
-                              diagnostics* diag) { start_campaign(std::move(l), std::move(v), t, diag, std::move(h)); }),
-        token, lock_, std::move(value), timeout, d);
+                           [](auto h, lock l, std::string v, detail::acquire_mode mode,
+                              std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
+                             start_campaign(std::move(l), std::move(v), mode, t, diag, std::move(h));
+                           }),
+        token, lock_, std::move(value), m, timeout, d);
+  }
+  template <class Token>
+  auto leader(diagnostics* d, Token&& token) {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, leader_info)>(
+        detail::initiation(executor_of(lock_),
+                           [](auto h, lock l, diagnostics* diag) { start_leader(std::move(l), diag, std::move(h)); }),
+        token, lock_, d);
   }
 
   lock lock_;
@@ -170,24 +234,36 @@ class election {
 // async_next at a time. Cancellation: terminal, partial and total: operation_aborted.
 class election::observer {
  public:
+  // Completion: void(error_code, leader_info). Errors: errc::invalid_name, the store's
+  // (errc::server_unavailable, ...), operation_aborted when cancelled.
   template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
   auto async_next(Token&& token = {}) {
-    // By value (the lock is a name and a pointer): a deferred operation may start after this
-    // object was moved or destroyed.
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, leader_info)>(
-        detail::initiation(executor_of(lock_),
-                           [](auto h, lock l, std::chrono::milliseconds every,
-                              std::shared_ptr<std::optional<leader_info>> last) {
-                             start_next(std::move(l), every, std::move(last), std::move(h));
-                           }),
-        token, lock_, every_, last_);
+    return next(nullptr, std::forward<Token>(token));
+  }
+  // The same, with the reason for a failure in `d`.
+  template <class Token = boost::asio::deferred_t>
+  auto async_next(diagnostics& d, Token&& token = {}) {
+    return next(&d, std::forward<Token>(token));
   }
 
  private:
   friend class election;
   observer(lock l, std::chrono::milliseconds every) : lock_(std::move(l)), every_(every) {}
   static void start_next(lock l, std::chrono::milliseconds every, std::shared_ptr<std::optional<leader_info>> last,
-                         leader_handler h);
+                         diagnostics* d, leader_handler h);
+  template <class Token>
+  auto next(diagnostics* d, Token&& token) {
+    // By value (the lock is a name and a pointer): a deferred operation may start after this
+    // object was moved or destroyed.
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, leader_info)>(
+        detail::initiation(executor_of(lock_),
+                           [](auto h, lock l, std::chrono::milliseconds every,
+                              std::shared_ptr<std::optional<leader_info>> last, diagnostics* diag) {
+                             start_next(std::move(l), every, std::move(last), diag, std::move(h));
+                           }),
+        token, lock_, every_, last_, d);
+  }
 
   lock lock_;
   std::chrono::milliseconds every_;

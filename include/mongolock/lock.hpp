@@ -224,13 +224,11 @@ class lock {
 
   template <class Token>
   auto acquire_for(std::chrono::milliseconds timeout, diagnostics* d, Token&& token) {
-    return timeout.count() == 0 ? initiate(detail::acquire_mode::try_once, timeout, d, std::forward<Token>(token))
-                                : initiate(detail::acquire_mode::wait, timeout, d, std::forward<Token>(token));
+    return initiate(detail::mode_for(timeout), timeout, d, std::forward<Token>(token));
   }
   template <class Token>
   auto try_acquire(const try_options& o, diagnostics* d, Token&& token) {
-    return initiate(o.confirm_silent_holder ? detail::acquire_mode::try_confirming : detail::acquire_mode::try_once,
-                    o.within, d, std::forward<Token>(token));
+    return initiate(detail::try_mode(o.confirm_silent_holder), o.within, d, std::forward<Token>(token));
   }
   template <class Token>
   auto initiate(detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,

@@ -62,8 +62,15 @@ class multi_lease {
   // else the first error in name order (lease::async_release's codes); errc::not_held for an
   // empty multi_lease. Cancellation: not supported (the releases always run).
   template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
   auto async_release(Token&& token = {}) {
-    return initiate_on_leases<&multi_lease::start_release>(std::forward<Token>(token));
+    return initiate_on_leases<&multi_lease::start_release>(std::forward<Token>(token), static_cast<diagnostics*>(nullptr));
+  }
+  // The same, with the reason for the error in `d`: that of the first failing lease in name order,
+  // as "lock 'NAME': <its reason>".
+  template <class Token = boost::asio::deferred_t>
+  auto async_release(diagnostics& d, Token&& token = {}) {
+    return initiate_on_leases<&multi_lease::start_release>(std::forward<Token>(token), &d);
   }
 
   // Completion: void(error_code) when the first of the leases ends (errc::lease_lost or
@@ -110,18 +117,25 @@ class multi_lease {
   static void complete_not_held(Handler&& h) {
     boost::asio::post(boost::asio::append(std::forward<Handler>(h), make_error_code(errc::not_held)));
   }
-  static void start_release(shared, handler_ec);
+  static void start_release(shared, diagnostics*, handler_ec);
   static void start_wait_lost(shared, handler_ec);
-  // A void(error_code) operation over the leases: `start`, or not_held at once when empty.
-  template <void (*start)(shared, handler_ec), class Token>
-  auto initiate_on_leases(Token&& token) {
+  // A void(error_code) operation over the leases: `start(leases, args..., handler)`, or not_held at
+  // once when empty (with its reason, for an operation that takes diagnostics).
+  template <auto start, class Token, class... Args>
+  auto initiate_on_leases(Token&& token, Args... args) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
         detail::initiation(executor(),
-                           [](auto h, shared s) {
-                             if (!s || s->empty()) return complete_not_held(std::move(h));
-                             start(std::move(s), std::move(h));
+                           [](auto h, shared s, Args... a) {
+                             if (!s || s->empty()) {
+                               (say_empty(a), ...);
+                               return complete_not_held(std::move(h));
+                             }
+                             start(std::move(s), a..., std::move(h));
                            }),
-        token, leases_);
+        token, leases_, args...);
+  }
+  static void say_empty(diagnostics* d) {
+    if (d) d->reason = "this multi_lease holds no acquisition";
   }
 
   // As lease::guard_body, with the first loss among the leases as the other branch.
@@ -158,21 +172,47 @@ class multi_lock {
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_acquire(Token&& token = {}) {
-    return initiate(std::nullopt, nullptr, std::forward<Token>(token));
+    return initiate(detail::acquire_mode::wait, std::nullopt, nullptr, std::forward<Token>(token));
   }
   template <class Token = boost::asio::deferred_t>
   auto async_acquire(diagnostics& d, Token&& token = {}) {
-    return initiate(std::nullopt, &d, std::forward<Token>(token));
+    return initiate(detail::acquire_mode::wait, std::nullopt, &d, std::forward<Token>(token));
   }
   // With this timeout for the whole set; 0 = one try of each (errc::busy if any is held).
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_acquire_for(std::chrono::milliseconds timeout, Token&& token = {}) {
-    return initiate(timeout, nullptr, std::forward<Token>(token));
+    return initiate(detail::mode_for(timeout), timeout, nullptr, std::forward<Token>(token));
   }
   template <class Token = boost::asio::deferred_t>
   auto async_acquire_for(std::chrono::milliseconds timeout, diagnostics& d, Token&& token = {}) {
-    return initiate(timeout, &d, std::forward<Token>(token));
+    return initiate(detail::mode_for(timeout), timeout, &d, std::forward<Token>(token));
+  }
+  // One try of each lock in name order, stopping at the first held (everything taken is given
+  // back). Completion: void(error_code, multi_lease). Errors: errc::busy if any lock is held (also a
+  // confirmation cut short by `within`), errc::timeout if `within` ran out before every lock was
+  // looked at (the reason names the first not looked at), async_acquire's others. With
+  // try_options: `within` bounds the whole try, confirm_silent_holder lets each look watch a
+  // long-silent holder (lock::async_try_acquire). Cancellation: terminal, partial and total.
+  // Without options it is try_options{}, as lock's plain try is: no bound of its own, the same
+  // try as async_acquire_for(0).
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_try_acquire(Token&& token = {}) {
+    return async_try_acquire(try_options{}, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_try_acquire(diagnostics& d, Token&& token = {}) {
+    return async_try_acquire(try_options{}, d, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_try_acquire(try_options o, Token&& token = {}) {
+    return initiate(detail::try_mode(o.confirm_silent_holder), o.within, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_try_acquire(try_options o, diagnostics& d, Token&& token = {}) {
+    return initiate(detail::try_mode(o.confirm_silent_holder), o.within, &d, std::forward<Token>(token));
   }
 
  private:
@@ -180,19 +220,20 @@ class multi_lock {
   using handler = boost::asio::any_completion_handler<void(boost::system::error_code, multi_lease)>;
   multi_lock(lock prototype, std::vector<std::string> names) : prototype_(std::move(prototype)), names_(std::move(names)) {}
 
-  static void start(lock prototype, std::vector<std::string> names, std::optional<std::chrono::milliseconds> timeout,
-                    diagnostics* d, handler h);
+  static void start(lock prototype, std::vector<std::string> names, detail::acquire_mode mode,
+                    std::optional<std::chrono::milliseconds> timeout, diagnostics* d, handler h);
   static boost::asio::any_io_executor executor_of(const lock& l) noexcept;
 
   template <class Token>
-  auto initiate(std::optional<std::chrono::milliseconds> timeout, diagnostics* d, Token&& token) {
+  auto initiate(detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                Token&& token) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, multi_lease)>(
         detail::initiation(executor_of(prototype_),
-                           [](auto h, lock proto, std::vector<std::string> names,
+                           [](auto h, lock proto, std::vector<std::string> names, detail::acquire_mode mode,
                               std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
-                             start(std::move(proto), std::move(names), t, diag, std::move(h));
+                             start(std::move(proto), std::move(names), mode, t, diag, std::move(h));
                            }),
-        token, prototype_, names_, timeout, d);
+        token, prototype_, names_, m, timeout, d);
   }
 
   lock prototype_;  // a lock of this provider; its name is unused

@@ -57,21 +57,43 @@ class rw_lock {
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_acquire_read(Token&& token = {}) {
-    return initiate_read(std::nullopt, nullptr, std::forward<Token>(token));
+    return initiate_read(detail::acquire_mode::wait, std::nullopt, nullptr, std::forward<Token>(token));
   }
   template <class Token = boost::asio::deferred_t>
   auto async_acquire_read(diagnostics& d, Token&& token = {}) {
-    return initiate_read(std::nullopt, &d, std::forward<Token>(token));
+    return initiate_read(detail::acquire_mode::wait, std::nullopt, &d, std::forward<Token>(token));
   }
   // With this timeout for the call; 0 = one look (errc::busy).
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_acquire_read_for(std::chrono::milliseconds timeout, Token&& token = {}) {
-    return initiate_read(timeout, nullptr, std::forward<Token>(token));
+    return initiate_read(detail::mode_for(timeout), timeout, nullptr, std::forward<Token>(token));
   }
   template <class Token = boost::asio::deferred_t>
   auto async_acquire_read_for(std::chrono::milliseconds timeout, diagnostics& d, Token&& token = {}) {
-    return initiate_read(timeout, &d, std::forward<Token>(token));
+    return initiate_read(detail::mode_for(timeout), timeout, &d, std::forward<Token>(token));
+  }
+  // A try for a read permit, as semaphore::async_try_acquire (its completion, errors and
+  // cancellation): one look at each permit, ignoring their lines; errc::busy if every permit is
+  // held. With try_options: `within` bounds the call and confirm_silent_holder lets each look
+  // watch a long-silent holder (errc::timeout if `within` ran out before every permit was looked at).
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_try_acquire_read(Token&& token = {}) {
+    return initiate_read(detail::acquire_mode::try_once, std::nullopt, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_try_acquire_read(diagnostics& d, Token&& token = {}) {
+    return initiate_read(detail::acquire_mode::try_once, std::nullopt, &d, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_try_acquire_read(try_options o, Token&& token = {}) {
+    return initiate_read(detail::try_mode(o.confirm_silent_holder), o.within, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_try_acquire_read(try_options o, diagnostics& d, Token&& token = {}) {
+    return initiate_read(detail::try_mode(o.confirm_silent_holder), o.within, &d, std::forward<Token>(token));
   }
 
   // The write lock: "NAME#w", then every permit at once (each waited for as lock::async_acquire
@@ -84,21 +106,46 @@ class rw_lock {
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_acquire_write(Token&& token = {}) {
-    return initiate_write(std::nullopt, nullptr, std::forward<Token>(token));
+    return initiate_write(detail::acquire_mode::wait, std::nullopt, nullptr, std::forward<Token>(token));
   }
   template <class Token = boost::asio::deferred_t>
   auto async_acquire_write(diagnostics& d, Token&& token = {}) {
-    return initiate_write(std::nullopt, &d, std::forward<Token>(token));
+    return initiate_write(detail::acquire_mode::wait, std::nullopt, &d, std::forward<Token>(token));
   }
   // With this timeout for the whole; 0 = one look at each part (errc::busy if any is held).
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_acquire_write_for(std::chrono::milliseconds timeout, Token&& token = {}) {
-    return initiate_write(timeout, nullptr, std::forward<Token>(token));
+    return initiate_write(detail::mode_for(timeout), timeout, nullptr, std::forward<Token>(token));
   }
   template <class Token = boost::asio::deferred_t>
   auto async_acquire_write_for(std::chrono::milliseconds timeout, diagnostics& d, Token&& token = {}) {
-    return initiate_write(timeout, &d, std::forward<Token>(token));
+    return initiate_write(detail::mode_for(timeout), timeout, &d, std::forward<Token>(token));
+  }
+  // A try for the write lock: one look at "NAME#w", then at each permit in order, stopping at the
+  // first held (everything taken is given back). Completion: void(error_code, multi_lease).
+  // Errors: errc::busy if any part is held (also a confirmation cut short by `within`),
+  // errc::timeout if `within` ran out before every part was looked at (the reason names the
+  // first not looked at), async_acquire_write's others. With try_options: `within` bounds the
+  // call, confirm_silent_holder lets each look watch a long-silent holder (lock::async_try_acquire).
+  // Cancellation: terminal, partial and total.
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_try_acquire_write(Token&& token = {}) {
+    return initiate_write(detail::acquire_mode::try_once, std::nullopt, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_try_acquire_write(diagnostics& d, Token&& token = {}) {
+    return initiate_write(detail::acquire_mode::try_once, std::nullopt, &d, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_try_acquire_write(try_options o, Token&& token = {}) {
+    return initiate_write(detail::try_mode(o.confirm_silent_holder), o.within, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_try_acquire_write(try_options o, diagnostics& d, Token&& token = {}) {
+    return initiate_write(detail::try_mode(o.confirm_silent_holder), o.within, &d, std::forward<Token>(token));
   }
 
  private:
@@ -109,26 +156,28 @@ class rw_lock {
   rw_lock(const lock& prototype, std::string name, rw_options o);
 
   static boost::asio::any_io_executor executor_of(const shared&) noexcept;
-  static void start_read(shared, std::optional<std::chrono::milliseconds>, diagnostics*, read_handler);
-  static void start_write(shared, std::optional<std::chrono::milliseconds>, diagnostics*, write_handler);
+  static void start_read(shared, detail::acquire_mode, std::optional<std::chrono::milliseconds>, diagnostics*,
+                         read_handler);
+  static void start_write(shared, detail::acquire_mode, std::optional<std::chrono::milliseconds>, diagnostics*,
+                          write_handler);
 
   template <class Token>
-  auto initiate_read(std::optional<std::chrono::milliseconds> timeout, diagnostics* d, Token&& token) const {
+  auto initiate_read(detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                     Token&& token) const {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, lease)>(
         detail::initiation(executor_of(state_),
-                           [](auto h, shared s, std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
-                             start_read(std::move(s), t, diag, std::move(h));
-                           }),
-        token, state_, timeout, d);
+                           [](auto h, shared s, detail::acquire_mode mode, std::optional<std::chrono::milliseconds> t,
+                              diagnostics* diag) { start_read(std::move(s), mode, t, diag, std::move(h)); }),
+        token, state_, m, timeout, d);
   }
   template <class Token>
-  auto initiate_write(std::optional<std::chrono::milliseconds> timeout, diagnostics* d, Token&& token) const {
+  auto initiate_write(detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                      Token&& token) const {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, multi_lease)>(
         detail::initiation(executor_of(state_),
-                           [](auto h, shared s, std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
-                             start_write(std::move(s), t, diag, std::move(h));
-                           }),
-        token, state_, timeout, d);
+                           [](auto h, shared s, detail::acquire_mode mode, std::optional<std::chrono::milliseconds> t,
+                              diagnostics* diag) { start_write(std::move(s), mode, t, diag, std::move(h)); }),
+        token, state_, m, timeout, d);
   }
 
   shared state_;

@@ -63,11 +63,11 @@ class semaphore {
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_acquire_for(std::chrono::milliseconds timeout, Token&& token = {}) {
-    return initiate(mode_for(timeout), timeout, nullptr, std::forward<Token>(token));
+    return initiate(detail::mode_for(timeout), timeout, nullptr, std::forward<Token>(token));
   }
   template <class Token = boost::asio::deferred_t>
   auto async_acquire_for(std::chrono::milliseconds timeout, diagnostics& d, Token&& token = {}) {
-    return initiate(mode_for(timeout), timeout, &d, std::forward<Token>(token));
+    return initiate(detail::mode_for(timeout), timeout, &d, std::forward<Token>(token));
   }
   // One try of each permit: errc::busy if every permit is held. Like lock::async_try_acquire it
   // does not queue, so it ignores the permits' lines: a waiter that crashed while in line cannot
@@ -81,6 +81,22 @@ class semaphore {
   auto async_try_acquire(diagnostics& d, Token&& token = {}) {
     return initiate(detail::acquire_mode::try_once, std::nullopt, &d, std::forward<Token>(token));
   }
+  // A try with lock::async_try_acquire's options, applied to the whole call and to each permit:
+  // `within` bounds the call (0: no bound of its own), and confirm_silent_holder lets each permit's
+  // look watch a long-silent holder as lock's try does. Completion: void(error_code, lease).
+  // Errors: errc::busy when every permit looked at was held (also a confirmation cut short by
+  // `within`), errc::timeout when `within` ran out before every permit was looked at (the reason
+  // names the first one not looked at), errc::invalid_options for a negative `within`, and
+  // async_acquire's other errors. Cancellation: terminal, partial and total (operation_aborted).
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_try_acquire(try_options o, Token&& token = {}) {
+    return initiate(detail::try_mode(o.confirm_silent_holder), o.within, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_try_acquire(try_options o, diagnostics& d, Token&& token = {}) {
+    return initiate(detail::try_mode(o.confirm_silent_holder), o.within, &d, std::forward<Token>(token));
+  }
 
  private:
   friend class provider;
@@ -90,9 +106,6 @@ class semaphore {
   // `kind`: what the declaration records ("semaphore", or "rw_lock" for a rw_lock's read permits).
   semaphore(const lock& prototype, std::string name, int permits, const char* kind = "semaphore");
 
-  static detail::acquire_mode mode_for(std::chrono::milliseconds t) {
-    return t.count() == 0 ? detail::acquire_mode::try_once : detail::acquire_mode::wait;
-  }
   static boost::asio::any_io_executor executor_of(const shared&) noexcept;
   static void start(shared, detail::acquire_mode, std::optional<std::chrono::milliseconds>, diagnostics*, handler);
 

@@ -56,8 +56,9 @@ class engine_ref {
   std::shared_ptr<provider_impl> p_;
 };
 
-// A lock's acquire in any mode (a permit's look uses acquire_mode::try_in_turn, which the public
-// lock does not offer).
+// A lock's acquire in any mode: a primitive's try looks at each member in the mode its
+// try_options ask for (docs/design.md section 12), and a permit's look uses
+// acquire_mode::try_in_turn, which the public lock does not offer.
 template <class Token>
 auto acquire(lock& l, acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d, Token&& token) {
   return access::acquire(l, m, timeout, d, std::forward<Token>(token));
@@ -101,6 +102,21 @@ std::optional<std::chrono::milliseconds> left_until(steady_deadline deadline);
 // throw_if_cancelled(false) in its own frame: a nested coroutine for them would already throw at
 // its co_await if the cancellation came before the body started.)
 bool cancelled(const boost::asio::cancellation_state& s) noexcept;
+
+// Why a try of several locks (a semaphore's permits, a rw_lock's parts, a multi-lock's members)
+// ended with errc::timeout: its time (try_options::within, else the acquire timeout) ran out
+// before it could look at `next`, so whether `next` was free is not known.
+inline std::string try_out_of_time(const lock& next) {
+  return "the try ran out of time before it could look at '" + next.name() + "'";
+}
+
+// What became of one member of a set (`label`: "lock 'NAME'", "permit 'NAME#k'"), for the
+// caller's diagnostics: "<label>: <its reason>", or "<label> is held" for a busy member (a busy
+// lock's own diagnostics say nothing: error.hpp).
+inline std::string member_reason(const std::string& label, boost::system::error_code ec, const diagnostics& d) {
+  if (!d.reason.empty()) return label + ": " + d.reason;
+  return ec == errc::busy ? label + " is held" : label;
+}
 
 // Releases each lease in turn and waits for each (a failed release: that lock expires or is retried
 // on its own); `held` is empty afterwards. For whatever a failed acquisition of several took.

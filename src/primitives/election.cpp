@@ -47,10 +47,10 @@ using campaign_result = std::tuple<error_code, leadership>;
 
 asio::any_io_executor election::executor_of(const lock& l) noexcept { return detail::engine_ref(l).executor(); }
 
-void election::start_campaign(lock l, std::string value, std::optional<std::chrono::milliseconds> timeout,
-                              diagnostics* d, campaign_handler h) {
+void election::start_campaign(lock l, std::string value, detail::acquire_mode mode,
+                              std::optional<std::chrono::milliseconds> timeout, diagnostics* d, campaign_handler h) {
   auto strand = asio::make_strand(executor_of(l));
-  auto body = [](lock l, std::string value, std::optional<std::chrono::milliseconds> timeout,
+  auto body = [](lock l, std::string value, detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout,
                  diagnostics* d) -> asio::awaitable<campaign_result> {
     co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
     co_await asio::this_coro::throw_if_cancelled(false);
@@ -60,8 +60,7 @@ void election::start_campaign(lock l, std::string value, std::optional<std::chro
       co_return campaign_result{ec, leadership{}};
     }
     diagnostics inner;
-    auto acquire = timeout ? l.async_acquire_for(*timeout, inner, asio::as_tuple(asio::use_awaitable))
-                           : l.async_acquire(inner, asio::as_tuple(asio::use_awaitable));
+    auto acquire = detail::acquire(l, mode, timeout, &inner, asio::as_tuple(asio::use_awaitable));
     auto [ec, won] = co_await std::move(acquire);
     if (ec) {
       if (d) d->reason = inner.reason;
@@ -83,20 +82,31 @@ void election::start_campaign(lock l, std::string value, std::optional<std::chro
     if (d) d->reason.clear();
     co_return campaign_result{error_code{}, leadership(std::move(won), std::move(value))};
   };
-  detail::spawn_op(strand, body(std::move(l), std::move(value), timeout, d), std::move(h));
+  detail::spawn_op(strand, body(std::move(l), std::move(value), mode, timeout, d), std::move(h));
 }
 
-void election::start_leader(lock l, leader_handler h) {
+namespace {
+// A failure of an election's read, with its reason into `d` (if given); a success clears it.
+std::tuple<error_code, leader_info> read_failed(diagnostics* d, error_code ec, std::string why) {
+  if (d) d->reason = std::move(why);
+  return {ec, leader_info{}};
+}
+}  // namespace
+
+void election::start_leader(lock l, diagnostics* d, leader_handler h) {
   const detail::engine_ref e(l);
   auto strand = asio::make_strand(e.executor());
-  auto body = [](detail::engine_ref e, std::string name) -> asio::awaitable<std::tuple<error_code, leader_info>> {
+  auto body = [](detail::engine_ref e, std::string name,
+                 diagnostics* d) -> asio::awaitable<std::tuple<error_code, leader_info>> {
     std::string why;
-    if (auto ec = validate_lock_name(name, &why)) co_return std::tuple{ec, leader_info{}};
+    if (auto ec = validate_lock_name(name, &why)) co_return read_failed(d, ec, why);
     auto read = e.read(name);
     auto r = co_await std::move(read);
-    co_return std::tuple{r.ec, r.ec ? leader_info{} : to_leader(r.value)};
+    if (r.ec) co_return read_failed(d, r.ec, "reading the leader of '" + name + "': " + r.message);
+    if (d) d->reason.clear();
+    co_return std::tuple{r.ec, to_leader(r.value)};
   };
-  detail::spawn_op(strand, body(e, l.name()), std::move(h));
+  detail::spawn_op(strand, body(e, l.name(), d), std::move(h));
 }
 
 election::observer election::observe(std::chrono::milliseconds every) const {
@@ -107,34 +117,36 @@ election::observer election::observe(std::chrono::milliseconds every) const {
 }
 
 void election::observer::start_next(lock l, std::chrono::milliseconds every,
-                                    std::shared_ptr<std::optional<leader_info>> last, leader_handler h) {
+                                    std::shared_ptr<std::optional<leader_info>> last, diagnostics* d, leader_handler h) {
   const detail::engine_ref e(l);
   auto strand = asio::make_strand(e.executor());
   auto body = [](detail::engine_ref e, std::string name, std::chrono::milliseconds every,
-                 std::shared_ptr<std::optional<leader_info>> last) -> asio::awaitable<std::tuple<error_code, leader_info>> {
+                 std::shared_ptr<std::optional<leader_info>> last,
+                 diagnostics* d) -> asio::awaitable<std::tuple<error_code, leader_info>> {
     co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
     co_await asio::this_coro::throw_if_cancelled(false);
     std::string why;
-    if (auto ec = validate_lock_name(name, &why)) co_return std::tuple{ec, leader_info{}};
+    if (auto ec = validate_lock_name(name, &why)) co_return read_failed(d, ec, why);
     auto ex = co_await asio::this_coro::executor;  // named: GCC 12 and co_await in constructor arguments
     asio::steady_timer timer(ex);
     for (bool first = true;; first = false) {
       if (!first) {
         timer.expires_after(every);
         auto [waited] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-        if (waited) co_return std::tuple{error_code(asio::error::operation_aborted), leader_info{}};
+        if (waited) co_return read_failed(d, asio::error::operation_aborted, "cancelled while waiting for the next poll");
       }
       auto read = e.read(name);
       auto r = co_await std::move(read);
-      if (r.ec) co_return std::tuple{r.ec, leader_info{}};
+      if (r.ec) co_return read_failed(d, r.ec, "polling the leader of '" + name + "': " + r.message);
       auto now = to_leader(r.value);
       if (!*last || **last != now) {
         *last = now;
+        if (d) d->reason.clear();
         co_return std::tuple{error_code{}, std::move(now)};
       }
     }
   };
-  detail::spawn_op(strand, body(e, l.name(), every, std::move(last)), std::move(h));
+  detail::spawn_op(strand, body(e, l.name(), every, std::move(last), d), std::move(h));
 }
 
 // ---- leadership ------------------------------------------------------------------------------
@@ -146,24 +158,32 @@ asio::any_io_executor leadership::lease_executor() const {
 
 leadership::target leadership::proclaim_target() const { return {detail::state_of(lease_), value_}; }
 
-void leadership::start_proclaim(target t, std::string value, handler_ec h) {
+void leadership::start_proclaim(target t, std::string value, diagnostics* d, handler_ec h) {
   auto st = std::move(t.lease);
-  std::string why;
+  std::string why = "this leadership holds no lease";
   auto ec = st ? check_value(value, why) : make_error_code(errc::not_held);
   auto strand = st ? detail::strand_of(*st) : asio::make_strand(asio::any_io_executor(asio::system_executor()));
   auto body = [](std::shared_ptr<detail::lease_state> st, std::shared_ptr<std::string> shown, std::string value,
-                 error_code ec) -> asio::awaitable<std::tuple<error_code>> {
-    if (ec) co_return std::tuple{ec};
-    if (auto over = detail::ended(*st)) co_return std::tuple{over};  // ended already: nothing to write
+                 error_code ec, std::string why, diagnostics* d) -> asio::awaitable<std::tuple<error_code>> {
+    auto failed = [d](error_code ec, std::string why) {
+      if (d) d->reason = std::move(why);
+      return std::tuple{ec};
+    };
+    if (ec) co_return failed(ec, std::move(why));
+    if (auto over = detail::ended(*st))  // ended already: nothing to write
+      co_return failed(over, over == errc::released ? "the leadership was resigned: nothing to proclaim"
+                                                    : "the leader's lease was lost: nothing to proclaim");
     auto write = detail::write_value(st, value);
     auto r = co_await std::move(write);
-    if (r.ec) co_return std::tuple{r.ec};
-    if (!r.value) co_return std::tuple{make_error_code(errc::lease_lost)};
+    if (r.ec) co_return failed(r.ec, "writing the leader's value: " + r.message);
+    if (!r.value) co_return failed(make_error_code(errc::lease_lost), "the lease no longer holds the name: the value was not written");
     *shown = std::move(value);
+    if (d) d->reason.clear();
     co_return std::tuple{error_code{}};
   };
   if (!t.shown) t.shown = std::make_shared<std::string>();  // a moved-from leadership
-  detail::spawn_op(strand, body(std::move(st), std::move(t.shown), std::move(value), ec), std::move(h), false);
+  detail::spawn_op(strand, body(std::move(st), std::move(t.shown), std::move(value), ec, std::move(why), d), std::move(h),
+                   false);
 }
 
 }  // namespace mongolock

@@ -45,9 +45,11 @@ error_code check_names(std::vector<std::string>& names, std::string& why) {
   return {};
 }
 
-// Each lock in turn (in the set's order) into `held`, within `deadline`; stops at the first failure.
-asio::awaitable<detail::set_take> take_each(std::vector<lock>& locks, detail::steady_deadline deadline, bool try_once,
-                                            std::vector<lease>& held) {
+// Each lock in turn (in the set's order) into `held`, within `deadline`, each in `mode` (a wait,
+// or a try's look); stops at the first failure.
+asio::awaitable<detail::set_take> take_each(std::vector<lock>& locks, detail::steady_deadline deadline,
+                                            detail::acquire_mode mode, std::vector<lease>& held) {
+  const bool try_once = mode != detail::acquire_mode::wait;
   detail::set_take r;
   diagnostics inner;
   for (auto& l : locks) {
@@ -61,17 +63,18 @@ asio::awaitable<detail::set_take> take_each(std::vector<lock>& locks, detail::st
       left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
         r.ec = make_error_code(errc::timeout);
-        r.why = "the multi-lock's acquire timeout passed before lock '" + l.name() + "'";
+        r.why = try_once ? detail::try_out_of_time(l) : "the multi-lock's acquire timeout passed before lock '" + l.name() + "'";
         break;
       }
     }
+    // A wait without a deadline has the lock's own (none); a try without one, no bound of its own.
+    const auto timeout = deadline || try_once ? std::optional{left} : std::nullopt;
     // Named, not a temporary inside co_await: GCC 12 may destroy those twice.
-    auto op = (deadline || try_once) ? l.async_acquire_for(left, inner, asio::as_tuple(asio::use_awaitable))
-                                     : l.async_acquire(inner, asio::as_tuple(asio::use_awaitable));
+    auto op = detail::acquire(l, mode, timeout, &inner, asio::as_tuple(asio::use_awaitable));
     auto [e, got] = co_await std::move(op);
     if (e) {
       r.ec = e;
-      r.why = "lock '" + l.name() + "'" + (inner.reason.empty() ? "" : ": " + inner.reason);
+      r.why = detail::member_reason("lock '" + l.name() + "'", e, inner);
       break;
     }
     held.push_back(std::move(got));
@@ -79,22 +82,21 @@ asio::awaitable<detail::set_take> take_each(std::vector<lock>& locks, detail::st
   co_return r;
 }
 
-asio::awaitable<result> acquire_all(std::vector<lock> locks, std::optional<std::chrono::milliseconds> timeout,
-                                    diagnostics* d) {
+asio::awaitable<result> acquire_all(std::vector<lock> locks, detail::acquire_mode mode,
+                                    std::optional<std::chrono::milliseconds> timeout, diagnostics* d) {
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
   const auto deadline = detail::deadline_of(timeout);
-  const bool try_once = timeout && timeout->count() == 0;
   // A lease taken early may be lost while a later lock is awaited: then the set is not ours, and
   // is taken again from the start, within the same timeout.
-  auto take = [&](std::vector<lease>& held) { return take_each(locks, deadline, try_once, held); };
+  auto take = [&](std::vector<lease>& held) { return take_each(locks, deadline, mode, held); };
   co_return co_await detail::take_whole_set(take, locks.size(), d);
 }
 
 }  // namespace
 
-void multi_lock::start(lock prototype, std::vector<std::string> names, std::optional<std::chrono::milliseconds> timeout,
-                       diagnostics* d, handler h) {
+void multi_lock::start(lock prototype, std::vector<std::string> names, detail::acquire_mode mode,
+                       std::optional<std::chrono::milliseconds> timeout, diagnostics* d, handler h) {
   const detail::engine_ref e(prototype);
   std::string why;
   auto ec = check_names(names, why);
@@ -104,7 +106,7 @@ void multi_lock::start(lock prototype, std::vector<std::string> names, std::opti
     locks.reserve(names.size());
     for (auto& n : names) locks.push_back(e.make_lock(std::move(n), true));
     // One timeout for the whole set: the provider's unless given.
-    return acquire_all(std::move(locks), e.timeout_or_default(timeout), d);
+    return acquire_all(std::move(locks), mode, e.timeout_or_default(timeout), d);
   };
   detail::start_checked(e, ec, why, d, body, std::move(h));
 }
@@ -144,19 +146,25 @@ std::chrono::milliseconds multi_lease::time_left() const noexcept {
   return least;
 }
 
-void multi_lease::start_release(shared s, handler_ec h) {
+void multi_lease::start_release(shared s, diagnostics* d, handler_ec h) {
   auto ex = s->front().get_executor();
-  auto body = [](shared s) -> asio::awaitable<std::tuple<error_code>> {
-    std::vector<decltype(s->front().async_release(asio::deferred))> ops;
-    for (auto& l : *s) ops.push_back(l.async_release(asio::deferred));
+  auto body = [](shared s, diagnostics* d) -> asio::awaitable<std::tuple<error_code>> {
+    // Sized before any release points into it.
+    std::vector<diagnostics> diags(s->size());
+    std::vector<decltype(s->front().async_release(diags.front(), asio::deferred))> ops;
+    for (std::size_t i = 0; i < s->size(); ++i) ops.push_back((*s)[i].async_release(diags[i], asio::deferred));
     auto group = asio::experimental::make_parallel_group(std::move(ops));
     auto all = std::move(group).async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
     auto [order, codes] = co_await std::move(all);
-    for (const auto& ec : codes)  // in name order, whatever order they completed in
-      if (ec) co_return std::tuple<error_code>{ec};
+    for (std::size_t i = 0; i < codes.size(); ++i) {  // in name order, whatever order they completed in
+      if (!codes[i]) continue;
+      if (d) d->reason = "lock '" + (*s)[i].name() + "': " + diags[i].reason;
+      co_return std::tuple<error_code>{codes[i]};
+    }
+    if (d) d->reason.clear();
     co_return std::tuple<error_code>{error_code{}};
   };
-  detail::spawn_op(ex, body(std::move(s)), std::move(h), false);
+  detail::spawn_op(ex, body(std::move(s), d), std::move(h), false);
 }
 
 void multi_lease::start_wait_lost(shared s, handler_ec h) {

@@ -56,7 +56,7 @@ asio::awaitable<error_code> ensure_declared(std::shared_ptr<semaphore_state> s, 
   co_return error_code{};
 }
 
-asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s, bool wait, bool overtake,
+asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s, acquire_mode mode, bool overtake,
                                               std::optional<std::chrono::milliseconds> timeout, diagnostics* d) {
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
@@ -77,19 +77,23 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
   // empty to its waiters (a newcomer never overtakes them).
   const int n = s->permits;
   const int first = static_cast<int>(s->engine.next_seed() % static_cast<std::uint64_t>(n));
-  // A try (not waiting) never queues, so it ignores the lines, as a lock's try does.
-  const auto look = overtake || !wait ? acquire_mode::try_once : acquire_mode::try_in_turn;
+  // A try (not waiting) never queues, so it ignores the lines, as a lock's try does; its look is
+  // the try's own (a confirming try watches a silent holder of each permit).
+  const bool wait = mode == acquire_mode::wait;
+  const auto look = !wait ? mode : overtake ? acquire_mode::try_once : acquire_mode::try_in_turn;
   diagnostics inner;
   for (int i = 0; i < n; ++i) {
     if (cancelled(co_await asio::this_coro::cancellation_state)) {
       why = "cancelled";
       co_return fail(asio::error::operation_aborted);
     }
+    auto& slot = s->slots[static_cast<std::size_t>((first + i) % n)];
     const auto within = left_until(deadline);
     if (within && within->count() <= 0) {
-      co_return fail(timed_out());
+      if (wait) co_return fail(timed_out());
+      why = try_out_of_time(slot);
+      co_return fail(make_error_code(errc::timeout));
     }
-    auto& slot = s->slots[static_cast<std::size_t>((first + i) % n)];
     auto op = acquire(slot, look, within, &inner, asio::as_tuple(asio::use_awaitable));
     auto [ec, got] = co_await std::move(op);
     if (!ec) {

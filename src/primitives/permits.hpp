@@ -40,15 +40,18 @@ boost::asio::awaitable<boost::system::error_code> ensure_declared(
     std::optional<std::chrono::steady_clock::time_point> deadline);
 
 // One permit of `s` (semaphore::async_acquire's body), on a strand: one look at each permit, then
-// (if `wait`) a wait on all of them. `overtake`, or not `wait` (a try): the look takes a free
-// permit even if others are in its line; else it leaves it to them.
+// (if `mode` is wait) a wait on all of them. `overtake`, or a try (try_once, try_confirming: the
+// look at each permit is made in that mode): the look takes a free permit even if others are in
+// its line; else it leaves it to them.
 boost::asio::awaitable<std::tuple<boost::system::error_code, lease>> acquire_permit(
-    std::shared_ptr<semaphore_state> s, bool wait, bool overtake, std::optional<std::chrono::milliseconds> timeout,
-    diagnostics* d);
+    std::shared_ptr<semaphore_state> s, acquire_mode mode, bool overtake,
+    std::optional<std::chrono::milliseconds> timeout, diagnostics* d);
+
+
 
 // What went wrong with one permit, for the caller's diagnostics: "permit 'NAME#k': reason".
 inline std::string permit_reason(const lock& slot, const diagnostics& d) {
-  return "permit '" + slot.name() + "'" + (d.reason.empty() ? "" : ": " + d.reason);
+  return member_reason("permit '" + slot.name() + "'", {}, d);
 }
 
 // A waiting acquire of every permit of `s` at once, each with the lock's whole waiting machinery

@@ -48,15 +48,21 @@ asio::awaitable<error_code> acquire_permits(detail::semaphore_state& s, std::opt
   co_return error_code{};
 }
 
-// One try of each permit, in order; stops at the first that fails.
-asio::awaitable<error_code> try_permits(detail::semaphore_state& s, std::vector<lease>& held, std::string& why) {
+// One try of each permit in order, each a look in `mode` (try_once, try_confirming) within what
+// is left before `deadline`; stops at the first that fails.
+asio::awaitable<error_code> try_permits(detail::semaphore_state& s, detail::acquire_mode mode,
+                                        detail::steady_deadline deadline, std::vector<lease>& held, std::string& why) {
   diagnostics inner;
   for (auto& slot : s.slots) {
-    auto op = detail::acquire(slot, detail::acquire_mode::try_once, std::nullopt, &inner,
-                                      asio::as_tuple(asio::use_awaitable));
+    const auto left = detail::left_until(deadline);
+    if (left && left->count() <= 0) {
+      why = detail::try_out_of_time(slot);
+      co_return make_error_code(errc::timeout);
+    }
+    auto op = detail::acquire(slot, mode, left, &inner, asio::as_tuple(asio::use_awaitable));
     auto [ec, got] = co_await std::move(op);
     if (ec) {
-      why = detail::permit_reason(slot, inner);
+      why = detail::member_reason("permit '" + slot.name() + "'", ec, inner);
       co_return ec;
     }
     held.push_back(std::move(got));
@@ -64,9 +70,10 @@ asio::awaitable<error_code> try_permits(detail::semaphore_state& s, std::vector<
   co_return error_code{};
 }
 
-// NAME#w, then every permit (a try: one look at each).
+// NAME#w, then every permit (a try, `mode` other than wait: one look at each, in that mode).
 asio::awaitable<detail::set_take> take_writer_and_permits(detail::rw_state& st, detail::steady_deadline deadline,
-                                                         bool try_once, std::vector<lease>& held) {
+                                                         detail::acquire_mode mode, std::vector<lease>& held) {
+  const bool try_once = mode != detail::acquire_mode::wait;
   detail::set_take r;
   auto timed_out = [&] {
     r.why = "the acquire timeout passed while taking the write lock of '" + st.readers->name + "'";
@@ -75,14 +82,14 @@ asio::awaitable<detail::set_take> take_writer_and_permits(detail::rw_state& st, 
   auto left = detail::left_until(deadline);
   if (left && left->count() <= 0) {
     r.ec = timed_out();
+    if (try_once) r.why = detail::try_out_of_time(st.writer);
     co_return r;
   }
   diagnostics inner;
-  auto take_writer = detail::acquire(st.writer, try_once ? detail::acquire_mode::try_once : detail::acquire_mode::wait,
-                                     left, &inner, asio::as_tuple(asio::use_awaitable));
+  auto take_writer = detail::acquire(st.writer, mode, left, &inner, asio::as_tuple(asio::use_awaitable));
   auto [ec, w] = co_await std::move(take_writer);
   if (ec) {
-    r.why = "'" + st.writer.name() + "'" + (inner.reason.empty() ? "" : ": " + inner.reason);
+    r.why = detail::member_reason("'" + st.writer.name() + "'", ec, inner);
     r.ec = ec;
     co_return r;
   }
@@ -93,8 +100,9 @@ asio::awaitable<detail::set_take> take_writer_and_permits(detail::rw_state& st, 
     r.why = "cancelled";
   } else if (left && left->count() <= 0) {
     r.ec = timed_out();
+    if (try_once) r.why = detail::try_out_of_time(st.readers->slots.front());
   } else if (try_once) {
-    auto tries = try_permits(*st.readers, held, r.why);
+    auto tries = try_permits(*st.readers, mode, deadline, held, r.why);
     r.ec = co_await std::move(tries);
   } else {
     // Raced against the loss of NAME#w: a writer without it must not sit on permits (the
@@ -113,12 +121,11 @@ asio::awaitable<detail::set_take> take_writer_and_permits(detail::rw_state& st, 
   co_return r;
 }
 
-asio::awaitable<write_result> acquire_writer(std::shared_ptr<detail::rw_state> st,
+asio::awaitable<write_result> acquire_writer(std::shared_ptr<detail::rw_state> st, detail::acquire_mode mode,
                                              std::optional<std::chrono::milliseconds> timeout, diagnostics* d) {
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
   const auto deadline = detail::deadline_of(timeout);
-  const bool try_once = timeout && timeout->count() == 0;
   std::string why;
   auto declared = detail::ensure_declared(st->readers, why, deadline);
   if (auto ec = co_await std::move(declared)) {
@@ -127,7 +134,7 @@ asio::awaitable<write_result> acquire_writer(std::shared_ptr<detail::rw_state> s
   }
   // Whole only with NAME#w and every permit, each still held: a wait that ended early (NAME#w
   // lost, or cancelled) leaves some out, and must never be handed out as the write lock.
-  auto take = [&](std::vector<lease>& held) { return take_writer_and_permits(*st, deadline, try_once, held); };
+  auto take = [&](std::vector<lease>& held) { return take_writer_and_permits(*st, deadline, mode, held); };
   co_return co_await detail::take_whole_set(take, st->readers->slots.size() + 1, d);
 }
 
@@ -160,23 +167,23 @@ const rw_options& rw_lock::options() const noexcept { return state_->opts; }
 
 asio::any_io_executor rw_lock::executor_of(const shared& s) noexcept { return s->readers->engine.executor(); }
 
-void rw_lock::start_read(shared s, std::optional<std::chrono::milliseconds> timeout, diagnostics* d, read_handler h) {
+void rw_lock::start_read(shared s, detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout,
+                         diagnostics* d, read_handler h) {
   std::string why;
   const auto ec = check(*s, timeout, why);
   const auto e = s->readers->engine;
   auto body = [&] {
-    auto t = e.timeout_or_default(timeout);
-    const bool wait = !t || t->count() > 0;
-    return detail::acquire_permit(s->readers, wait, !s->opts.prefer_writers, t, d);
+    return detail::acquire_permit(s->readers, mode, !s->opts.prefer_writers, e.timeout_or_default(timeout), d);
   };
   detail::start_checked(e, ec, why, d, body, std::move(h));
 }
 
-void rw_lock::start_write(shared s, std::optional<std::chrono::milliseconds> timeout, diagnostics* d, write_handler h) {
+void rw_lock::start_write(shared s, detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout,
+                          diagnostics* d, write_handler h) {
   std::string why;
   const auto ec = check(*s, timeout, why);
   const auto e = s->readers->engine;
-  auto body = [&] { return acquire_writer(std::move(s), e.timeout_or_default(timeout), d); };
+  auto body = [&] { return acquire_writer(std::move(s), mode, e.timeout_or_default(timeout), d); };
   detail::start_checked(e, ec, why, d, body, std::move(h));
 }
 

@@ -37,7 +37,7 @@ void semaphore::start(shared s, detail::acquire_mode mode, std::optional<std::ch
   auto body = [&] {
     // One timeout for the whole call: the provider's unless given.
     auto t = e.timeout_or_default(timeout);
-    return detail::acquire_permit(std::move(s), mode == detail::acquire_mode::wait, false, t, d);
+    return detail::acquire_permit(std::move(s), mode, false, t, d);
   };
   detail::start_checked(e, ec, why, d, body, std::move(h));
 }

@@ -6,7 +6,8 @@
 
 using namespace std::chrono_literals;
 
-boost::asio::awaitable<void> misuse(mongolock::lock l, mongolock::semaphore s) {
+boost::asio::awaitable<void> misuse(mongolock::lock l, mongolock::semaphore s, mongolock::rw_lock r,
+                                    mongolock::multi_lock m, mongolock::election el, mongolock::leadership& lead) {
 #if CASE == 1
   co_await l.async_acquire(5s);
 #elif CASE == 2
@@ -17,6 +18,19 @@ boost::asio::awaitable<void> misuse(mongolock::lock l, mongolock::semaphore s) {
   co_await l.async_acquire_for(5s);
   co_await l.async_try_acquire({.within = 2s});
   co_await s.async_acquire_for(5s);
+  // Every primitive's try takes try_options, and a diagnostics& is never taken for the token.
+  mongolock::diagnostics d;
+  co_await s.async_try_acquire({.within = 2s}, d);
+  co_await r.async_try_acquire_read({.confirm_silent_holder = true});
+  auto w = co_await r.async_try_acquire_write({.within = 2s}, d);
+  co_await w.async_release(d);
+  co_await m.async_try_acquire({.within = 2s}, d);
+  auto won = co_await el.async_try_campaign("v", {.within = 2s}, d);
+  co_await el.async_campaign_for(5s, "v", d);
+  co_await el.async_leader(d);
+  co_await el.observe().async_next(d);
+  co_await lead.async_proclaim("v", d);
+  co_await lead.async_resign(d);
 #endif
 }
 

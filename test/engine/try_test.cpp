@@ -10,15 +10,6 @@ using namespace test;  // the harness: asio, ml, error_code, steady, engine, fas
 
 namespace {
 
-// A lock held by "other", whose clock says it last renewed a day ago: probably crashed.
-ml::detail::lock_doc held_by_a_silent_holder(std::chrono::milliseconds expiry) {
-  auto d = free_doc(3);
-  d.held.owner = "other";
-  d.held.expiry = expiry;
-  d.renewed_at_ms = ml::detail::wall_ms() - 86'400'000;
-  return d;
-}
-
 std::future<std::tuple<error_code, ml::lease>> try_acquire(engine& e, const std::string& name, ml::try_options o) {
   auto done = std::make_shared<std::promise<std::tuple<error_code, ml::lease>>>();
   e.lock(name).async_try_acquire(o, [done](error_code ec, ml::lease l) { done->set_value({ec, std::move(l)}); });

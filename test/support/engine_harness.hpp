@@ -127,4 +127,14 @@ inline ml::detail::lock_doc free_doc(std::int64_t token) {
   return d;
 }
 
+// A lock held by "other", whose clock says it last renewed a day ago: probably crashed. Planted
+// under a permit's name ("NAME#k") it holds that permit.
+inline ml::detail::lock_doc held_by_a_silent_holder(std::chrono::milliseconds expiry) {
+  auto d = free_doc(3);
+  d.held.owner = "other";
+  d.held.expiry = expiry;
+  d.renewed_at_ms = ml::detail::wall_ms() - 86'400'000;
+  return d;
+}
+
 }  // namespace test

@@ -1,6 +1,7 @@
 #pragma once
 // How an acquire looks at its lock; lock's public operations each pick one, and the semaphore's
 // first look at each permit uses try_in_turn, which lock does not offer.
+#include <chrono>
 
 namespace mongolock::detail {
 
@@ -8,5 +9,15 @@ namespace mongolock::detail {
 // try_in_turn: one look that takes a free lock only while nobody is in its line (a semaphore's
 // first look at each permit: a newcomer does not overtake waiters).
 enum class acquire_mode { wait, try_once, try_confirming, try_in_turn };
+
+// The mode of a call given a timeout (every primitive's async_*_for): 0 is one look.
+inline acquire_mode mode_for(std::chrono::milliseconds timeout) noexcept {
+  return timeout.count() == 0 ? acquire_mode::try_once : acquire_mode::wait;
+}
+// The mode of a try (every primitive's try with try_options): it watches a silent holder only
+// when asked to.
+inline acquire_mode try_mode(bool confirm_silent_holder) noexcept {
+  return confirm_silent_holder ? acquire_mode::try_confirming : acquire_mode::try_once;
+}
 
 }  // namespace mongolock::detail
