@@ -13,6 +13,26 @@ namespace {
 
 std::size_t commands_since(engine& e, std::size_t from) { return e.store->calls().size() - from; }
 
+// NAME held, one acquire parked behind it, and the hand-off of the release meets `f`: what the
+// release said, and the waiter once it has its answer (within `within`).
+struct faulted_hand_off {
+  ml::lease first;
+  std::shared_ptr<waiter> next;
+  error_code released;
+};
+faulted_hand_off hand_off_meeting(engine& e, const std::string& name, fault f, std::chrono::milliseconds within) {
+  faulted_hand_off h;
+  auto [ec, first] = e.acquire(name, 1s);
+  BOOST_REQUIRE(!ec);
+  h.next = wait_for_lock(e.p, name);
+  e.run_for(30ms);
+  e.store->inject(op::take, f);
+  h.released = e.release(first);
+  BOOST_REQUIRE(run_until(e, [&] { return h.next->done; }, within));
+  h.first = std::move(first);
+  return h;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(handoff_suite)
@@ -66,48 +86,33 @@ BOOST_AUTO_TEST_CASE(a_line_of_waiters_is_served_by_hand_offs) {
 // ambiguous_result, nothing is granted on it, and the waiter still gets the lock afterwards.
 BOOST_AUTO_TEST_CASE(an_ambiguous_hand_off_grants_nothing_and_the_waiter_still_gets_the_lock) {
   engine e;
-  auto [ec, first] = e.acquire("lost-reply", 1s);
-  BOOST_REQUIRE(!ec);
-  auto next = wait_for_lock(e.p, "lost-reply");
-  e.run_for(30ms);
-  e.store->inject(op::take, {fault::kind::stream_error_after});
-  BOOST_TEST((e.release(first) == ml::errc::ambiguous_result));
-  BOOST_REQUIRE(run_until(e, [&] { return next->done; }, 3s));
-  BOOST_TEST(!next->ec, next->ec.message());
-  BOOST_TEST(e.store->get("lost-reply").held.owner == next->held.owner_id());
-  BOOST_TEST(next->held.fencing_token() > first.fencing_token() + 1, "the applied hand-off was given back first");
-  BOOST_TEST(!e.release(next->held));
+  auto h = hand_off_meeting(e, "lost-reply", {fault::kind::stream_error_after}, 3s);
+  BOOST_TEST((h.released == ml::errc::ambiguous_result));
+  BOOST_TEST(!h.next->ec, h.next->ec.message());
+  BOOST_TEST(e.store->get("lost-reply").held.owner == h.next->held.owner_id());
+  BOOST_TEST(h.next->held.fencing_token() > h.first.fencing_token() + 1, "the applied hand-off was given back first");
+  BOOST_TEST(!e.release(h.next->held));
 }
 
 // A write-concern error on the hand-off is never a grant (the update may be rolled back).
 BOOST_AUTO_TEST_CASE(a_hand_off_with_a_write_concern_error_is_never_a_grant) {
   engine e;
-  auto [ec, first] = e.acquire("wce", 1s);
-  BOOST_REQUIRE(!ec);
-  auto next = wait_for_lock(e.p, "wce");
-  e.run_for(30ms);
-  e.store->inject(op::take, {fault::kind::write_concern_error});
-  BOOST_TEST((e.release(first) == ml::errc::ambiguous_result));
-  BOOST_REQUIRE(run_until(e, [&] { return next->done; }, 3s));
-  BOOST_TEST(!next->ec);
-  BOOST_TEST(next->held.fencing_token() > first.fencing_token() + 1);
-  BOOST_TEST(!e.release(next->held));
+  auto h = hand_off_meeting(e, "wce", {fault::kind::write_concern_error}, 3s);
+  BOOST_TEST((h.released == ml::errc::ambiguous_result));
+  BOOST_TEST(!h.next->ec);
+  BOOST_TEST(h.next->held.fencing_token() > h.first.fencing_token() + 1);
+  BOOST_TEST(!e.release(h.next->held));
 }
 
 // A hand-off whose reply comes after the new holder's own deadline (sent + expiry - margin):
 // a late grant, given back; the old lease was released all the same; the waiter reads and takes.
 BOOST_AUTO_TEST_CASE(a_late_hand_off_is_given_back_not_handed_out) {
   engine e(fast(1000ms));
-  auto [ec, first] = e.acquire("late", 1s);
-  BOOST_REQUIRE(!ec);
-  auto next = wait_for_lock(e.p, "late");
-  e.run_for(30ms);
-  e.store->inject(op::take, fault(fault::kind::hang, 1000ms));
-  BOOST_TEST(!e.release(first), "released: the hand-off freed it from the old holder");
-  BOOST_REQUIRE(run_until(e, [&] { return next->done; }, 4s));
-  BOOST_TEST(!next->ec, next->ec.message());
-  BOOST_TEST(next->held.fencing_token() > first.fencing_token() + 1, "not the late one");
-  BOOST_TEST(!e.release(next->held));
+  auto h = hand_off_meeting(e, "late", fault(fault::kind::hang, 1000ms), 4s);
+  BOOST_TEST(!h.released, "released: the hand-off freed it from the old holder");
+  BOOST_TEST(!h.next->ec, h.next->ec.message());
+  BOOST_TEST(h.next->held.fencing_token() > h.first.fencing_token() + 1, "not the late one");
+  BOOST_TEST(!e.release(h.next->held));
 }
 
 // The waiter was cancelled while its hand-off was in flight: it gets nothing, and the lock the

@@ -30,6 +30,18 @@ std::future<error_code> acquire_in_background(engine& e, const std::string& name
   return done->get_future();
 }
 
+// An acquire of NAME whose take is applied at once but answered 300 ms later, cancelled at 50 ms:
+// it ends as cancelled.
+void cancel_an_acquire_whose_take_is_in_flight(engine& e, const std::string& name) {
+  e.store->inject(op::take, fault(fault::kind::hang, 300ms));
+  asio::cancellation_signal cancel;
+  auto acquired = acquire_in_background(e, name, 5s, cancel.slot());
+  e.run_for(50ms);
+  cancel.emit(asio::cancellation_type::terminal);
+  BOOST_REQUIRE(e.wait(acquired, 1s));
+  BOOST_TEST((acquired.get() == asio::error::operation_aborted));
+}
+
 ml::detail::lock_doc held_by(std::string owner) {
   auto d = test::free_doc(7);
   d.held.owner = std::move(owner);
@@ -44,13 +56,7 @@ BOOST_AUTO_TEST_SUITE(shutdown_suite)
 // gives the take back as it ends, without waiting for the reply: a process may end before it.
 BOOST_AUTO_TEST_CASE(a_cancelled_take_is_given_back_before_its_reply_comes) {
   engine e;
-  e.store->inject(op::take, fault(fault::kind::hang, 300ms));
-  asio::cancellation_signal cancel;
-  auto acquired = acquire_in_background(e, "a", 5s, cancel.slot());
-  e.run_for(50ms);
-  cancel.emit(asio::cancellation_type::terminal);
-  BOOST_REQUIRE(e.wait(acquired, 1s));
-  BOOST_TEST((acquired.get() == asio::error::operation_aborted));
+  cancel_an_acquire_whose_take_is_in_flight(e, "a");
   e.run_for(20ms);  // the give-back runs in the background
   BOOST_TEST(e.store->get("a").held.owner.empty(), "free long before the take's reply");
 }
@@ -59,14 +65,8 @@ BOOST_AUTO_TEST_CASE(a_cancelled_take_is_given_back_before_its_reply_comes) {
 // grant has been given back (by its late reply, or the retry).
 BOOST_AUTO_TEST_CASE(cancel_in_flight_then_shutdown_leaves_the_lock_free) {
   engine e;
-  e.store->inject(op::take, fault(fault::kind::hang, 300ms));
   e.store->inject(op::release, fault(fault::kind::unavailable));
-  asio::cancellation_signal cancel;
-  auto acquired = acquire_in_background(e, "a", 5s, cancel.slot());
-  e.run_for(50ms);
-  cancel.emit(asio::cancellation_type::terminal);
-  BOOST_REQUIRE(e.wait(acquired, 1s));
-  BOOST_TEST((acquired.get() == asio::error::operation_aborted));
+  cancel_an_acquire_whose_take_is_in_flight(e, "a");
   BOOST_TEST(!e.store->get("a").held.owner.empty(), "the take landed; its reply is still on its way");
   auto done = shutdown(e);
   BOOST_REQUIRE(e.wait(done, 3s));

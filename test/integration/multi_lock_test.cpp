@@ -86,25 +86,16 @@ BOOST_FIXTURE_TEST_CASE(a_stopped_holder_of_a_set_is_cancelled_on_resume_and_fen
   const auto dir = scratch("multi-stop");
   const auto base = unique("mstop");
   const std::vector<std::string> names{base + "-p", base + "-q"};
-  child holder(multi_args(names[0] + "," + names[1], dir, {"--forever", "--expiry-ms", "1000"}), dir / "out");
-  BOOST_REQUIRE_MESSAGE(holder.wait_for_text("acquired", 10s), slurp(dir / "out"));
-  ::kill(holder.pid, SIGSTOP);
   auto p = make_provider();
   std::map<std::string, std::int64_t> mine;
-  auto both = p.create_multi_lock(names);  // named: no temporaries inside co_await (GCC 12)
-  run([&]() -> asio::awaitable<void> {
-    auto set = co_await both.async_acquire_for(10000ms);
-    for (const auto& n : names) mine[n] = set.fencing_token(n);
-    for (const auto& [n, token] : mine) write_resource(dir / ("resource-" + n), token);
-    ::kill(holder.pid, SIGCONT);
-    auto ex = co_await asio::this_coro::executor;
-    asio::steady_timer t(ex, 1500ms);
-    co_await t.async_wait(asio::deferred);  // the old holder runs again meanwhile
-    BOOST_TEST(set.held());
-    co_await set.async_release();
-  }());
-  BOOST_TEST(holder.wait_for_text("LOST", 5s), slurp(dir / "out"));
-  BOOST_TEST(holder.wait_exit() == 3);
+  auto both = p.create_multi_lock(names);
+  a_stopped_holder_resumes_to_a_lost_lease(
+      *this, dir, multi_args(names[0] + "," + names[1], dir, {"--forever", "--expiry-ms", "1000"}),
+      [&](auto t) { return both.async_acquire_for(t, asio::use_awaitable); },
+      [&](const ml::multi_lease& set) {
+        for (const auto& n : names) mine[n] = set.fencing_token(n);
+        for (const auto& [n, token] : mine) write_resource(dir / ("resource-" + n), token);
+      });
   for (const auto& n : names) BOOST_TEST(read_token(dir / ("resource-" + n)) == mine[n], n);
 }
 
@@ -117,26 +108,12 @@ BOOST_FIXTURE_TEST_CASE(clocks_off_by_hours_change_nothing_for_a_set, io_fixture
   const std::vector<std::string> names{base + "-1", base + "-2"};
   const auto list = names[0] + "," + names[1];
   auto p = make_provider();
-  auto both = p.create_multi_lock(names);  // named: no temporaries inside co_await (GCC 12)
-  {
-    child holder(multi_args(list, dir, {"--forever", "--expiry-ms", "1000"}), dir / "ahead", "+5h");
-    BOOST_REQUIRE_MESSAGE(holder.wait_for_text("acquired", 10s), slurp(dir / "ahead"));
-    auto [ec, set] = run([&]() -> asio::awaitable<std::tuple<error_code, ml::multi_lease>> {
-      co_return co_await both.async_acquire_for(2500ms, asio::as_tuple(asio::deferred));
-    }());
-    BOOST_TEST((ec == ml::errc::timeout), "a skewed live holder must not be taken over");
-  }  // killed here
-  run([&]() -> asio::awaitable<void> {
-    auto set = co_await both.async_acquire_for(10000ms);  // after the killed one expires
-    child waiter(multi_args(list, dir, {"--count", "1", "--hold-ms", "10", "--expiry-ms", "1000"}), dir / "behind",
-                 behind(3));
-    auto ex = co_await asio::this_coro::executor;
-    asio::steady_timer t(ex, 2500ms);
-    co_await t.async_wait(asio::deferred);
-    BOOST_TEST(slurp(dir / "behind").find("acquired") == std::string::npos, slurp(dir / "behind"));
-    co_await set.async_release();
-    BOOST_TEST(waiter.wait_for_text("released", 5s), slurp(dir / "behind"));
-  }());
+  auto both = p.create_multi_lock(names);
+  clocks_off_by_hours_change_nothing(
+      *this, dir, multi_args(list, dir, {"--forever", "--expiry-ms", "1000"}),
+      multi_args(list, dir, {"--count", "1", "--hold-ms", "10", "--expiry-ms", "1000"}),
+      [&](auto t) { return both.async_acquire_for(t, asio::as_tuple(asio::use_awaitable)); },
+      [&](auto t) { return both.async_acquire_for(t, asio::use_awaitable); });
 }
 
 // Against the real driver and server: bad input is refused with its reason, and nothing is taken.

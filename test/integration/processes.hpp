@@ -180,4 +180,55 @@ inline std::vector<std::int64_t> journal_tokens(const fs::path& p) {
   return tokens;
 }
 
+// Clocks off by hours change nothing (docs/design.md section 2), for a lock, a permit or a set
+// alike: a worker whose clock runs 5 h ahead (`ahead`: its arguments, it holds until killed) keeps
+// what it holds against our acquire of 2.5 s (`try_for`: an awaitable of tuple<error_code, Held>,
+// errc::timeout); once it is killed, our acquire of 10 s (`take_for`: an awaitable of Held) gets
+// it after its expiry, and a worker 3 h behind (`behind_args`) does not get it until we release.
+template <class TryFor, class TakeFor>
+void clocks_off_by_hours_change_nothing(io_fixture& f, const fs::path& dir, const std::vector<std::string>& ahead,
+                                        const std::vector<std::string>& behind_args, TryFor try_for, TakeFor take_for) {
+  {
+    child holder(ahead, dir / "ahead", "+5h");
+    BOOST_REQUIRE_MESSAGE(holder.wait_for_text("acquired", 10s), slurp(dir / "ahead"));
+    auto [ec, ignored] = f.run(try_for(2500ms));
+    BOOST_TEST((ec == mongolock::errc::timeout), "a skewed live holder must not be taken over");
+  }  // killed here
+  f.run([&]() -> asio::awaitable<void> {
+    auto held = co_await take_for(10000ms);  // after the killed one expires
+    child waiter(behind_args, dir / "behind", behind(3));
+    auto ex = co_await asio::this_coro::executor;
+    asio::steady_timer t(ex, 2500ms);
+    co_await t.async_wait(asio::deferred);
+    BOOST_TEST(slurp(dir / "behind").find("acquired") == std::string::npos, slurp(dir / "behind"));
+    co_await held.async_release();
+    BOOST_TEST(waiter.wait_for_text("released", 5s), slurp(dir / "behind"));
+  }());
+}
+
+// A holder paused past its lease is cancelled when it resumes (docs/design.md section 2): the
+// worker (`args`: it holds until killed, its output in `dir`/out) is stopped once it holds; our
+// `take_for(10 s)` (an awaitable of Held) gets what it held after its expiry, `on_taken(held)`
+// runs (writes the resource with our token), the worker resumes, and 1.5 s later we still hold
+// it; the worker then says LOST and exits 3. The caller checks the resource.
+template <class TakeFor, class OnTaken>
+void a_stopped_holder_resumes_to_a_lost_lease(io_fixture& f, const fs::path& dir, const std::vector<std::string>& args,
+                                              TakeFor take_for, OnTaken on_taken) {
+  child holder(args, dir / "out");
+  BOOST_REQUIRE_MESSAGE(holder.wait_for_text("acquired", 10s), slurp(dir / "out"));
+  ::kill(holder.pid, SIGSTOP);
+  f.run([&]() -> asio::awaitable<void> {
+    auto held = co_await take_for(10000ms);
+    on_taken(held);
+    ::kill(holder.pid, SIGCONT);
+    auto ex = co_await asio::this_coro::executor;
+    asio::steady_timer t(ex, 1500ms);
+    co_await t.async_wait(asio::deferred);  // the old holder runs again meanwhile
+    BOOST_TEST(held.held());
+    co_await held.async_release();
+  }());
+  BOOST_TEST(holder.wait_for_text("LOST", 5s), slurp(dir / "out"));
+  BOOST_TEST(holder.wait_exit() == 3);
+}
+
 }  // namespace test

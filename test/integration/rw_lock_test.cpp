@@ -86,22 +86,11 @@ BOOST_FIXTURE_TEST_CASE(a_killed_writer_is_taken_over_after_expiry, io_fixture) 
 BOOST_FIXTURE_TEST_CASE(a_stopped_reader_is_cancelled_on_resume, io_fixture) {
   const auto dir = scratch("rw-stop");
   const auto name = unique("rwstop");
-  child reader(rw_args(name, "--read", dir, {"--forever", "--expiry-ms", "1000"}), dir / "out");
-  BOOST_REQUIRE_MESSAGE(reader.wait_for_text("acquired", 10s), slurp(dir / "out"));
-  ::kill(reader.pid, SIGSTOP);
   auto p = make_provider();
   auto l = three_readers(p, name);
-  run([&]() -> asio::awaitable<void> {
-    auto w = co_await l.async_acquire_write_for(10000ms);
-    ::kill(reader.pid, SIGCONT);
-    auto ex = co_await asio::this_coro::executor;
-    asio::steady_timer t(ex, 1500ms);
-    co_await t.async_wait(asio::deferred);
-    BOOST_TEST(w.held());
-    co_await w.async_release();
-  }());
-  BOOST_TEST(reader.wait_for_text("LOST", 5s), slurp(dir / "out"));
-  BOOST_TEST(reader.wait_exit() == 3);
+  a_stopped_holder_resumes_to_a_lost_lease(
+      *this, dir, rw_args(name, "--read", dir, {"--forever", "--expiry-ms", "1000"}),
+      [&](auto t) { return l.async_acquire_write_for(t, asio::use_awaitable); }, [](const ml::multi_lease&) {});
 }
 
 // A writer whose clock runs 5 hours ahead keeps the lock; a reader 3 hours behind waits for it.
@@ -111,25 +100,12 @@ BOOST_FIXTURE_TEST_CASE(clocks_off_by_hours_change_nothing_for_a_rw_lock, io_fix
   const auto name = unique("rwskew");
   auto p = make_provider();
   auto l = three_readers(p, name);
-  {
-    child writer(rw_args(name, "--write", dir, {"--forever", "--expiry-ms", "1000"}), dir / "ahead", "+5h");
-    BOOST_REQUIRE_MESSAGE(writer.wait_for_text("acquired", 10s), slurp(dir / "ahead"));
-    auto [ec, permit] = run([&]() -> asio::awaitable<std::tuple<error_code, ml::lease>> {
-      co_return co_await l.async_acquire_read_for(2500ms, asio::as_tuple(asio::deferred));
-    }());
-    BOOST_TEST((ec == ml::errc::timeout), "a skewed live writer must not be overtaken");
-  }  // killed here
-  run([&]() -> asio::awaitable<void> {
-    auto w = co_await l.async_acquire_write_for(10000ms);  // after the killed one expires
-    child reader(rw_args(name, "--read", dir, {"--count", "1", "--hold-ms", "10", "--expiry-ms", "1000"}),
-                 dir / "behind", behind(3));
-    auto ex = co_await asio::this_coro::executor;
-    asio::steady_timer t(ex, 2500ms);
-    co_await t.async_wait(asio::deferred);
-    BOOST_TEST(slurp(dir / "behind").find("acquired") == std::string::npos, slurp(dir / "behind"));
-    co_await w.async_release();
-    BOOST_TEST(reader.wait_for_text("released", 5s), slurp(dir / "behind"));
-  }());
+  // A reader does not overtake the skewed live writer; our writer then keeps the reader behind out.
+  clocks_off_by_hours_change_nothing(
+      *this, dir, rw_args(name, "--write", dir, {"--forever", "--expiry-ms", "1000"}),
+      rw_args(name, "--read", dir, {"--count", "1", "--hold-ms", "10", "--expiry-ms", "1000"}),
+      [&](auto t) { return l.async_acquire_read_for(t, asio::as_tuple(asio::use_awaitable)); },
+      [&](auto t) { return l.async_acquire_write_for(t, asio::use_awaitable); });
 }
 
 // Against the real driver and server: a semaphore's name, or another max_readers, is refused.

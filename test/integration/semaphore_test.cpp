@@ -94,26 +94,17 @@ BOOST_FIXTURE_TEST_CASE(a_killed_holders_permit_is_taken_over_after_expiry, io_f
 BOOST_FIXTURE_TEST_CASE(a_stopped_holder_is_cancelled_on_resume_and_fenced_out, io_fixture) {
   const auto dir = scratch("sem-stop");
   const auto name = unique("sstop");
-  child holder(permit_args(name, 1, dir, {"--forever", "--expiry-ms", "1000"}), dir / "out");
-  BOOST_REQUIRE_MESSAGE(holder.wait_for_text("acquired", 10s), slurp(dir / "out"));
-  ::kill(holder.pid, SIGSTOP);
   auto p = make_provider();
   auto s = p.create_semaphore(name, 1);
   std::int64_t mine = 0;
   const auto resource = dir / ("resource-" + name + "#1");
-  run([&]() -> asio::awaitable<void> {
-    auto permit = co_await s.async_acquire_for(10000ms);
-    mine = permit.fencing_token();
-    write_resource(resource, mine);
-    ::kill(holder.pid, SIGCONT);
-    auto ex = co_await asio::this_coro::executor;
-    asio::steady_timer t(ex, 1500ms);
-    co_await t.async_wait(asio::deferred);  // the old holder runs again meanwhile
-    BOOST_TEST(permit.held());
-    co_await permit.async_release();
-  }());
-  BOOST_TEST(holder.wait_for_text("LOST", 5s), slurp(dir / "out"));
-  BOOST_TEST(holder.wait_exit() == 3);
+  a_stopped_holder_resumes_to_a_lost_lease(
+      *this, dir, permit_args(name, 1, dir, {"--forever", "--expiry-ms", "1000"}),
+      [&](auto t) { return s.async_acquire_for(t, asio::use_awaitable); },
+      [&](const ml::lease& permit) {
+        mine = permit.fencing_token();
+        write_resource(resource, mine);
+      });
   BOOST_TEST(read_token(resource) == mine);
 }
 
@@ -124,25 +115,11 @@ BOOST_FIXTURE_TEST_CASE(clocks_off_by_hours_change_nothing_for_a_permit, io_fixt
   const auto name = unique("sskew");
   auto p = make_provider();
   auto s = p.create_semaphore(name, 1);
-  {
-    child holder(permit_args(name, 1, dir, {"--forever", "--expiry-ms", "1000"}), dir / "ahead", "+5h");
-    BOOST_REQUIRE_MESSAGE(holder.wait_for_text("acquired", 10s), slurp(dir / "ahead"));
-    auto [ec, permit] = run([&]() -> asio::awaitable<std::tuple<error_code, ml::lease>> {
-      co_return co_await s.async_acquire_for(2500ms, asio::as_tuple(asio::deferred));
-    }());
-    BOOST_TEST((ec == ml::errc::timeout), "a skewed live holder must not be taken over");
-  }  // killed here
-  run([&]() -> asio::awaitable<void> {
-    auto permit = co_await s.async_acquire_for(10000ms);  // after the killed one expires
-    child waiter(permit_args(name, 1, dir, {"--count", "1", "--hold-ms", "10", "--expiry-ms", "1000"}), dir / "behind",
-                 behind(3));
-    auto ex = co_await asio::this_coro::executor;
-    asio::steady_timer t(ex, 2500ms);
-    co_await t.async_wait(asio::deferred);
-    BOOST_TEST(slurp(dir / "behind").find("acquired") == std::string::npos, slurp(dir / "behind"));
-    co_await permit.async_release();
-    BOOST_TEST(waiter.wait_for_text("released", 5s), slurp(dir / "behind"));
-  }());
+  clocks_off_by_hours_change_nothing(
+      *this, dir, permit_args(name, 1, dir, {"--forever", "--expiry-ms", "1000"}),
+      permit_args(name, 1, dir, {"--count", "1", "--hold-ms", "10", "--expiry-ms", "1000"}),
+      [&](auto t) { return s.async_acquire_for(t, asio::as_tuple(asio::use_awaitable)); },
+      [&](auto t) { return s.async_acquire_for(t, asio::use_awaitable); });
 }
 
 // Against the real driver and server: the declaration is kept by the store, and another number
