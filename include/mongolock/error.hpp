@@ -28,8 +28,9 @@ enum class errc {
 // The reason behind an error code, in words (as Boost.MySQL's diagnostics): the server's or the
 // driver's message, credentials removed, or the check that failed ("the acquire timeout is
 // negative"). Pass one to an operation that takes it; it is written before the handler runs
-// (empty on success and on busy; a cancellation or a time limit may leave a short reason such
-// as "cancelled") and must outlive the operation. Failures a caller receives are only logged at debug level: this is where they go.
+// (empty on success and on a single lock's busy; a set, a semaphore or a rw_lock that is busy
+// names its held member, "lock 'X' is held"; a cancellation or a time limit may leave a short
+// reason such as "cancelled") and must outlive the operation. Failures a caller receives are only logged at debug level: this is where they go.
 struct diagnostics {
   std::string reason;
 };
