@@ -32,6 +32,8 @@ SEEDS = {
         'ipv6': b'mongodb://u:pw@[::1]:27017,h2/?tls=true',
         'mask-as-password': b'mongodb://aser:****@lt\x16s\x16cret@als0',
         'plain': b'mongodb://user:s3cret@localhost:27017/?replicaSet=rs0',
+        # A password that is a word of the withheld explanation ("string"), with the message withheld.
+        'regression-password-in-fixed-wording': b'mongodb://user:string@localhost:27user:s3cret@localhos3cret@localhost:27user:s3cLet@Set=rs0',
         'regression-nul-byte': b'mongodb://uss3:ect@\x01\x00/us3ct@\x01\x00\x00e/&:3ct@3cct@\x01\x00\x00e/&:3ct@3ct:3t:3c3ct@3ct3ct:3ct\xc0\xba\xba\xba\xca\x8d\x8d\x88e:3ct\x01\x00\x00\x00',
         'specials': b'mongodb://app:p/a:s@s?w#@db1,db2/admin?authSource=admin',
     },

@@ -93,7 +93,7 @@ std::string hide_password(std::string_view message, std::string_view uri) {
   replace_all(out, raw, "****");
   replace_all(out, decoded, "****");
   if (shares_a_piece(out, raw) || shares_a_piece(out, decoded))
-    return "malformed connection string (the driver's explanation is withheld: it may quote the password)";
+    return withheld_explanation;
   return out;
 }
 

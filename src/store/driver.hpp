@@ -19,7 +19,10 @@ std::string redact_uri(std::string_view uri);
 
 // `message` (libmongoc's, say) with the password of `uri` replaced by "****". If a piece of it
 // is left (the driver quotes a fragment, e.g. a host string cut at a '/' inside the password),
-// the whole message is replaced by a generic one.
+// the whole message is replaced by `withheld_explanation`, which quotes nothing of the input (a
+// password may still be one of its words, e.g. "string").
+inline constexpr const char* withheld_explanation =
+    "malformed connection string (the driver's explanation is withheld: it may quote the password)";
 std::string hide_password(std::string_view message, std::string_view uri);
 
 class driver {
