@@ -91,6 +91,9 @@ class lease {
   // suspended time. Thread-safe. For a process that must stop work the holder cannot stop itself
   // (the CLI hands it to its supervisor after every renewal).
   std::chrono::milliseconds time_left() const noexcept;
+  // By this process's clock, how long ago the take that acquired the lease was sent (counting
+  // suspended time); 0 on an empty lease. Thread-safe.
+  std::chrono::milliseconds held_for() const noexcept;
   // The strand that renews this lease. Throws system_error(errc::not_held) on an empty lease.
   boost::asio::strand<boost::asio::any_io_executor> get_executor() const;
 
@@ -108,6 +111,39 @@ class lease {
   template <class Token = boost::asio::deferred_t>
   auto async_release(diagnostics& d, Token&& token = {}) {
     return initiate_release(&d, std::forward<Token>(token));
+  }
+
+  // Releases the lock once `hold_at_least` has passed since it was acquired (held_for), keeping
+  // the lease held and renewed until then: a job that ended early still keeps the others out for
+  // the whole period (a job scheduled on several hosts whose clocks differ; docs/design.md
+  // section 13). Completion as async_release; if the lease is lost during the hold,
+  // errc::lease_lost. Cancellation: terminal, partial and total, during the hold only: completes
+  // with operation_aborted and the lease stays held (release it, or call this again).
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_release_after(std::chrono::milliseconds hold_at_least, Token&& token = {}) {
+    return initiate_release_after(hold_at_least, nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_release_after(std::chrono::milliseconds hold_at_least, diagnostics& d, Token&& token = {}) {
+    return initiate_release_after(hold_at_least, &d, std::forward<Token>(token));
+  }
+
+  // Records in the lock's document that the work of this lease completed: its fencing token, as
+  // lock_info::last_completed_token, kept by every later take and release until the next record.
+  // Written only while the document still names this lease. A job that must run once per period
+  // (the CLI's --once-per, docs/design.md section 13) records its completion before releasing.
+  // Completion: void(error_code): {} when recorded; errc::lease_lost if the lease was lost, or
+  // the document no longer names it; errc::not_held after a release; a server error otherwise
+  // (errc::ambiguous_result: it may have been recorded). Cancellation: not supported (one write).
+  template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_record_completion(Token&& token = {}) {
+    return initiate_record(nullptr, std::forward<Token>(token));
+  }
+  template <class Token = boost::asio::deferred_t>
+  auto async_record_completion(diagnostics& d, Token&& token = {}) {
+    return initiate_record(&d, std::forward<Token>(token));
   }
 
   // Completion: void(error_code) when the lease ends: errc::lease_lost (lost) or errc::released
@@ -142,6 +178,8 @@ class lease {
 
   static void abandon(state_ptr) noexcept;
   static void start_release(state_ptr, diagnostics*, handler_ec);
+  static void start_release_after(state_ptr, std::chrono::milliseconds, diagnostics*, handler_ec);
+  static void start_record(state_ptr, diagnostics*, handler_ec);
   static void start_wait_lost(state_ptr, handler_ec);
   static boost::system::error_code status_of(const detail::lease_state&) noexcept;
   static boost::asio::strand<boost::asio::any_io_executor> strand_of(const detail::lease_state&);
@@ -157,18 +195,33 @@ class lease {
     boost::asio::post(boost::asio::append(std::forward<Handler>(h), make_error_code(errc::not_held)));
   }
 
-  template <class Token>
-  auto initiate_release(diagnostics* d, Token&& token) {
+  // The initiation of an operation of this lease that completes with void(error_code): `start`
+  // (a static member) with the state, `args` and the diagnostics; an empty lease completes with
+  // errc::not_held and says so.
+  template <class Token, class Start, class... Args>
+  auto initiate_on_lease(Start start, diagnostics* d, Token&& token, Args... args) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
         detail::initiation(executor_of(state_),
-                           [](auto h, state_ptr s, diagnostics* diag) {
+                           [start](auto h, state_ptr s, diagnostics* diag, Args... a) {
                              if (!s) {
                                if (diag) diag->reason = "this lease object holds no acquisition";
                                return complete_not_held(std::move(h));
                              }
-                             start_release(std::move(s), diag, std::move(h));
+                             start(std::move(s), std::move(a)..., diag, std::move(h));
                            }),
-        token, state_, d);
+        token, state_, d, std::move(args)...);
+  }
+  template <class Token>
+  auto initiate_release(diagnostics* d, Token&& token) {
+    return initiate_on_lease(&lease::start_release, d, std::forward<Token>(token));
+  }
+  template <class Token>
+  auto initiate_release_after(std::chrono::milliseconds hold, diagnostics* d, Token&& token) {
+    return initiate_on_lease(&lease::start_release_after, d, std::forward<Token>(token), hold);
+  }
+  template <class Token>
+  auto initiate_record(diagnostics* d, Token&& token) {
+    return initiate_on_lease(&lease::start_record, d, std::forward<Token>(token));
   }
 
   template <class Token>

@@ -43,6 +43,9 @@ struct lock_info {
   std::string label;
   // An election's leader value (election.hpp), once its holder proclaimed one; else empty.
   std::string value;
+  // The fencing token of the last run recorded as completed (lease::async_record_completion),
+  // 0 if none; kept across takes and releases (a scheduled job's record, docs/design.md section 13).
+  std::int64_t last_completed_token = 0;
 };
 
 // How async_force_release takes a lock from its holder.

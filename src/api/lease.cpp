@@ -3,7 +3,10 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <limits>
 
@@ -46,6 +49,11 @@ std::chrono::milliseconds lease::time_left() const noexcept {
   return std::max(std::chrono::milliseconds{0}, std::chrono::floor<std::chrono::milliseconds>(left));
 }
 
+std::chrono::milliseconds lease::held_for() const noexcept {
+  if (!state_) return std::chrono::milliseconds{0};
+  return std::chrono::floor<std::chrono::milliseconds>(detail::boot_clock::now() - state_->acquired_sent);
+}
+
 namespace {
 const std::string& empty_string() noexcept {
   static const std::string none;
@@ -66,6 +74,52 @@ void lease::start_release(state_ptr st, diagnostics* d, handler_ec h) {
   auto strand = st->strand;
   // Not cancellable: a release that stopped half-way would only leave the lock to expire.
   detail::spawn_op<error_code>(strand, detail::release(std::move(st), d), std::move(h), false);
+}
+
+void lease::start_release_after(state_ptr st, std::chrono::milliseconds hold, diagnostics* d, handler_ec h) {
+  auto strand = st->strand;
+  auto body = [](state_ptr s, std::chrono::milliseconds at_least,
+                 diagnostics* diag) -> asio::awaitable<std::tuple<error_code>> {
+    // A cancelled hold answers operation_aborted rather than throwing out of the body.
+    co_await asio::this_coro::throw_if_cancelled(false);
+    const auto left = at_least - (detail::boot_clock::now() - s->acquired_sent);
+    if (left > detail::boot_clock::duration::zero() && !status_of(*s)) {
+      // steady_timer stops in a suspend, boot_clock does not: a hold that spans one only lasts
+      // longer, which "at least" allows.
+      asio::steady_timer hold_over(s->strand, std::chrono::ceil<std::chrono::milliseconds>(left));
+      auto group = asio::experimental::make_parallel_group(hold_over.async_wait(asio::deferred),
+                                                           wait_lost(s, asio::deferred));
+      co_await std::move(group).async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
+      // Cancelled: both waits end with operation_aborted, in either order.
+      const auto cancelled = (co_await asio::this_coro::cancellation_state).cancelled();
+      if (cancelled != asio::cancellation_type::none) {
+        if (diag) diag->reason = "the hold was cancelled; the lease is still held";
+        co_return make_error_code(asio::error::operation_aborted);
+      }
+      // Over, or the lease ended during the hold (lost or released): the release says which.
+    }
+    co_return co_await detail::release(std::move(s), diag);
+  };
+  detail::spawn_op<error_code>(strand, body(std::move(st), hold, d), std::move(h));
+}
+
+void lease::start_record(state_ptr st, diagnostics* d, handler_ec h) {
+  auto strand = st->strand;
+  auto body = [](state_ptr s, diagnostics* diag) -> asio::awaitable<std::tuple<error_code>> {
+    auto fail = [&](error_code ec, std::string why) {
+      if (diag) diag->reason = std::move(why);
+      return std::tuple<error_code>{ec};
+    };
+    if (auto ec = status_of(*s))
+      co_return fail(ec == errc::released ? make_error_code(errc::not_held) : ec,
+                     "the lease has ended: nothing to record under it");
+    auto r = co_await s->prov->ops.record_run(s->name, s->owner, s->token);
+    if (r.ec) co_return fail(r.ec, r.message);
+    if (!r.value) co_return fail(make_error_code(errc::lease_lost), "the lock's document no longer names this lease");
+    co_return std::tuple<error_code>{};
+  };
+  // Not cancellable: one write, whose outcome the caller must learn.
+  detail::spawn_op<error_code>(strand, body(std::move(st), d), std::move(h), false);
 }
 
 void lease::start_wait_lost(state_ptr st, handler_ec h) {

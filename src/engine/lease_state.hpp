@@ -28,7 +28,7 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   lease_state(std::shared_ptr<provider_impl> p, strand_type s, std::string n, std::string o,
               std::int64_t t, lease_fsm f)
       : prov(std::move(p)), strand(std::move(s)), name(std::move(n)), owner(std::move(o)), token(t),
-        fsm(f), renew_timer(strand), watchdog(strand) {}
+        acquired_sent(f.acquired_sent()), fsm(f), renew_timer(strand), watchdog(strand) {}
 
   // On the strand: starts the renewal loop and the watchdog.
   void start();
@@ -68,6 +68,8 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   const strand_type strand;
   const std::string name, owner;
   const std::int64_t token;
+  // When the take that acquired the lease was sent (constant: any thread; lease::held_for).
+  const boot_clock::time_point acquired_sent;
   std::atomic<lease_phase> phase{lease_phase::held};
   std::atomic<std::uint64_t> next_waiter{0};
   // The name's turn, if the acquire that won this lease had it (name_turns.hpp): set once,

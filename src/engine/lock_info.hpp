@@ -19,6 +19,7 @@ inline lock_info to_info(std::string name, const lock_doc& d) {
   i.expiry = d.held.expiry;
   i.acquired_at_ms = d.acquired_at_ms;
   i.renewed_at_ms = d.renewed_at_ms;
+  i.last_completed_token = d.last_run_token;
   if (d.meta) {
     i.host = d.meta->host;
     i.pid = d.meta->pid;

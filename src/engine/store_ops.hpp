@@ -100,6 +100,12 @@ class store_ops {
     }, std::nullopt, std::forward<Token>(token));
   }
   template <class Token = default_token>
+  auto record_run(const std::string& name, const std::string& owner, std::int64_t token_value, Token&& token = {}) {
+    return run<outcome<bool>>([s = store_, name, owner, token_value](auto reply) {
+      s->record_run(name, owner, token_value, std::move(reply));
+    }, std::nullopt, std::forward<Token>(token));
+  }
+  template <class Token = default_token>
   auto declare(const std::string& name, const declaration& mine, deadline_t deadline = std::nullopt, Token&& token = {}) {
     return run<outcome<declaration>>([s = store_, name, mine](auto reply) { s->declare(name, mine, std::move(reply)); },
                                      deadline, std::forward<Token>(token));

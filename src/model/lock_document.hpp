@@ -80,6 +80,9 @@ struct lock_doc {
   std::int64_t idle_since_ms = 0;   // informational (releaser's wall clock)
   std::int64_t acquired_at_ms = 0;  // informational (holder's wall clock)
   std::int64_t renewed_at_ms = 0;   // holder's wall clock at its last renewal: a hint, never a verdict
+  // The fencing token of the last run its holder recorded as completed (record_run; docs/design.md
+  // section 13), 0 if none: written under that holder's (owner, token), kept by every later write.
+  std::int64_t last_run_token = 0;
 };
 
 // The local wall clock in ms, for informational fields and hints only; no decision about who may

@@ -38,7 +38,7 @@ class lease_fsm {
 
   lease_fsm(time_point acquired_sent, std::chrono::milliseconds expiry, std::chrono::milliseconds margin,
             std::chrono::milliseconds renew_every, std::uint64_t seed)
-      : clock_(acquired_sent, expiry, margin), every_(renew_every), rng_(seed) {}
+      : clock_(acquired_sent, expiry, margin), acquired_sent_(acquired_sent), every_(renew_every), rng_(seed) {}
 
   lease_action start(time_point now) const { return wait(now + every_); }
   lease_action on_timer(time_point now) const;
@@ -46,6 +46,8 @@ class lease_fsm {
   // The watchdog: true once the deadline has passed (the driver then ends the lease as `lost`).
   bool lost_by(time_point now) const { return clock_.lost_by(now); }
   time_point deadline() const { return clock_.deadline(); }
+  // When the take that acquired the lease was sent: a hold is counted from it (lease::held_for).
+  time_point acquired_sent() const { return acquired_sent_; }
   std::chrono::milliseconds expiry() const { return clock_.expiry(); }
   std::chrono::milliseconds margin() const { return clock_.margin(); }
   std::chrono::milliseconds renew_every() const { return every_; }
@@ -56,6 +58,7 @@ class lease_fsm {
   static lease_action wait(time_point at) { return {lease_action::kind::wait_until, at}; }
 
   lease_clock clock_;
+  time_point acquired_sent_;
   std::chrono::milliseconds every_;
   jitter_rng rng_;
   std::int64_t beats_ = 0;

@@ -59,6 +59,10 @@ class lock_store {
   // Sets the election value of the holder (owner, token); value false if it no longer holds it.
   virtual void proclaim(const std::string& name, const std::string& owner, std::int64_t token,
                         const std::string& value, reply<outcome<bool>>) = 0;
+  // Records in the document that the holder (owner, token) completed its run (docs/design.md
+  // section 13): last_run_token = token. value false if it no longer holds the lock.
+  virtual void record_run(const std::string& name, const std::string& owner, std::int64_t token,
+                          reply<outcome<bool>>) = 0;
   // Records `d` under `name` unless a declaration is there already; value: the one the store
   // holds afterwards (read with majority read concern when writes are majority).
   virtual void declare(const std::string& name, const declaration& d, reply<outcome<declaration>>) = 0;

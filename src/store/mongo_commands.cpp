@@ -176,6 +176,7 @@ lock_doc parse_lock(const bson_t* doc) {
     d.acquired_at_ms = bson_iter_date_time(&it);
   if (bson_iter_init_find(&it, doc, "renewed_at") && BSON_ITER_HOLDS_DATE_TIME(&it))
     d.renewed_at_ms = bson_iter_date_time(&it);
+  d.last_run_token = get_int(doc, "last_run_token");
   d.tickets = get_int(doc, "tickets");
   d.waiting = get_int(doc, "waiting");
   bson_iter_t line;
@@ -606,6 +607,24 @@ outcome<bool> proclaim(mongoc_client_t* client, const store_config& cfg, std::st
   bson_t set;
   BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$set", &set);
   append_str(&set, "value", value);
+  bson_append_document_end(change.get(), &set);
+  auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
+  auto out = failure_from<bool>(r);
+  out.value = !r.ec && r.value == 1;
+  return out;
+}
+
+outcome<bool> record_run(mongoc_client_t* client, const store_config& cfg, std::string_view name,
+                         std::string_view owner, std::int64_t token) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, change;
+  append_str(filter.get(), "_id", name);
+  append_str(filter.get(), "owner", owner);  // only a run that still holds the lock completed under it
+  BSON_APPEND_INT64(filter.get(), "token", token);
+  bson_t set;
+  BSON_APPEND_DOCUMENT_BEGIN(change.get(), "$set", &set);
+  BSON_APPEND_INT64(&set, "last_run_token", token);
+  BSON_APPEND_DATE_TIME(&set, "last_run_at", wall_ms());  // for `status` only, as every date here
   bson_append_document_end(change.get(), &set);
   auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
   auto out = failure_from<bool>(r);

@@ -4,7 +4,8 @@
 //
 // Document: { _id: <name>, owner: <32 hex chars> | null, token: int64, beat: int64,
 //             expiry_ms: int64, acquired_at, renewed_at: dates (holder's clock, hints only),
-//             idle_since: date (only while free; the TTL index's field) }
+//             idle_since: date (only while free; the TTL index's field),
+//             last_run_token: int64, last_run_at: date (a completed run, docs/design.md section 13) }
 // Fencing counter: { _id: { mongolock: "epoch" }, n: int64 } in the same collection (its _id is a
 // subdocument, so it can never collide with a lock name).
 #include <mongoc/mongoc.h>
@@ -80,6 +81,8 @@ outcome<bool> release(mongoc_client_t*, const store_config&, std::string_view na
 outcome<std::string> force_release(mongoc_client_t*, const store_config&, std::string_view name, bool immediate);
 outcome<bool> proclaim(mongoc_client_t*, const store_config&, std::string_view name, std::string_view owner,
                        std::int64_t token, std::string_view value);
+outcome<bool> record_run(mongoc_client_t*, const store_config&, std::string_view name, std::string_view owner,
+                         std::int64_t token);
 outcome<declaration> declare(mongoc_client_t*, const store_config&, std::string_view name, const declaration&);
 outcome<bool> join_line(mongoc_client_t*, const store_config&, std::string_view name, std::string_view owner,
                         std::int64_t ticket);

@@ -78,6 +78,13 @@ void mongo_store::proclaim(const std::string& name, const std::string& owner, st
   });
 }
 
+void mongo_store::record_run(const std::string& name, const std::string& owner, std::int64_t token,
+                             reply<outcome<bool>> r) {
+  run(lane::acquisition, std::move(r), [cfg = cfg_, name, owner, token](mongoc_client_t* c) {
+    return detail::record_run(c, *cfg, name, owner, token);
+  });
+}
+
 void mongo_store::declare(const std::string& name, const declaration& d, reply<outcome<declaration>> r) {
   run(lane::acquisition, std::move(r), [cfg = cfg_, name, d](mongoc_client_t* c) { return detail::declare(c, *cfg, name, d); });
 }

@@ -31,6 +31,8 @@ class mongo_store final : public lock_store {
   void refresh_line(const std::string& name, const std::string& owner, std::int64_t ticket,
                     reply<outcome<bool>> r) override;
   void declare(const std::string& name, const declaration& d, reply<outcome<declaration>> r) override;
+  void record_run(const std::string& name, const std::string& owner, std::int64_t token,
+                  reply<outcome<bool>> r) override;
   void proclaim(const std::string& name, const std::string& owner, std::int64_t token, const std::string& value,
                 reply<outcome<bool>> r) override;
   void force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) override;

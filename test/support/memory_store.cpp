@@ -210,6 +210,7 @@ void memory_store::take(const take_request& t, reply<outcome<bool>> r) {
         ++d.waiting;
       }
       d.line = std::move(line);  // the line stays (less whoever left with this take)
+      d.last_run_token = it->second.last_run_token;  // a $set of the take's fields keeps the others
     }
     d.exists = true;
     d.held = held_state{t.owner, t.token, beat, t.expiry};
@@ -322,6 +323,16 @@ void memory_store::proclaim(const std::string& name, const std::string& owner, s
     auto meta = it->second.meta ? *it->second.meta : mongolock::detail::holder_meta{};
     meta.value = value;
     it->second.meta = std::make_shared<const mongolock::detail::holder_meta>(std::move(meta));
+    return success(true);
+  });
+}
+
+void memory_store::record_run(const std::string& name, const std::string& owner, std::int64_t token,
+                              reply<outcome<bool>> r) {
+  write<bool>(op::record_run, {op::record_run, name, owner, token}, std::move(r), [this, name, owner, token] {
+    auto it = docs_.find(name);
+    if (it == docs_.end() || it->second.held.owner != owner || it->second.held.token != token) return success(false);
+    it->second.last_run_token = token;
     return success(true);
   });
 }

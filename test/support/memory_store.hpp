@@ -20,7 +20,7 @@ namespace test {
 using mongolock::detail::lock_doc;
 using mongolock::detail::outcome;
 
-enum class op { prepare, read, list, next_epoch, take, renew, release, release_owners, force_release, join_line, leave_line, refresh_line, proclaim, declare };
+enum class op { prepare, read, list, next_epoch, take, renew, release, release_owners, force_release, join_line, leave_line, refresh_line, proclaim, declare, record_run };
 
 struct fault {
   enum class kind {
@@ -86,6 +86,8 @@ class memory_store final : public mongolock::detail::lock_store {
                 reply<outcome<bool>> r) override;
   void join_line(const std::string& name, const std::string& owner, std::int64_t ticket,
                  reply<outcome<bool>> r) override;
+  void record_run(const std::string& name, const std::string& owner, std::int64_t token,
+                  reply<outcome<bool>> r) override;
   void declare(const std::string& name, const mongolock::detail::declaration& d,
                reply<outcome<mongolock::detail::declaration>> r) override;
   void leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) override;

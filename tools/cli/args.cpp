@@ -23,6 +23,8 @@ struct range {
 constexpr range ttl_range{milliseconds{100}, limits::max_expiry};
 constexpr range wait_range{milliseconds{0}, limits::max_acquire_timeout};
 constexpr range kill_after_range{milliseconds{0}, std::chrono::hours(1)};
+// --hold-at-least, --once-per: periods of a scheduled job, as long as the longest --wait.
+constexpr range period_range{milliseconds{0}, limits::max_acquire_timeout};
 // --margin: 0 (= ttl / 10) or at least 1 ms; below half of --ttl is checked once both are known.
 constexpr range margin_range{milliseconds{0}, limits::max_expiry / 2};
 
@@ -126,7 +128,17 @@ and token; the writer: the highest token of its permits). A NAME declared with a
 --readers, or as the other kind, exits 64. Exit status: COMMAND's (128+N if killed by signal N); 75 (or -E)
 not acquired within --wait; 74 lease lost while COMMAND ran; 69 server unreachable; 77 not
 authorized (authentication failed, or a privilege is missing); 64 usage error; 127 COMMAND not
-found, 126 not executable; 128+N if mongolock got signal N while waiting (nothing ran).
+found, 126 not executable; 128+N if mongolock got signal N while waiting (nothing ran); 79
+skipped by --once-per.
+
+run, scheduled jobs (a plain lock; README "Scheduled jobs"):
+  --hold-at-least D   keep the lock held (renewed) until D after it was acquired, even if
+                      COMMAND ended first
+  --once-per D        run COMMAND only if the last run recorded under NAME was first seen by
+                      this host at least D ago, else exit 79; a COMMAND that exits 0 is recorded.
+                      A host that has not seen that run yet skips once and counts from now
+  --state-dir DIR     what this host has seen, per lock [MONGOLOCK_STATE_DIR]
+                      ($XDG_STATE_HOME/mongolock, or ~/.local/state/mongolock)
 
 release --force: the holder loses its lease at its next renewal; new holders first wait out its
 lease (one --ttl of the holder's, plus a margin), so the two never overlap. --now frees the lock
@@ -242,6 +254,7 @@ parse_result parse_args(const std::vector<std::string>& args,
     else if (k == "MONGOLOCK_TTL") p.set_duration(k, v, ttl_range, o.ttl);
     else if (k == "MONGOLOCK_KILL_AFTER") p.set_duration(k, v, kill_after_range, o.kill_after);
     else if (k == "MONGOLOCK_MARGIN") p.set_duration(k, v, margin_range, o.margin);
+    else if (k == "MONGOLOCK_STATE_DIR") o.state_dir = v;
     else if (k == "MONGOLOCK_WAIT") {
       std::chrono::milliseconds w{};
       if (p.set_duration(k, v, wait_range, w)) o.wait = w;
@@ -290,6 +303,16 @@ parse_result parse_args(const std::vector<std::string>& args,
         (f.flag == "--readers" ? o.readers : o.permits) = n;
         continue;
       }
+      if (f.flag == "--hold-at-least" || f.flag == "--once-per") {
+        std::string v;
+        if (!p.take_value(f, v)) return p.r;
+        if (!p.set_duration(f.flag, v, period_range, f.flag == "--once-per" ? o.once_per : o.hold_at_least)) return p.r;
+        continue;
+      }
+      if (f.flag == "--state-dir") {
+        if (!p.take_value(f, o.state_dir)) return p.r;
+        continue;
+      }
       if (f.flag == "-c" || f.flag == "--command") {
         std::string script;
         if (!p.take_value(f, script)) return p.r;
@@ -326,6 +349,8 @@ parse_result parse_args(const std::vector<std::string>& args,
       else if (o.argv.empty()) p.fail("run needs a COMMAND");
       else if ((o.permits > 0) + o.shared + o.exclusive > 1) p.fail("give one of -n, --shared and --exclusive");
       else if (o.readers != 16 && !o.shared && !o.exclusive) p.fail("--readers goes with --shared or --exclusive");
+      else if ((o.hold_at_least.count() > 0 || o.once_per.count() > 0) && (o.permits > 0 || o.shared || o.exclusive))
+        p.fail("--hold-at-least and --once-per go with a plain lock (not -n, --shared or --exclusive)");
       break;
     case command::status:
       if (o.name.empty()) p.fail("status needs a lock NAME");

@@ -14,6 +14,7 @@ inline constexpr int exit_software = 70;     // EX_SOFTWARE: server error
 inline constexpr int exit_lost = 74;         // lease lost while COMMAND ran
 inline constexpr int exit_not_acquired = 75; // EX_TEMPFAIL: not acquired within --wait
 inline constexpr int exit_not_authorized = 77;  // EX_NOPERM: authentication or privileges
+inline constexpr int exit_skipped = 79;       // run --once-per: the job ran within the period
 
 // The exit status for a library failure: the lock busy or --wait out -> `conflict_exit_code`;
 // server unreachable or unsupported 69; not authorized 77; a bad lock name or a permit count that
@@ -45,6 +46,13 @@ struct options {
   int permits = 0;
   bool shared = false, exclusive = false;
   int readers = 16;
+  // Scheduled jobs (docs/design.md section 13), plain locks only. `hold_at_least`: the lock stays
+  // held until that long after it was acquired, even if COMMAND ended first. `once_per`: COMMAND
+  // runs only if the last recorded run was first seen by this host at least that long ago, and a
+  // run that exits 0 is recorded. `state_dir`: where this host keeps what it has seen.
+  std::chrono::milliseconds hold_at_least{0};
+  std::chrono::milliseconds once_per{0};
+  std::string state_dir;
   std::string name;
   std::vector<std::string> argv;  // run: COMMAND [ARG...]
 };

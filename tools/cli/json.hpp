@@ -60,7 +60,9 @@ inline std::string to_json(const lock_info& i, std::int64_t now_ms) {
                     ",\"fencing_token_str\":" + json_string(std::to_string(i.fencing_token)) + ",\"expires_in_ms\":null" +
                     ",\"acquired_at\":" + (i.held && i.acquired_at_ms ? json_string(iso8601(i.acquired_at_ms)) : "null") +
                     ",\"ttl_ms\":" + std::to_string(i.expiry.count()) + ",\"heartbeat\":" + json_string(std::to_string(i.heartbeat)) +
-                    holder + "}";
+                    // The last run recorded as completed (run --once-per), as a string like the token.
+                    ",\"last_run_token_str\":" +
+                    (i.last_completed_token ? json_string(std::to_string(i.last_completed_token)) : "null") + holder + "}";
   return out;
 }
 

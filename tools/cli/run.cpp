@@ -21,6 +21,7 @@
 #include <string>
 
 #include "exec_plan.hpp"
+#include "sightings.hpp"
 #include "supervise.hpp"
 
 extern char** environ;
@@ -220,6 +221,37 @@ asio::awaitable<void> report_deadlines(const Held& held, int lifeline, std::shar
 template <class Held>
 asio::awaitable<int> run_holding(Held& held, const options& o, asio::signal_set& stop, asio::signal_set& children);
 
+// --once-per: a COMMAND that exited 0 under the lease is recorded in the lock's document before
+// the release. If that fails, the run happened but no host will know: say so.
+asio::awaitable<void> record_run(lease& held, const options& o) {
+  diagnostics why;
+  auto [ec] = co_await held.async_record_completion(why, asio::as_tuple(asio::use_awaitable));
+  if (ec)
+    std::cerr << "mongolock: the run of '" << o.name << "' completed but could not be recorded: " << ec.message()
+              << " (" << why.reason << "); another host may run it again within --once-per\n";
+}
+
+// The release, after --hold-at-least if one was asked for: the lease stays held and renewed
+// until then. A signal during the hold ends it early (the lock is released at once).
+asio::awaitable<std::tuple<error_code>> release_as_asked(lease& held, const options& o, diagnostics& d,
+                                                         asio::signal_set& stop) {
+  if (o.hold_at_least <= held.held_for()) co_return co_await release(held, d);
+  if (o.verbose)
+    std::cerr << "mongolock: holding '" << o.name << "' for " << (o.hold_at_least - held.held_for()).count()
+              << " ms more (--hold-at-least)\n";
+  auto raced = co_await (held.async_release_after(o.hold_at_least, d, asio::as_tuple(asio::use_awaitable)) ||
+                         stop.async_wait(asio::as_tuple(asio::use_awaitable)));
+  if (raced.index() == 0) co_return std::get<0>(std::move(raced));
+  if (!o.quiet)
+    std::cerr << "mongolock: signal " << std::get<1>(std::get<1>(raced)) << ": the hold of '" << o.name
+              << "' ends early\n";
+  co_return co_await release(held, d);
+}
+asio::awaitable<std::tuple<error_code>> release_as_asked(multi_lease& held, const options&, diagnostics& d,
+                                                         asio::signal_set&) {
+  co_return co_await release(held, d);
+}
+
 // Text from a lock document (another process wrote it) made safe for a terminal.
 std::string printable(std::string s) {
   for (auto& c : s)
@@ -241,11 +273,47 @@ std::string holder_text(const lock_info& info) {
   return text;
 }
 
-// The holder of a busy plain lock (holder_text); empty if that look fails or finds it free by now.
-asio::awaitable<std::string> who_holds(provider& locks, const std::string& name) {
+// The lock as one look finds it; nullopt if that look fails.
+asio::awaitable<std::optional<lock_info>> look(provider& locks, const std::string& name) {
   auto [ec, info] = co_await locks.async_inspect(name, asio::as_tuple(asio::use_awaitable));
-  if (ec || !info.held) co_return std::string{};
-  co_return holder_text(info);
+  if (ec) co_return std::nullopt;
+  co_return info;
+}
+
+// --once-per (docs/design.md section 13): notes that this host saw `token` now; nullopt, said on
+// stderr, if what this host has seen cannot be kept.
+std::optional<sightings> note_seen(const options& o, std::int64_t token) {
+  std::string error;
+  auto seen = note_in_file(sightings_path(state_dir_of(o.state_dir), o.database, o.collection, o.name), token,
+                           boot_ms(), error);
+  if (!seen) std::cerr << "mongolock: --once-per cannot keep what this host has seen: " << error << "\n";
+  return seen;
+}
+
+// --once-per, with the lock held: the exit status that skips COMMAND, or nullopt to run it. It
+// runs if no run was ever recorded, or if this host first saw the recorded run (or a later take)
+// at least --once-per ago; a run new to this host is noted and skipped.
+asio::awaitable<std::optional<int>> skip_if_run_lately(provider& locks, const options& o, const lease& held) {
+  diagnostics why;
+  auto [ec, info] = co_await locks.async_inspect(o.name, why, asio::as_tuple(asio::use_awaitable));
+  if (ec) {
+    std::cerr << "mongolock: --once-per cannot read the last run of '" << o.name << "': " << ec.message() << " ("
+              << why.reason << ")\n";
+    co_return exit_code_for(ec);
+  }
+  const auto seen = note_seen(o, held.fencing_token());
+  if (!seen) co_return exit_software;
+  if (info.last_completed_token == 0) co_return std::nullopt;
+  const auto age = began_at_least(*seen, info.last_completed_token, boot_ms());
+  if (age && *age >= o.once_per) co_return std::nullopt;
+  if (!o.quiet) {
+    std::cerr << "mongolock: '" << o.name << "' skipped: its last run (token " << info.last_completed_token << ") ";
+    if (age && age->count() > 0)
+      std::cerr << "was first seen by this host " << age->count() << " ms ago, within --once-per\n";
+    else
+      std::cerr << "is new to this host, which counts --once-per from now\n";
+  }
+  co_return exit_skipped;
 }
 
 // A --wait 0 that finds a holder silent for long (by the wall clocks' hint) spends one observation
@@ -301,14 +369,25 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
   if (raced.index() == 1) co_return 128 + std::get<1>(raced);  // interrupted while waiting
   auto [ec, held] = std::move(std::get<0>(raced));
   const bool plain = o.permits == 0 && !o.shared;
-  if (ec && plain && !o.quiet && (ec == errc::busy || ec == errc::timeout)) {
+  const bool once_per = o.once_per.count() > 0;
+  if (ec && plain && (!o.quiet || once_per) && (ec == errc::busy || ec == errc::timeout)) {
     // One look, bounded: --wait bounds the whole run, and a server that stopped answering
-    // must not hold the exit up.
+    // must not hold the exit up. It says who holds the lock, and for --once-per it is a sighting.
     asio::steady_timer bound(ex, std::chrono::milliseconds{500});
-    auto looked = co_await (who_holds(locks, o.name) || bound.async_wait(asio::use_awaitable));
-    co_return report(ec, looked.index() == 0 ? std::get<0>(looked) : std::string{});
+    auto looked = co_await (look(locks, o.name) || bound.async_wait(asio::use_awaitable));
+    const auto info = looked.index() == 0 ? std::get<0>(looked) : std::nullopt;
+    if (info && once_per) note_seen(o, info->fencing_token);
+    co_return report(ec, info && info->held ? holder_text(*info) : std::string{});
   }
   if (ec) co_return report(ec);
+  if (once_per) {
+    auto skip = co_await skip_if_run_lately(locks, o, held);
+    if (skip) {
+      diagnostics ignored;
+      co_await release(held, ignored);
+      co_return *skip;
+    }
+  }
   auto body = run_holding(held, o, stop, children);
   co_return co_await std::move(body);
 }
@@ -423,8 +502,10 @@ asio::awaitable<int> run_holding(Held& held, const options& o, asio::signal_set&
   *reporting = false;
   report_timer->cancel();
   if (!finished_inside) co_return exit_lost;
+  if constexpr (std::is_same_v<Held, lease>)
+    if (o.once_per.count() > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) co_await record_run(held, o);
   diagnostics release_why;
-  auto releasing = release(held, release_why);
+  auto releasing = release_as_asked(held, o, release_why, stop);
   auto [rel] = co_await std::move(releasing);
   if (rel == errc::lease_lost)
     std::cerr << "mongolock: '" << o.name << "' was no longer ours at release (force-released or taken "

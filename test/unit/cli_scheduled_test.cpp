@@ -1,0 +1,103 @@
+// The mongolock tool's scheduled jobs: --hold-at-least and --once-per on the command line, and what
+// a host remembers of a lock's runs (sightings.hpp, docs/design.md section 13).
+#include <boost/test/unit_test.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "args.hpp"
+#include "json.hpp"
+#include "sightings.hpp"
+
+using namespace std::chrono_literals;
+namespace cli = mongolock::cli;
+
+BOOST_AUTO_TEST_SUITE(cli_scheduled)
+
+BOOST_AUTO_TEST_CASE(hold_at_least_and_once_per_are_durations_of_a_plain_run) {
+  auto r = cli::parse_args({"run", "--once-per", "23h", "--hold-at-least=10m", "--state-dir", "/s", "n", "true"}, {});
+  BOOST_TEST(r.error.empty(), r.error);
+  BOOST_TEST(r.opts.once_per == 23h);
+  BOOST_TEST(r.opts.hold_at_least == 10min);
+  BOOST_TEST(r.opts.state_dir == "/s");
+  BOOST_TEST(r.opts.argv == std::vector<std::string>{"true"});
+  r = cli::parse_args({"run", "n", "true"}, {{"MONGOLOCK_STATE_DIR", "/from/env"}});
+  BOOST_TEST(r.opts.state_dir == "/from/env");
+  BOOST_TEST(r.opts.once_per.count() == 0);
+  BOOST_TEST(r.opts.hold_at_least.count() == 0);
+  BOOST_TEST(cli::parse_args({"run", "--once-per", "x", "n", "true"}, {}).error.find("invalid duration for --once-per") == 0);
+  BOOST_TEST(cli::parse_args({"run", "--once-per", "9000h", "n", "true"}, {}).error.find("--once-per must be between") == 0);
+  for (const char* kind : {"-n", "--shared", "--exclusive"}) {
+    std::vector<std::string> args{"run", "--once-per", "1h", kind};
+    if (std::string(kind) == "-n") args.push_back("2");
+    args.insert(args.end(), {"n", "true"});
+    BOOST_TEST(cli::parse_args(args, {}).error.find("go with a plain lock") != std::string::npos, kind);
+  }
+  BOOST_TEST(cli::exit_skipped == 79);
+  BOOST_TEST(cli::usage().find("79") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_run_began_before_the_first_sighting_of_its_token_or_a_later_one) {
+  cli::sightings s{"boot", {}};
+  BOOST_TEST(!cli::began_at_least(s, 5, 1000).has_value(), "nothing seen: new to this host");
+  cli::note(s, 5, 1000);
+  cli::note(s, 5, 2000);  // seen again: the first sighting stands
+  cli::note(s, 3, 2500);  // an older token after a newer one adds nothing
+  cli::note(s, 9, 3000);
+  BOOST_TEST(s.seen.size() == 2u);
+  BOOST_TEST(cli::began_at_least(s, 5, 4000)->count() == 3000);
+  BOOST_TEST(cli::began_at_least(s, 4, 4000)->count() == 3000, "a token seen later than a run's bounds it too");
+  BOOST_TEST(cli::began_at_least(s, 7, 4000)->count() == 1000, "only token 9, seen at 3000, bounds run 7");
+  BOOST_TEST(!cli::began_at_least(s, 10, 4000).has_value());
+  for (std::int64_t t = 10; t < 40; ++t) cli::note(s, t, 3000 + t);
+  BOOST_TEST(s.seen.size() == cli::max_sightings, "the oldest sightings go first");
+  BOOST_TEST(s.seen.back().token == 39);
+}
+
+BOOST_AUTO_TEST_CASE(sightings_of_another_boot_or_a_damaged_file_are_forgotten) {
+  cli::sightings s{"boot-a", {}};
+  cli::note(s, 5, 1000);
+  cli::note(s, 7, 2000);
+  const auto text = cli::serialize(s);
+  BOOST_TEST(cli::parse(text, "boot-a").seen == s.seen);
+  BOOST_TEST(cli::parse(text, "boot-b").seen.empty(), "the boot clock restarted: its times mean nothing now");
+  BOOST_TEST(cli::parse(text, "").seen.empty());
+  for (const char* damaged : {"", "mongolock-sightings 2\nboot boot-a\n5 1000\n", "mongolock-sightings 1\nboot boot-a\n5\n",
+                              "mongolock-sightings 1\nboot boot-a\n5 1000 7\n", "mongolock-sightings 1\nboot boot-a\n7 1000\n5 2000\n",
+                              "mongolock-sightings 1\nboot boot-a\n5 2000\n7 1000\n", "mongolock-sightings 1\nboot boot-a\n-5 1000\n"})
+    BOOST_TEST(cli::parse(damaged, "boot-a").seen.empty(), damaged);
+}
+
+BOOST_AUTO_TEST_CASE(sightings_are_kept_in_one_file_per_lock_under_the_state_directory) {
+  BOOST_TEST(cli::sightings_path("/s", "db", "locks", "nightly report/2") == "/s/db.locks.nightly%20report%2F2");
+  BOOST_TEST(cli::sightings_path("/s", "db", "c", std::string(300, 'x')).size() < 2 + 255);
+  BOOST_TEST(cli::state_dir_of("/given") == "/given");
+  const auto dir = std::filesystem::temp_directory_path() / ("sightings-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const auto path = cli::sightings_path((dir / "a/b").string(), "db", "c", "job");
+  std::string error;
+  auto first = cli::note_in_file(path, 5, 1000, error);
+  BOOST_REQUIRE_MESSAGE(first, error);
+  BOOST_TEST(first->seen.size() == 1u);
+  auto second = cli::note_in_file(path, 9, 2000, error);
+  BOOST_REQUIRE(second);
+  BOOST_TEST(second->seen.size() == 2u, "the first note was kept in the file");
+  BOOST_TEST(cli::began_at_least(*second, 5, 2500)->count() == 1500);
+  const bool private_dir = (std::filesystem::status(dir / "a").permissions() & std::filesystem::perms::others_all) ==
+                           std::filesystem::perms::none;
+  BOOST_TEST(private_dir, "what a host has seen is nobody else's business");
+  std::filesystem::remove_all(dir);
+  BOOST_TEST(!cli::note_in_file("/proc/no-such-dir/x", 1, 1, error).has_value());
+  BOOST_TEST(!error.empty());
+}
+
+BOOST_AUTO_TEST_CASE(status_json_shows_the_last_recorded_run) {
+  mongolock::lock_info i;
+  i.name = "n";
+  i.exists = true;
+  BOOST_TEST(cli::to_json(i, 0).find("\"last_run_token_str\":null") != std::string::npos);
+  i.last_completed_token = 4294967297;
+  BOOST_TEST(cli::to_json(i, 0).find("\"last_run_token_str\":\"4294967297\"") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
