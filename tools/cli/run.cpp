@@ -306,13 +306,11 @@ asio::awaitable<std::optional<int>> skip_if_run_lately(provider& locks, const op
   if (info.last_completed_token == 0) co_return std::nullopt;
   const auto age = began_at_least(*seen, info.last_completed_token, boot_ms());
   if (age && *age >= o.once_per) co_return std::nullopt;
-  if (!o.quiet) {
-    std::cerr << "mongolock: '" << o.name << "' skipped: its last run (token " << info.last_completed_token << ") ";
-    if (age && age->count() > 0)
-      std::cerr << "was first seen by this host " << age->count() << " ms ago, within --once-per\n";
-    else
-      std::cerr << "is new to this host, which counts --once-per from now\n";
-  }
+  // A run new to this host was noted just now (before the wait, or as our own token): age ~0.
+  if (!o.quiet)
+    std::cerr << "mongolock: '" << o.name << "' skipped: this host first saw its last run (token "
+              << info.last_completed_token << ") " << (age ? age->count() : 0) << " ms ago, less than --once-per "
+              << o.once_per.count() << " ms\n";
   co_return exit_skipped;
 }
 
@@ -365,11 +363,17 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
     auto body = run_holding(held, o, stop, children);
     co_return co_await std::move(body);
   }
+  const bool once_per = o.once_per.count() > 0;
+  if (once_per) {
+    // A sighting before the wait: the run now holding the lock, or the last one recorded, began
+    // before this moment, however long the wait then takes (docs/design.md section 13).
+    auto before = co_await look(locks, o.name);
+    if (before && !note_seen(o, before->fencing_token)) co_return exit_software;
+  }
   auto raced = co_await (acquire(locks, o, why) || stop.async_wait(asio::use_awaitable));
   if (raced.index() == 1) co_return 128 + std::get<1>(raced);  // interrupted while waiting
   auto [ec, held] = std::move(std::get<0>(raced));
   const bool plain = o.permits == 0 && !o.shared;
-  const bool once_per = o.once_per.count() > 0;
   if (ec && plain && (!o.quiet || once_per) && (ec == errc::busy || ec == errc::timeout)) {
     // One look, bounded: --wait bounds the whole run, and a server that stopped answering
     // must not hold the exit up. It says who holds the lock, and for --once-per it is a sighting.

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Black-box test of scheduled jobs through the CLI (README "Scheduled jobs", docs/design.md
+# section 13): HOSTS simulated hosts run the same "cron" job every period with
+# `run --once-per D`, each under libfaketime with its own clock offset of up to +-1 h, each with
+# its own state directory (what that host has seen). A host fires at its own phase in each period
+# (the spread of clocks and schedulers), waits up to W for the lock, and its job logs its start
+# and its end. Now and then a host's `mongolock` is SIGKILLed (its job dies with it).
+# Verdict, per period (by the real time a run started):
+#   - double runs: two completed runs in one period (0 expected). A second run is excused only if
+#     the first one's `mongolock` was SIGKILLed after its job ended and before it could record the
+#     run (the job and its record cannot be one atomic step; counted and shown as "unrecorded");
+#   - missed periods: a period with no completed run (0 expected: every host stays alive).
+# Usage: cron_stress.sh PATH_TO_MONGOLOCK [HOSTS [PERIODS [--no-once-per]]]; the server URI as in
+# cli_test.sh. --no-once-per: the verdict's own test: the hosts run without --once-per, and it
+# must then report double runs (ctest integration.cli_cron_checker expects exactly that).
+set -u
+bin=$1 hosts=${2:-20} periods=${3:-200} check=${4:-}
+uri=${MONGOLOCK_TEST_URI:-$(cat "$MONGOLOCK_TEST_SERVER_DIR/uri")}
+export MONGOLOCK_URI=$uri MONGOLOCK_DATABASE=mongolock_cron_stress MONGOC_DISABLE_SHM=1
+libfaketime=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
+[ -e "$libfaketime" ] || { echo "cron_stress: libfaketime missing (scripts/install-deps.sh installs it)"; exit 1; }
+work=$(mktemp -d)
+trap 'pkill -KILL -P $$ 2>/dev/null; rm -rf "$work"' EXIT
+name="cron-$RANDOM$RANDOM"
+log=$work/log
+# Period P, the hosts' phases within it (0..spread), the wait W, the once-per D: a second run in
+# one period would need a host to have seen this period's run D before, and a host's wait ends W
+# after it fired (D > spread + W); the first host to fire saw the last run about P ago (D < P).
+period_ms=1000 spread_ms=100 wait=450ms once_per=750ms ttl=200ms
+once=(--once-per "$once_per")
+[ "$check" = --no-once-per ] && once=()
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+start=$(( $(now_ms) + 500 ))
+
+# One host: in each period, at its phase, one `mongolock run` in the background (its PID in
+# pid.H, so the killer can find it), then its exit status in the log.
+host() {
+  local h=$1 offset=$2 phase=$3
+  for ((k = 0; k < periods; k++)); do
+    local at=$(( start + k * period_ms + phase )) left
+    left=$(( at - $(now_ms) ))
+    [ "$left" -gt 0 ] && sleep "$(printf '%d.%03d' $((left / 1000)) $((left % 1000)))"
+    LD_PRELOAD=$libfaketime FAKETIME="$offset" ASAN_OPTIONS=verify_asan_link_order=0 \
+      "$bin" --ttl "$ttl" --wait "$wait" --quiet run "${once[@]}" --state-dir "$work/state.$h" "$name" -- \
+      env -u LD_PRELOAD -u FAKETIME sh -c "
+        echo start $h \$\$ \$(( \$(date +%s%N) / 1000000 )) >> $log
+        sleep 0.0\$(( \$\$ % 4 + 2 ))
+        echo done $h \$\$ \$(( \$(date +%s%N) / 1000000 )) >> $log" 2>>"$work/stderr.$h" &
+    local pid=$!
+    echo "$pid" > "$work/pid.$h"
+    wait "$pid"
+    echo "exit $h $pid $?" >> "$log"
+  done
+}
+
+for ((h = 0; h < hosts; h++)); do
+  offset=$(( RANDOM % 7201 - 3600 ))
+  [ "$offset" -ge 0 ] && offset="+$offset"
+  host "$h" "${offset}s" $(( RANDOM % (spread_ms + 1) )) 2>/dev/null &
+done
+# The killer: in about one period in four, SIGKILL one host's current `mongolock`, 20..200 ms
+# into the period (most often the holder, whose job is running then).
+kills=0
+for ((k = 0; k < periods; k++)); do
+  at=$(( start + k * period_ms + 20 + RANDOM % 180 ))
+  left=$(( at - $(now_ms) ))
+  [ "$left" -gt 0 ] && sleep "$(printf '%d.%03d' $((left / 1000)) $((left % 1000)))"
+  if [ $((RANDOM % 4)) -eq 0 ]; then
+    victim=$(cat "$work/pid.$((RANDOM % hosts))" 2>/dev/null)
+    [ -n "$victim" ] && kill -KILL "$victim" 2>/dev/null && kills=$((kills + 1))
+  fi
+done
+wait
+echo "cron_stress: $hosts hosts, $periods periods of ${period_ms} ms, $kills SIGKILLs"
+grep -h . "$work"/stderr.* 2>/dev/null | grep -v "skipped\|not acquired" | sort | uniq -c | sort -rn | head -5
+
+# A completed run: a job that logged "done"; it counts in the period its job started in. Its
+# mongolock's exit status tells whether the run can have been recorded (137: SIGKILLed).
+python3 - "$log" "$start" "$period_ms" "$periods" <<'PY'
+import sys
+log, start, period, periods = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+runs, pending = [], {}   # pending[host] = the last job of that host, until its mongolock's exit
+for line in open(log):
+    f = line.split()
+    if f[0] == "start":
+        pending[f[1]] = {"host": f[1], "began": int(f[3]), "done": False}
+    elif f[0] == "done" and f[1] in pending:
+        pending[f[1]]["done"] = True
+    elif f[0] == "exit" and f[1] in pending:
+        job = pending.pop(f[1])
+        job["killed"] = f[3] == "137"
+        if job["done"]:
+            runs.append(job)
+per = {}
+for r in runs:
+    per.setdefault((r["began"] - start) // period, []).append(r)
+doubles = unrecorded = 0
+for k, rs in per.items():
+    rs.sort(key=lambda r: r["began"])
+    for first, second in zip(rs, rs[1:]):
+        if first["killed"]:
+            unrecorded += 1
+        else:
+            doubles += 1
+            print(f"cron_stress: period {k}: runs by host {first['host']} and host {second['host']}, {second['began'] - first['began']} ms apart")
+# The first period and the last one are partial (the hosts start and stop).
+missed = [k for k in range(1, periods - 1) if k not in per]
+for k in missed[:5]:
+    print(f"cron_stress: period {k}: no completed run")
+gaps = sorted(b["began"] - a["began"] for a, b in zip(sorted(runs, key=lambda r: r["began"]), sorted(runs, key=lambda r: r["began"])[1:]))
+print(f"cron_stress: {len(runs)} completed runs in {len(per)} periods; {doubles} double runs, "
+      f"{len(missed)} missed periods, {unrecorded} unrecorded (SIGKILL after the job ended); "
+      f"shortest gap between runs {gaps[0] if gaps else '-'} ms")
+sys.exit(1 if doubles or missed else 0)
+PY
