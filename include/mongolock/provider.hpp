@@ -138,6 +138,12 @@ class provider {
   auto async_inspect(std::string name, diagnostics& d, Token&& token = {}) {
     return inspect_op(std::move(name), &d, std::forward<Token>(token));
   }
+  // The same with read concern majority: only what a failover cannot roll back, for a decision
+  // taken on what was seen (a scheduled job's sightings, docs/design.md section 13).
+  template <class Token = boost::asio::deferred_t>
+  auto async_inspect_committed(std::string name, diagnostics& d, Token&& token = {}) {
+    return inspect_op(std::move(name), &d, std::forward<Token>(token), true);
+  }
 
   // Reads every lock document of the collection. Completion: void(error_code,
   // std::vector<lock_info>). Cancellation: terminal (partial and total are ignored).
@@ -180,7 +186,7 @@ class provider {
   // `d`: the caller's diagnostics, or null.
   static void start_release_all(impl_ptr, diagnostics* d, handler<std::size_t>);
   static void start_shutdown(impl_ptr, diagnostics* d, handler<>);
-  static void start_inspect(impl_ptr, std::string name, diagnostics* d, handler<lock_info>);
+  static void start_inspect(impl_ptr, std::string name, bool committed, diagnostics* d, handler<lock_info>);
   static void start_list(impl_ptr, diagnostics* d, handler<std::vector<lock_info>>);
   static void start_force_release(impl_ptr, std::string name, force_mode, diagnostics* d, handler<std::string>);
 
@@ -199,12 +205,12 @@ class provider {
   }
 
   template <class Token>
-  auto inspect_op(std::string name, diagnostics* d, Token&& token) {
+  auto inspect_op(std::string name, diagnostics* d, Token&& token, bool committed = false) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, lock_info)>(
-        with_executor([](auto h, impl_ptr p, std::string n, diagnostics* diag) {
-          start_inspect(std::move(p), std::move(n), diag, std::move(h));
+        with_executor([](auto h, impl_ptr p, std::string n, bool majority, diagnostics* diag) {
+          start_inspect(std::move(p), std::move(n), majority, diag, std::move(h));
         }),
-        token, impl_, std::move(name), d);
+        token, impl_, std::move(name), committed, d);
   }
 
   template <class Token>

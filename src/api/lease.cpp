@@ -80,7 +80,9 @@ void lease::start_release_after(state_ptr st, std::chrono::milliseconds hold, di
   auto strand = st->strand;
   auto body = [](state_ptr s, std::chrono::milliseconds at_least,
                  diagnostics* diag) -> asio::awaitable<std::tuple<error_code>> {
-    // A cancelled hold answers operation_aborted rather than throwing out of the body.
+    // Every cancellation type ends the hold, which answers operation_aborted rather than
+    // throwing out of the body.
+    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
     co_await asio::this_coro::throw_if_cancelled(false);
     const auto left = at_least - (detail::boot_clock::now() - s->acquired_sent);
     if (left > detail::boot_clock::duration::zero() && !status_of(*s)) {
@@ -98,6 +100,9 @@ void lease::start_release_after(state_ptr st, std::chrono::milliseconds hold, di
       }
       // Over, or the lease ended during the hold (lost or released): the release says which.
     }
+    // From here on a cancellation is too late to leave the lease held, and must not cut the
+    // release short (a write half-sent leaves the lock to expire).
+    co_await asio::this_coro::reset_cancellation_state([](asio::cancellation_type) { return asio::cancellation_type::none; });
     co_return co_await detail::release(std::move(s), diag);
   };
   detail::spawn_op<error_code>(strand, body(std::move(st), hold, d), std::move(h));

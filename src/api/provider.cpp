@@ -106,10 +106,10 @@ asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_i
 }
 
 asio::awaitable<std::tuple<error_code, lock_info>> inspect_body(std::shared_ptr<provider_impl> p, std::string name,
-                                                                diagnostics* d) {
+                                                                bool committed, diagnostics* d) {
   std::string why;
   if (auto ec = validate_document_name(name, &why)) co_return std::tuple{settle(*p, d, "inspect", ec, why), lock_info{}};
-  auto r = co_await p->ops.read(name, read_mode::primary);
+  auto r = co_await p->ops.read(name, committed ? read_mode::majority : read_mode::primary);
   co_return std::tuple{settle(*p, d, "inspect", r.ec, r.message), to_info(name, r.value)};
 }
 
@@ -149,9 +149,9 @@ void provider::start_shutdown(impl_ptr p, diagnostics* d, handler<> h) {
   auto s = detail::new_strand(*p);
   spawn_op<error_code>(s, detail::shutdown_body(std::move(p), d), std::move(h), false);
 }
-void provider::start_inspect(impl_ptr p, std::string name, diagnostics* d, handler<lock_info> h) {
+void provider::start_inspect(impl_ptr p, std::string name, bool committed, diagnostics* d, handler<lock_info> h) {
   auto s = detail::new_strand(*p);
-  spawn_op<error_code, lock_info>(s, detail::inspect_body(std::move(p), std::move(name), d), std::move(h));
+  spawn_op<error_code, lock_info>(s, detail::inspect_body(std::move(p), std::move(name), committed, d), std::move(h));
 }
 void provider::start_list(impl_ptr p, diagnostics* d, handler<std::vector<lock_info>> h) {
   auto s = detail::new_strand(*p);

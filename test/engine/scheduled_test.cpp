@@ -96,18 +96,20 @@ BOOST_AUTO_TEST_CASE(release_after_a_hold_already_over_releases_at_once) {
 }
 
 BOOST_AUTO_TEST_CASE(a_cancelled_hold_leaves_the_lease_held) {
-  engine e;
-  auto [ec, l] = e.acquire("job", 1s);
-  BOOST_REQUIRE(!ec);
-  asio::cancellation_signal cancel;
-  auto f = engine::ec_future([&](auto h) { l.async_release_after(10s, asio::bind_cancellation_slot(cancel.slot(), h)); });
-  e.run_for(50ms);
-  cancel.emit(asio::cancellation_type::terminal);
-  BOOST_REQUIRE(e.wait(f, 1s));
-  BOOST_TEST((f.get() == asio::error::operation_aborted));
-  BOOST_TEST(l.held());
-  BOOST_TEST(e.store->get("job").held.owner == l.owner_id());
-  BOOST_TEST(!e.release(l));
+  for (auto type : {asio::cancellation_type::terminal, asio::cancellation_type::partial, asio::cancellation_type::total}) {
+    engine e;
+    auto [ec, l] = e.acquire("job", 1s);
+    BOOST_REQUIRE(!ec);
+    asio::cancellation_signal cancel;
+    auto f = engine::ec_future([&](auto h) { l.async_release_after(10s, asio::bind_cancellation_slot(cancel.slot(), h)); });
+    e.run_for(50ms);
+    cancel.emit(type);
+    BOOST_REQUIRE(e.wait(f, 1s));
+    BOOST_TEST((f.get() == asio::error::operation_aborted));
+    BOOST_TEST(l.held());
+    BOOST_TEST(e.store->get("job").held.owner == l.owner_id());
+    BOOST_TEST(!e.release(l));
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_lease_lost_during_the_hold_is_reported_lost) {

@@ -23,8 +23,12 @@ struct range {
 constexpr range ttl_range{milliseconds{100}, limits::max_expiry};
 constexpr range wait_range{milliseconds{0}, limits::max_acquire_timeout};
 constexpr range kill_after_range{milliseconds{0}, std::chrono::hours(1)};
-// --hold-at-least, --once-per: periods of a scheduled job, as long as the longest --wait.
-constexpr range period_range{milliseconds{0}, limits::max_acquire_timeout};
+// --hold-at-least: as long as the longest --wait. --once-per: the record of the last run lives in
+// the lock's document, which the clean-up of idle documents deletes once it has been free for
+// 24 h by the releasing host's wall clock (client_options::idle_cleanup, docs/design.md section
+// 13): 20 h leaves 4 h for that clock's error.
+constexpr range hold_range{milliseconds{0}, limits::max_acquire_timeout};
+constexpr range once_per_range{milliseconds{0}, std::chrono::hours(20)};
 // --margin: 0 (= ttl / 10) or at least 1 ms; below half of --ttl is checked once both are known.
 constexpr range margin_range{milliseconds{0}, limits::max_expiry / 2};
 
@@ -136,7 +140,8 @@ run, scheduled jobs (a plain lock; README "Scheduled jobs"):
                       COMMAND ended first
   --once-per D        run COMMAND only if the last run recorded under NAME was first seen by
                       this host at least D ago, else exit 79; a COMMAND that exits 0 is recorded.
-                      A host that has not seen that run yet skips once and counts from now
+                      A host that has not seen that run yet skips once and counts from now.
+                      Up to 20h (the record goes with a lock document idle for 24h)
   --state-dir DIR     what this host has seen, per lock [MONGOLOCK_STATE_DIR]
                       ($XDG_STATE_HOME/mongolock, or ~/.local/state/mongolock)
 
@@ -306,7 +311,8 @@ parse_result parse_args(const std::vector<std::string>& args,
       if (f.flag == "--hold-at-least" || f.flag == "--once-per") {
         std::string v;
         if (!p.take_value(f, v)) return p.r;
-        if (!p.set_duration(f.flag, v, period_range, f.flag == "--once-per" ? o.once_per : o.hold_at_least)) return p.r;
+        const bool once = f.flag == "--once-per";
+        if (!p.set_duration(f.flag, v, once ? once_per_range : hold_range, once ? o.once_per : o.hold_at_least)) return p.r;
         continue;
       }
       if (f.flag == "--state-dir") {

@@ -273,19 +273,28 @@ std::string holder_text(const lock_info& info) {
   return text;
 }
 
-// The lock as one look finds it; nullopt if that look fails.
-asio::awaitable<std::optional<lock_info>> look(provider& locks, const std::string& name) {
-  auto [ec, info] = co_await locks.async_inspect(name, asio::as_tuple(asio::use_awaitable));
-  if (ec) co_return std::nullopt;
-  co_return info;
+// The lock as one look finds it; nullopt if that look fails. `committed`: read concern majority,
+// for a look whose token becomes a sighting (a rolled-back take must never be one).
+asio::awaitable<std::optional<lock_info>> look(provider& locks, const std::string& name, bool committed = false) {
+  diagnostics ignored;
+  auto token = asio::as_tuple(asio::use_awaitable);
+  std::tuple<error_code, lock_info> seen;  // no ?: around a co_await (as_asked above says why)
+  if (committed) seen = co_await locks.async_inspect_committed(name, ignored, token);
+  else seen = co_await locks.async_inspect(name, ignored, token);
+  if (std::get<0>(seen)) co_return std::nullopt;
+  co_return std::get<1>(std::move(seen));
 }
 
 // --once-per (docs/design.md section 13): notes that this host saw `token` now; nullopt, said on
 // stderr, if what this host has seen cannot be kept.
 std::optional<sightings> note_seen(const options& o, std::int64_t token) {
   std::string error;
-  auto seen = note_in_file(sightings_path(state_dir_of(o.state_dir), o.database, o.collection, o.name), token,
-                           boot_ms(), error);
+  const auto dir = state_dir_of(o.state_dir);
+  std::optional<sightings> seen;
+  if (dir.empty())
+    error = "no state directory: give --state-dir or MONGOLOCK_STATE_DIR (neither HOME nor XDG_STATE_HOME is set)";
+  else
+    seen = note_in_file(sightings_path(dir, o.uri, o.database, o.collection, o.name), token, boot_ms(), error);
   if (!seen) std::cerr << "mongolock: --once-per cannot keep what this host has seen: " << error << "\n";
   return seen;
 }
@@ -367,7 +376,7 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
   if (once_per) {
     // A sighting before the wait: the run now holding the lock, or the last one recorded, began
     // before this moment, however long the wait then takes (docs/design.md section 13).
-    auto before = co_await look(locks, o.name);
+    auto before = co_await look(locks, o.name, true);
     if (before && !note_seen(o, before->fencing_token)) co_return exit_software;
   }
   auto raced = co_await (acquire(locks, o, why) || stop.async_wait(asio::use_awaitable));
@@ -378,7 +387,7 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
     // One look, bounded: --wait bounds the whole run, and a server that stopped answering
     // must not hold the exit up. It says who holds the lock, and for --once-per it is a sighting.
     asio::steady_timer bound(ex, std::chrono::milliseconds{500});
-    auto looked = co_await (look(locks, o.name) || bound.async_wait(asio::use_awaitable));
+    auto looked = co_await (look(locks, o.name, once_per) || bound.async_wait(asio::use_awaitable));
     const auto info = looked.index() == 0 ? std::get<0>(looked) : std::nullopt;
     if (info && once_per) note_seen(o, info->fencing_token);
     co_return report(ec, info && info->held ? holder_text(*info) : std::string{});

@@ -18,7 +18,10 @@
 namespace mongolock::cli {
 
 void note(sightings& s, std::int64_t token, std::int64_t now_ms) {
-  if (token <= 0 || (!s.seen.empty() && s.seen.back().token >= token)) return;
+  if (token <= 0 || (!s.seen.empty() && s.seen.back().token == token)) return;
+  // Tokens only increase (docs/design.md section 1); a smaller one means the lock's documents were
+  // restored or wiped, and the old sightings would date new runs by old ones: start over.
+  if (!s.seen.empty() && s.seen.back().token > token) s.seen.clear();
   s.seen.push_back({token, now_ms});
   if (s.seen.size() > max_sightings) s.seen.erase(s.seen.begin(), s.seen.end() - max_sightings);
 }
@@ -67,14 +70,30 @@ std::string state_dir_of(const std::string& configured) {
   if (!configured.empty()) return configured;
   if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg) return std::string(xdg) + "/mongolock";
   if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.local/state/mongolock";
-  return "/var/tmp/mongolock";
+  return {};  // no shared fallback such as /var/tmp: another user could plant files there
 }
 
-std::string sightings_path(const std::string& dir, const std::string& database, const std::string& collection,
-                           const std::string& name) {
-  std::string file;
-  for (unsigned char c : database + "." + collection + "." + name) {
-    if (std::isalnum(c) || c == '_' || c == '-' || c == '.') {
+namespace {
+// The URI without its user information: which cluster, never a password (not even hashed).
+std::string cluster_of(const std::string& uri) {
+  const auto scheme = uri.find("://");
+  const auto from = scheme == std::string::npos ? 0 : scheme + 3;
+  const auto at = uri.find('@', from);
+  const auto end = uri.find_first_of("/?", from);
+  if (at != std::string::npos && (end == std::string::npos || at < end)) return uri.substr(0, from) + uri.substr(at + 1);
+  return uri;
+}
+}  // namespace
+
+std::string sightings_path(const std::string& dir, const std::string& uri, const std::string& database,
+                           const std::string& collection, const std::string& name) {
+  // Database, collection and name each escaped, so that "a.b" + "c" and "a" + "b.c" differ; the
+  // cluster as a hash, so that two clusters' tokens never share one file.
+  std::string file = std::to_string(std::hash<std::string>{}(cluster_of(uri)) % 1'000'000'007) + ".";
+  for (unsigned char c : database + '\x01' + collection + '\x01' + name) {
+    if (c == 1) {
+      file += '.';
+    } else if (std::isalnum(c) || c == '_' || c == '-') {
       file += static_cast<char>(c);
     } else {
       char hex[4];
@@ -89,7 +108,8 @@ std::string sightings_path(const std::string& dir, const std::string& database, 
 
 namespace {
 
-// mkdir -p, mode 0700 (what a host has seen is nobody else's business).
+// mkdir -p, mode 0700 (what a host has seen is nobody else's business); the last directory must
+// be this user's own and writable by nobody else, or another user could plant or redirect files.
 bool make_dirs(const std::string& dir, std::string& error) {
   for (std::size_t at = 1; at <= dir.size(); ++at) {
     if (at != dir.size() && dir[at] != '/') continue;
@@ -99,12 +119,18 @@ bool make_dirs(const std::string& dir, std::string& error) {
       return false;
     }
   }
+  struct stat st{};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 022) != 0) {
+    error = dir + " must be a directory of this user that nobody else can write to";
+    return false;
+  }
   return true;
 }
 
 class file_lock {
  public:
-  explicit file_lock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+  explicit file_lock(const std::string& path)
+      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) {
     if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
       ::close(fd_);
       fd_ = -1;
@@ -121,35 +147,65 @@ class file_lock {
   int fd_;
 };
 
+// The file's text; empty if it does not exist. Never follows a symbolic link.
+std::optional<std::string> read_text(const std::string& path, std::string& error) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::string{};
+    error = "cannot read " + path + ": " + std::strerror(errno);
+    return std::nullopt;
+  }
+  std::string text;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0 && text.size() < 65536) text.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  return text;
+}
+
+// Writes `text` to a new temporary file beside `path` (mkstemp: never an existing file) and renames
+// it over `path`.
+bool replace_file(const std::string& path, const std::string& text, std::string& error) {
+  std::string temporary = path + ".XXXXXX";
+  const int fd = ::mkostemp(temporary.data(), O_CLOEXEC);
+  if (fd < 0) {
+    error = "cannot create a file beside " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || std::rename(temporary.c_str(), path.c_str()) != 0) {
+    error = "cannot write " + path + ": " + std::strerror(errno);
+    ::unlink(temporary.c_str());
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<sightings> note_in_file(const std::string& path, std::int64_t token, std::int64_t now_ms,
                                       std::string& error) {
   const auto slash = path.rfind('/');
-  if (slash != std::string::npos && slash > 0 && !make_dirs(path.substr(0, slash), error)) return std::nullopt;
+  if (slash == std::string::npos || slash == 0 || !make_dirs(path.substr(0, slash), error)) {
+    if (error.empty()) error = "no state directory for " + path;
+    return std::nullopt;
+  }
+  const auto boot = current_boot_id();
+  if (boot.empty()) {
+    error = "cannot read /proc/sys/kernel/random/boot_id: without it, sightings cannot be dated";
+    return std::nullopt;
+  }
   const file_lock locked(path + ".lock");
   if (!locked.held()) {
     error = "cannot lock " + path + ".lock: " + std::strerror(errno);
     return std::nullopt;
   }
-  std::ostringstream text;
-  if (std::ifstream in(path); in) text << in.rdbuf();
-  auto s = parse(text.str(), current_boot_id());
+  const auto text = read_text(path, error);
+  if (!text) return std::nullopt;
+  auto s = parse(*text, boot);
   note(s, token, now_ms);
-  const std::string temporary = path + ".new";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << serialize(s);
-    out.flush();
-    if (!out) {
-      error = "cannot write " + temporary + ": " + std::strerror(errno);
-      return std::nullopt;
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    error = "cannot replace " + path + ": " + std::strerror(errno);
-    return std::nullopt;
-  }
+  if (!replace_file(path, serialize(s), error)) return std::nullopt;
   return s;
 }
 
