@@ -5,7 +5,7 @@
 # its own state directory (what that host has seen). A host fires at its own phase in each period
 # (the spread of clocks and schedulers), waits up to W for the lock, and its job logs its start
 # and its end. Now and then a host's `mongolock` is SIGKILLed (its job dies with it).
-# Verdict, per period (by the real time a run started):
+# Verdict, per period (the period whose firing started the run, as cron would count it):
 #   - double runs: two completed runs in one period (0 expected). A second run is excused only if
 #     the first one's `mongolock` was SIGKILLed after its job ended and before it could record the
 #     run (the job and its record cannot be one atomic step; counted and shown as "unrecorded");
@@ -26,7 +26,8 @@ log=$work/log
 # Period P, the hosts' phases within it (0..spread), the wait W, the once-per D: a second run in
 # one period would need a host to have seen this period's run D before, and a host's wait ends W
 # after it fired (D > spread + W); the first host to fire saw the last run about P ago (D < P).
-period_ms=1000 spread_ms=100 wait=450ms once_per=750ms ttl=200ms
+# 350 ms of slack on each side for a loaded machine's delays (a process that starts late).
+period_ms=1200 spread_ms=100 wait=450ms once_per=900ms ttl=200ms
 once=(--once-per "$once_per")
 [ "$check" = --no-once-per ] && once=()
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
@@ -43,7 +44,7 @@ host() {
     LD_PRELOAD=$libfaketime FAKETIME="$offset" ASAN_OPTIONS=verify_asan_link_order=0 \
       "$bin" --ttl "$ttl" --wait "$wait" --quiet run "${once[@]}" --state-dir "$work/state.$h" "$name" -- \
       env -u LD_PRELOAD -u FAKETIME sh -c "
-        echo start $h \$\$ \$(( \$(date +%s%N) / 1000000 )) >> $log
+        echo start $h \$\$ \$(( \$(date +%s%N) / 1000000 )) $k >> $log
         sleep 0.0\$(( \$\$ % 4 + 2 ))
         echo done $h \$\$ \$(( \$(date +%s%N) / 1000000 )) >> $log" 2>>"$work/stderr.$h" &
     local pid=$!
@@ -84,7 +85,7 @@ runs, pending = [], {}   # pending[host] = the last job of that host, until its 
 for line in open(log):
     f = line.split()
     if f[0] == "start":
-        pending[f[1]] = {"host": f[1], "began": int(f[3]), "done": False}
+        pending[f[1]] = {"host": f[1], "began": int(f[3]), "period": int(f[4]), "done": False}
     elif f[0] == "done" and f[1] in pending:
         pending[f[1]]["done"] = True
     elif f[0] == "exit" and f[1] in pending:
@@ -94,7 +95,7 @@ for line in open(log):
             runs.append(job)
 per = {}
 for r in runs:
-    per.setdefault((r["began"] - start) // period, []).append(r)
+    per.setdefault(r["period"], []).append(r)
 doubles = unrecorded = 0
 for k, rs in per.items():
     rs.sort(key=lambda r: r["began"])

@@ -15,6 +15,12 @@ error_code record(engine& e, ml::lease& l) {
   return f.get();
 }
 
+// "job", acquired.
+ml::lease held(engine& e) {
+  auto l = held(e);
+  return std::move(l);
+}
+
 // The lock taken from `l`'s holder by another owner, as a takeover after expiry leaves it.
 void taken_over(engine& e, const std::string& name) {
   auto d = e.store->get(name);
@@ -29,13 +35,11 @@ BOOST_AUTO_TEST_SUITE(scheduled_suite)
 
 BOOST_AUTO_TEST_CASE(a_recorded_run_stays_in_the_document_across_later_takes_and_releases) {
   engine e;
-  auto [ec, first] = e.acquire("job", 1s);
-  BOOST_REQUIRE(!ec);
+  auto first = held(e);
   BOOST_TEST(!record(e, first));
   BOOST_TEST(e.store->get("job").last_run_token == first.fencing_token());
   BOOST_TEST(!e.release(first));
-  auto [ec2, second] = e.acquire("job", 1s);
-  BOOST_REQUIRE(!ec2);
+  auto second = held(e);
   BOOST_TEST(e.store->get("job").last_run_token == first.fencing_token(), "the next take keeps the record");
   BOOST_TEST(!e.release(second));
   BOOST_TEST(e.store->get("job").last_run_token == first.fencing_token(), "so does a release");
@@ -43,8 +47,7 @@ BOOST_AUTO_TEST_CASE(a_recorded_run_stays_in_the_document_across_later_takes_and
 
 BOOST_AUTO_TEST_CASE(a_lease_whose_lock_was_taken_over_records_nothing) {
   engine e;
-  auto [ec, l] = e.acquire("job", 1s);
-  BOOST_REQUIRE(!ec);
+  auto l = held(e);
   taken_over(e, "job");
   BOOST_TEST((record(e, l) == ml::errc::lease_lost));
   BOOST_TEST(e.store->get("job").last_run_token == 0);
@@ -52,8 +55,7 @@ BOOST_AUTO_TEST_CASE(a_lease_whose_lock_was_taken_over_records_nothing) {
 
 BOOST_AUTO_TEST_CASE(a_released_or_empty_lease_records_nothing) {
   engine e;
-  auto [ec, l] = e.acquire("job", 1s);
-  BOOST_REQUIRE(!ec);
+  auto l = held(e);
   BOOST_TEST(!e.release(l));
   BOOST_TEST((record(e, l) == ml::errc::not_held));
   ml::lease empty;
@@ -63,16 +65,14 @@ BOOST_AUTO_TEST_CASE(a_released_or_empty_lease_records_nothing) {
 
 BOOST_AUTO_TEST_CASE(a_record_whose_reply_was_lost_is_ambiguous) {
   engine e;
-  auto [ec, l] = e.acquire("job", 1s);
-  BOOST_REQUIRE(!ec);
+  auto l = held(e);
   e.store->inject(op::record_run, {fault::kind::write_concern_error});
   BOOST_TEST((record(e, l) == ml::errc::ambiguous_result));
 }
 
 BOOST_AUTO_TEST_CASE(release_after_holds_the_lock_renewed_until_the_hold_is_over) {
   engine e(fast(300ms));
-  auto [ec, l] = e.acquire("job", 1s);
-  BOOST_REQUIRE(!ec);
+  auto l = held(e);
   const auto owner = l.owner_id();
   auto f = engine::ec_future([&](auto h) { l.async_release_after(1200ms, h); });
   e.run_for(800ms);  // more than two leases of 300 ms: held only if renewed
@@ -86,8 +86,7 @@ BOOST_AUTO_TEST_CASE(release_after_holds_the_lock_renewed_until_the_hold_is_over
 
 BOOST_AUTO_TEST_CASE(release_after_a_hold_already_over_releases_at_once) {
   engine e;
-  auto [ec, l] = e.acquire("job", 1s);
-  BOOST_REQUIRE(!ec);
+  auto l = held(e);
   e.run_for(50ms);
   auto f = engine::ec_future([&](auto h) { l.async_release_after(10ms, h); });
   BOOST_REQUIRE(e.wait(f, 200ms));
@@ -98,8 +97,7 @@ BOOST_AUTO_TEST_CASE(release_after_a_hold_already_over_releases_at_once) {
 BOOST_AUTO_TEST_CASE(a_cancelled_hold_leaves_the_lease_held) {
   for (auto type : {asio::cancellation_type::terminal, asio::cancellation_type::partial, asio::cancellation_type::total}) {
     engine e;
-    auto [ec, l] = e.acquire("job", 1s);
-    BOOST_REQUIRE(!ec);
+    auto l = held(e);
     asio::cancellation_signal cancel;
     auto f = engine::ec_future([&](auto h) { l.async_release_after(10s, asio::bind_cancellation_slot(cancel.slot(), h)); });
     e.run_for(50ms);
@@ -114,8 +112,7 @@ BOOST_AUTO_TEST_CASE(a_cancelled_hold_leaves_the_lease_held) {
 
 BOOST_AUTO_TEST_CASE(a_lease_lost_during_the_hold_is_reported_lost) {
   engine e(fast(300ms));
-  auto [ec, l] = e.acquire("job", 1s);
-  BOOST_REQUIRE(!ec);
+  auto l = held(e);
   auto f = engine::ec_future([&](auto h) { l.async_release_after(10s, h); });
   e.run_for(50ms);
   taken_over(e, "job");
