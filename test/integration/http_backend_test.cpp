@@ -151,6 +151,23 @@ BOOST_FIXTURE_TEST_CASE(server_unavailable_answers_503, io_fixture) {
   BOOST_TEST(r.body.find("lock server") != std::string::npos, r.body);
 }
 
+// A down server and a URI that sets no serverSelectionTimeoutMS: the request still gets its 503
+// within the example's own bound (--lock-timeout-ms, 1 s by default), not after the driver's
+// server selection timeout (5 s by client_options' default). The limit below is generous: this
+// checks for a prompt 503 rather than a hang, not the timing.
+BOOST_FIXTURE_TEST_CASE(server_down_answers_503_within_the_request_bound, io_fixture) {
+  const auto store = fresh_dir("bounded") / "store";
+  fs::create_directories(store);
+  backend lonely(unique("http"), store, 20, "bounded", "mongodb://127.0.0.1:1/");
+  const auto t0 = clock::now();
+  const auto r = run(post(lonely.port, "g"));
+  const auto took_ms = ms_since(t0);
+  BOOST_TEST_MESSAGE("503 after " << took_ms << " ms: " << r.body);
+  BOOST_TEST(r.status == 503, r.status << " " << r.body);
+  BOOST_TEST(r.body.find("lock server") != std::string::npos, r.body);
+  BOOST_TEST(took_ms < 3500, "answered after " << took_ms << " ms");
+}
+
 // 4 clients x 15 requests over ids a, b, c, alternating between two instances.
 BOOST_FIXTURE_TEST_CASE(concurrent_requests_never_overlap_per_id, io_fixture) {
   const auto collection = unique("http");
