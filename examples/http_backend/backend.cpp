@@ -175,10 +175,25 @@ asio::awaitable<response> post_report(backend& b, std::shared_ptr<connection> c,
   co_return reply(http::status::ok, "{\"id\":" + json_string(id) + ",\"token\":" + std::to_string(token) + "}");
 }
 
+// The provider's counters for a scraper (Prometheus, or OpenTelemetry's Prometheus receiver).
+response metrics(const backend& b) {
+  response res{http::status::ok, 11};
+  res.set(http::field::content_type, mongolock::prometheus_content_type);
+  res.body() = mongolock::prometheus_text(b.locks.snapshot());
+  res.prepare_payload();
+  return res;
+}
+
 asio::awaitable<response> route(backend& b, const std::shared_ptr<connection>& c,
                                  const http::request<http::string_body>& req) {
   constexpr std::string_view prefix = "/reports/";
   const std::string_view target(req.target().data(), req.target().size());
+  if (target == "/metrics") {
+    if (req.method() == http::verb::get) co_return metrics(b);
+    auto res = error_reply(http::status::method_not_allowed, "use GET");
+    res.set(http::field::allow, "GET");
+    co_return res;
+  }
   if (!target.starts_with(prefix)) co_return error_reply(http::status::not_found, "not found");
   if (req.method() != http::verb::post) {
     auto res = error_reply(http::status::method_not_allowed, "use POST");

@@ -12,6 +12,7 @@
 //     409 {"error":"stale token"}  the store already has a newer token for this id
 //     503 {"error":"..."}          lock server unavailable or failing, lease lost, shutting down
 //     400 bad id, 404 other paths, 405 other methods
+//   GET /metrics         the provider's counters, Prometheus text format 0.0.4 (mongolock_*)
 //   A client that disconnects mid-work cancels the work; the lock is released at once.
 //
 // Exit status: 0 after SIGTERM/SIGINT and a clean shutdown, 64 for bad arguments, 1 otherwise.
@@ -33,6 +34,7 @@ constexpr const char* help =
     "Renders reports one at a time per id across every instance, under the lock 'report-ID'.\n"
     "  POST /reports/ID   200 rendered (with its fencing token), 409 busy or stale token,\n"
     "                     503 lock server unavailable or failing, lease lost, shutting down\n"
+    "  GET /metrics       the lock provider's counters (Prometheus text format 0.0.4)\n"
     "  --port 0 picks a free port (printed as 'listening on PORT'); --work-ms N (0..3600000)\n"
     "  is how long each rendering holds the lock; --lock-timeout-ms N (1..60000, default 1000)\n"
     "  bounds a request's wait for the lock server (503 after it).\n"
