@@ -6,6 +6,7 @@
 #include "mongolock/lease.hpp"
 #include "mongolock/limits.hpp"
 #include "mongolock/lock.hpp"
+#include "mongolock/metrics.hpp"
 #include "mongolock/multi_lock.hpp"
 #include "mongolock/options.hpp"
 #include "mongolock/provider.hpp"

@@ -48,11 +48,12 @@ struct connection {
 
 struct backend {
   backend(asio::any_io_executor ex, mongolock::provider& l, const options& o)
-      : locks(l), store(o.store), work(o.work), acceptor(ex, {asio::ip::make_address("127.0.0.1"), o.port}),
-        drained(ex) {}
+      : locks(l), store(o.store), work(o.work), lock_timeout(o.lock_timeout),
+        acceptor(ex, {asio::ip::make_address("127.0.0.1"), o.port}), drained(ex) {}
   mongolock::provider& locks;
   fenced_store store;
   std::chrono::milliseconds work;
+  std::chrono::milliseconds lock_timeout;
   tcp::acceptor acceptor;
   std::set<connection*> live;
   bool stopping = false;
@@ -128,10 +129,18 @@ void stop_watching(connection& c) {
 asio::awaitable<response> post_report(backend& b, std::shared_ptr<connection> c, std::string id) {
   auto lock = b.locks.create_lock("report-" + id);
   c->now = phase::acquiring;
-  auto [ec, lease] = co_await lock.async_try_acquire(asio::as_tuple(asio::deferred));
+  // Bounded by the request's own limit: a down server answers 503 after lock_timeout, not after
+  // the driver's server selection timeout.
+  mongolock::diagnostics why;
+  auto [ec, lease] = co_await lock.async_try_acquire({.within = b.lock_timeout}, why, asio::as_tuple(asio::deferred));
   if (ec == mongolock::errc::busy) co_return error_reply(http::status::conflict, "busy");
   if (ec == asio::error::operation_aborted) co_return error_reply(http::status::service_unavailable, "shutting down");
-  if (ec) co_return error_reply(http::status::service_unavailable, "lock server: " + ec.message());
+  if (ec) {
+    // The reason names the servers tried: the log gets it, the client only the outcome.
+    std::cerr << "try-lock of report-" << id << ": " << ec.message() << ": " << why.reason << "\n";
+    const auto bound = std::to_string(b.lock_timeout.count());
+    co_return error_reply(http::status::service_unavailable, "lock server: " + ec.message() + " (bound " + bound + " ms)");
+  }
 
   const std::int64_t token = lease.fencing_token();
   std::optional<write_result> written;
@@ -166,10 +175,25 @@ asio::awaitable<response> post_report(backend& b, std::shared_ptr<connection> c,
   co_return reply(http::status::ok, "{\"id\":" + json_string(id) + ",\"token\":" + std::to_string(token) + "}");
 }
 
+// The provider's counters for a scraper (Prometheus, or OpenTelemetry's Prometheus receiver).
+response metrics(const backend& b) {
+  response res{http::status::ok, 11};
+  res.set(http::field::content_type, mongolock::prometheus_content_type);
+  res.body() = mongolock::prometheus_text(b.locks.snapshot());
+  res.prepare_payload();
+  return res;
+}
+
 asio::awaitable<response> route(backend& b, const std::shared_ptr<connection>& c,
                                  const http::request<http::string_body>& req) {
   constexpr std::string_view prefix = "/reports/";
   const std::string_view target(req.target().data(), req.target().size());
+  if (target == "/metrics") {
+    if (req.method() == http::verb::get) co_return metrics(b);
+    auto res = error_reply(http::status::method_not_allowed, "use GET");
+    res.set(http::field::allow, "GET");
+    co_return res;
+  }
   if (!target.starts_with(prefix)) co_return error_reply(http::status::not_found, "not found");
   if (req.method() != http::verb::post) {
     auto res = error_reply(http::status::method_not_allowed, "use POST");
@@ -247,7 +271,11 @@ int run(const options& o) {
   std::optional<mongolock::client> db;
   std::optional<mongolock::provider> locks;
   try {  // neither constructor connects: only a malformed URI or namespace fails here
-    db.emplace(io.get_executor(), o.uri);
+    // Each driver call also gives up at the request's bound, unless the URI sets its own
+    // serverSelectionTimeoutMS: a call abandoned at the bound then frees its worker soon after.
+    mongolock::client_options co;
+    co.server_selection_timeout = o.lock_timeout;
+    db.emplace(io.get_executor(), o.uri, co);
     locks.emplace(*db, o.database, o.collection);
   } catch (const boost::system::system_error& e) {
     std::cerr << "mongolock-http-backend: " << e.what() << "\n";

@@ -11,6 +11,10 @@ struct options {
   unsigned short port = 0;  // 0: the OS picks one; it is printed as "listening on PORT"
   std::filesystem::path store;
   std::chrono::milliseconds work{200};  // how long rendering one report takes
+  // The lock server's answer to a request's try-lock is awaited this long, whatever the URI's
+  // serverSelectionTimeoutMS: a down server costs a request 503 after this, not the driver's
+  // server-selection timeout (README, "The server selection timeout").
+  std::chrono::milliseconds lock_timeout{1000};
 };
 
 // Listens on 127.0.0.1:port until SIGTERM or SIGINT, then shuts down cleanly. Returns the exit

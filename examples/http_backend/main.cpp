@@ -4,7 +4,7 @@
 // is in trouble, cancellation when the client hangs up, and a clean shutdown on SIGTERM.
 //
 //   mongolock-http-backend --uri URI --database DB --collection COLL --port PORT --store DIR
-//                          [--work-ms N]
+//                          [--work-ms N] [--lock-timeout-ms N]
 //
 //   POST /reports/{id}   id: 1-64 of [A-Za-z0-9_-]
 //     200 {"id":"42","token":17}   rendered and stored with fencing token 17
@@ -12,6 +12,7 @@
 //     409 {"error":"stale token"}  the store already has a newer token for this id
 //     503 {"error":"..."}          lock server unavailable or failing, lease lost, shutting down
 //     400 bad id, 404 other paths, 405 other methods
+//   GET /metrics         the provider's counters, Prometheus text format 0.0.4 (mongolock_*)
 //   A client that disconnects mid-work cancels the work; the lock is released at once.
 //
 // Exit status: 0 after SIGTERM/SIGINT and a clean shutdown, 64 for bad arguments, 1 otherwise.
@@ -28,14 +29,16 @@ namespace {
 
 constexpr const char* usage =
     "usage: mongolock-http-backend --uri URI --database DB --collection COLL --port PORT --store DIR"
-    " [--work-ms N]\n";
+    " [--work-ms N] [--lock-timeout-ms N]\n";
 constexpr const char* help =
     "Renders reports one at a time per id across every instance, under the lock 'report-ID'.\n"
     "  POST /reports/ID   200 rendered (with its fencing token), 409 busy or stale token,\n"
     "                     503 lock server unavailable or failing, lease lost, shutting down\n"
+    "  GET /metrics       the lock provider's counters (Prometheus text format 0.0.4)\n"
     "  --port 0 picks a free port (printed as 'listening on PORT'); --work-ms N (0..3600000)\n"
-    "  is how long each rendering holds the lock. SIGTERM or SIGINT: clean shutdown, exit 0;\n"
-    "  bad arguments: 64.\n";
+    "  is how long each rendering holds the lock; --lock-timeout-ms N (1..60000, default 1000)\n"
+    "  bounds a request's wait for the lock server (503 after it).\n"
+    "  SIGTERM or SIGINT: clean shutdown, exit 0; bad arguments: 64.\n";
 
 std::optional<long> number(std::string_view s, long max) {
   long v = 0;
@@ -64,6 +67,10 @@ std::string parse(int argc, char** argv, http_backend::options& o) {
       const auto w = number(value, 3'600'000);
       if (!w) return "--work-ms: expected 0..3600000, got '" + std::string(value) + "'";
       o.work = std::chrono::milliseconds(*w);
+    } else if (flag == "--lock-timeout-ms") {
+      const auto t = number(value, 60'000);
+      if (!t || *t == 0) return "--lock-timeout-ms: expected 1..60000, got '" + std::string(value) + "'";
+      o.lock_timeout = std::chrono::milliseconds(*t);
     } else {
       return "unknown option " + std::string(flag);
     }

@@ -20,6 +20,7 @@
 #include "mongolock/detail/acquire_mode.hpp"
 #include "mongolock/detail/initiation.hpp"
 #include "mongolock/detail/spawn_relayed.hpp"
+#include "mongolock/detail/with_reason.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/options.hpp"
 
@@ -180,12 +181,15 @@ class lock {
   // lock::async_run's body: acquire, make the work from the lease and run it guarded by the lease,
   // then release and wait for the release whatever happened. A cancellation cancels the acquire or
   // the work, never the release.
+  // `given`: the caller's diagnostics or null; the acquire's failure is thrown with its reason.
   template <class T, class Acquire, class F>
-  static boost::asio::awaitable<T> run_body(Acquire acquire, F make_work) {
+  static boost::asio::awaitable<T> run_body(Acquire acquire, F make_work, diagnostics* given) {
     namespace asio = boost::asio;
     co_await asio::this_coro::throw_if_cancelled(false);  // the release below must still run
-    auto [ec, held] = co_await std::move(acquire)(asio::as_tuple(asio::use_awaitable));
-    if (ec) throw boost::system::system_error(ec);
+    diagnostics local;
+    diagnostics& why = given ? *given : local;
+    auto [ec, held] = co_await std::move(acquire)(why, asio::as_tuple(asio::use_awaitable));
+    if (ec) throw detail::failure_with_reason(ec, why);
     std::exception_ptr failure;
     std::optional<std::conditional_t<std::is_void_v<T>, int, T>> result;
     try {
@@ -214,10 +218,11 @@ class lock {
         detail::initiation(executor_of(*provider_),
                            [](auto handler, lock l, F w, diagnostics* diag) {
                              auto ex = boost::asio::get_associated_executor(handler, executor_of(*l.provider_));
-                             auto acquire = [l, diag](auto tok) mutable {
-                               return diag ? l.async_acquire(*diag, std::move(tok)) : l.async_acquire(std::move(tok));
+                             auto acquire = [l](diagnostics& why, auto tok) mutable {
+                               return l.async_acquire(why, std::move(tok));
                              };
-                             detail::co_spawn_relayed(ex, run_body<T>(std::move(acquire), std::move(w)), std::move(handler));
+                             detail::co_spawn_relayed(ex, run_body<T>(std::move(acquire), std::move(w), diag),
+                                                      std::move(handler));
                            }),
         token, *this, std::move(make_work), d);
   }
@@ -230,9 +235,20 @@ class lock {
   auto try_acquire(const try_options& o, diagnostics* d, Token&& token) {
     return initiate(detail::try_mode(o.confirm_silent_holder), o.within, d, std::forward<Token>(token));
   }
+  // use_awaitable and use_future throw with the reason in what() (detail/with_reason.hpp).
   template <class Token>
   auto initiate(detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
                 Token&& token) {
+    if constexpr (detail::throws_with_reason_v<std::decay_t<Token>>)
+      return detail::initiate_with_reason<lease>(token, d, [self = *this, mode, timeout](diagnostics* dd, auto tok) {
+        return self.initiate_plain(mode, timeout, dd, std::move(tok));
+      });
+    else
+      return initiate_plain(mode, timeout, d, std::forward<Token>(token));
+  }
+  template <class Token>
+  auto initiate_plain(detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                      Token&& token) const {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, lease)>(
         detail::initiation(executor_of(*provider_),
                            [](auto h, impl_ptr p, std::string n, std::shared_ptr<const lock_options> o, bool plain,

@@ -24,6 +24,7 @@
 
 #include "mongolock/error.hpp"
 #include "mongolock/detail/initiation.hpp"
+#include "mongolock/detail/with_reason.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/limits.hpp"
 #include "mongolock/lock.hpp"
@@ -224,9 +225,20 @@ class multi_lock {
                     std::optional<std::chrono::milliseconds> timeout, diagnostics* d, handler h);
   static boost::asio::any_io_executor executor_of(const lock& l) noexcept;
 
+  // use_awaitable and use_future throw with the reason in what() (detail/with_reason.hpp).
   template <class Token>
   auto initiate(detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
                 Token&& token) {
+    if constexpr (detail::throws_with_reason_v<std::decay_t<Token>>)
+      return detail::initiate_with_reason<multi_lease>(token, d, [self = *this, m, timeout](diagnostics* dd, auto tok) {
+        return self.initiate_plain(m, timeout, dd, std::move(tok));
+      });
+    else
+      return initiate_plain(m, timeout, d, std::forward<Token>(token));
+  }
+  template <class Token>
+  auto initiate_plain(detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                      Token&& token) const {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, multi_lease)>(
         detail::initiation(executor_of(prototype_),
                            [](auto h, lock proto, std::vector<std::string> names, detail::acquire_mode mode,

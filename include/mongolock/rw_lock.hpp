@@ -22,6 +22,7 @@
 
 #include "mongolock/error.hpp"
 #include "mongolock/detail/initiation.hpp"
+#include "mongolock/detail/with_reason.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/lock.hpp"
 #include "mongolock/multi_lock.hpp"
@@ -161,9 +162,30 @@ class rw_lock {
   static void start_write(shared, detail::acquire_mode, std::optional<std::chrono::milliseconds>, diagnostics*,
                           write_handler);
 
+  // use_awaitable and use_future throw with the reason in what() (detail/with_reason.hpp).
   template <class Token>
   auto initiate_read(detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
                      Token&& token) const {
+    if constexpr (detail::throws_with_reason_v<std::decay_t<Token>>)
+      return detail::initiate_with_reason<lease>(token, d, [self = *this, m, timeout](diagnostics* dd, auto tok) {
+        return self.initiate_read_plain(m, timeout, dd, std::move(tok));
+      });
+    else
+      return initiate_read_plain(m, timeout, d, std::forward<Token>(token));
+  }
+  template <class Token>
+  auto initiate_write(detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                      Token&& token) const {
+    if constexpr (detail::throws_with_reason_v<std::decay_t<Token>>)
+      return detail::initiate_with_reason<multi_lease>(token, d, [self = *this, m, timeout](diagnostics* dd, auto tok) {
+        return self.initiate_write_plain(m, timeout, dd, std::move(tok));
+      });
+    else
+      return initiate_write_plain(m, timeout, d, std::forward<Token>(token));
+  }
+  template <class Token>
+  auto initiate_read_plain(detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                           Token&& token) const {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, lease)>(
         detail::initiation(executor_of(state_),
                            [](auto h, shared s, detail::acquire_mode mode, std::optional<std::chrono::milliseconds> t,
@@ -171,8 +193,8 @@ class rw_lock {
         token, state_, m, timeout, d);
   }
   template <class Token>
-  auto initiate_write(detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
-                      Token&& token) const {
+  auto initiate_write_plain(detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                            Token&& token) const {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, multi_lease)>(
         detail::initiation(executor_of(state_),
                            [](auto h, shared s, detail::acquire_mode mode, std::optional<std::chrono::milliseconds> t,

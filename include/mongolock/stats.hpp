@@ -13,7 +13,9 @@ struct stats {
   std::chrono::nanoseconds wait_time{0};  // summed time from acquire start to success
   std::uint64_t renewals = 0;          // successful renewals
   std::uint64_t renewal_errors = 0;    // renewal calls that failed and were retried
-  std::uint64_t losses = 0;            // leases lost (expired locally or taken over)
+  std::uint64_t losses = 0;            // leases lost (expired locally or taken over): the two below
+  std::uint64_t losses_at_deadline = 0;  // of losses: no renewal succeeded before the local deadline
+  std::uint64_t losses_taken_over = 0;   // of losses: a renewal found another owner (or a force release)
   std::uint64_t releases = 0;          // leases released by their owner
   std::uint64_t server_calls = 0;      // driver calls sent to the server (reads, swaps, renewals...)
 
@@ -27,6 +29,15 @@ struct stats {
       std::chrono::milliseconds{1}, std::chrono::milliseconds{10}, std::chrono::milliseconds{100},
       std::chrono::milliseconds{1000}, std::chrono::milliseconds{10000}};
   std::array<std::uint64_t, wait_bucket_bounds.size() + 1> wait_histogram{};
+
+  // Renewal commands by round trip, answered or failed (one command renews every lease of the
+  // provider due at that tick), bucketed as the wait histogram.
+  std::chrono::nanoseconds renewal_time{0};  // summed round trips
+  static constexpr std::array<std::chrono::milliseconds, 7> renewal_bucket_bounds{
+      std::chrono::milliseconds{1},   std::chrono::milliseconds{5},    std::chrono::milliseconds{25},
+      std::chrono::milliseconds{100}, std::chrono::milliseconds{500},  std::chrono::milliseconds{2500},
+      std::chrono::milliseconds{10000}};
+  std::array<std::uint64_t, renewal_bucket_bounds.size() + 1> renewal_histogram{};
 };
 
 }  // namespace mongolock

@@ -37,7 +37,8 @@ void lease_state::lose_at_deadline() {
   prov->log(log_level::warning, [&] {
     return std::string("lease '" + name + "' lost: no successful renewal before the local deadline");
   });
-  end(lease_phase::lost, make_error_code(errc::lease_lost));
+  if (end(lease_phase::lost, make_error_code(errc::lease_lost)))
+    prov->count.losses_at_deadline.fetch_add(1, std::memory_order_relaxed);
   // The document may still name us (e.g. a partition): free it, but only 2 x margin from now.
   // The guarded work was only just told to stop; freeing the lock at once would let a waiter in
   // while it may still be running. Expiry by observation gives the same
@@ -108,15 +109,16 @@ asio::awaitable<void> lease_state::renew_loop() {
         prov->log(log_level::warning, [&] {
           return std::string("lease '" + name + "' lost: the lock document names another owner");
         });
-        end(lease_phase::lost, make_error_code(errc::lease_lost));
+        if (end(lease_phase::lost, make_error_code(errc::lease_lost)))
+          prov->count.losses_taken_over.fetch_add(1, std::memory_order_relaxed);
         co_return;
     }
   }
 }
 
-void lease_state::end(lease_phase to, error_code why, bool keep_turn) {
+bool lease_state::end(lease_phase to, error_code why, bool keep_turn) {
   lease_phase expected = lease_phase::held;
-  if (!phase.compare_exchange_strong(expected, to)) return;
+  if (!phase.compare_exchange_strong(expected, to)) return false;
   renew_timer.cancel();
   watchdog.cancel();
   prov->renewals->forget(owner);
@@ -127,6 +129,7 @@ void lease_state::end(lease_phase to, error_code why, bool keep_turn) {
   waiters.clear();
   for (auto& w : pending) complete(std::move(w), why);
   if (!keep_turn) turn.pass();
+  return true;
 }
 
 void lease_state::release_in_background() {

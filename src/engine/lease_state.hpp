@@ -35,7 +35,8 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   // On the strand: ends the lease once (lost or released), stops the loops and completes every
   // waiter (and so cancels guarded work) with `why`. The name's turn passes on at once unless
   // `keep_turn` (an explicit release passes it once the server has answered).
-  void end(lease_phase to, boost::system::error_code why, bool keep_turn = false);
+  // Returns whether this call ended it (false: it had already ended).
+  bool end(lease_phase to, boost::system::error_code why, bool keep_turn = false);
   // On the strand: if still held, ends the lease as released (guarded work cancelled) and frees
   // its document in the background (a lease handle dropped, a provider shutting down).
   void release_in_background();

@@ -76,7 +76,8 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
 
   struct counters {
     std::atomic<std::uint64_t> acquisitions{0}, failed_attempts{0}, busy_observations{0},
-        wait_ns{0}, renewals{0}, renewal_errors{0}, losses{0}, releases{0}, server_calls{0}, acquiring{0};
+        wait_ns{0}, renewals{0}, renewal_errors{0}, losses{0}, losses_at_deadline{0}, losses_taken_over{0},
+        releases{0}, server_calls{0}, acquiring{0};
     std::array<std::atomic<std::uint64_t>, stats::wait_bucket_bounds.size() + 1> wait_buckets{};
   };
   // A successful acquire that took `waited`: the sum and its histogram bucket.

@@ -103,7 +103,10 @@ void renewal_batch::send(std::vector<entry> batch, std::chrono::milliseconds exp
   // Measured before the command is queued: never later than the real send.
   const auto sent = boot_clock::now();
   commands_.fetch_add(1, std::memory_order_relaxed);
-  store_->renew(held, expiry, [batch = std::move(batch), sent](outcome<std::vector<bool>> r) mutable {
+  store_->renew(held, expiry, [batch = std::move(batch), sent, weak = weak_from_this()](outcome<std::vector<bool>> r) mutable {
+    // A command abandoned at shutdown got no answer: it has no round trip to count.
+    if (auto self = weak.lock(); self && r.ec != boost::asio::error::operation_aborted)
+      self->count_round_trip(boot_clock::now() - sent);
     for (std::size_t i = 0; i < batch.size(); ++i) {
       renewal_outcome o;
       o.ec = r.ec;
@@ -114,6 +117,20 @@ void renewal_batch::send(std::vector<entry> batch, std::chrono::milliseconds exp
       batch[i].done(std::move(o));
     }
   });
+}
+
+void renewal_batch::count_round_trip(std::chrono::nanoseconds took) noexcept {
+  took = std::max(took, std::chrono::nanoseconds{0});
+  round_trip_ns_.fetch_add(static_cast<std::uint64_t>(took.count()), std::memory_order_relaxed);
+  std::size_t bucket = 0;
+  while (bucket < stats::renewal_bucket_bounds.size() && took > stats::renewal_bucket_bounds[bucket]) ++bucket;
+  round_trip_buckets_[bucket].fetch_add(1, std::memory_order_relaxed);
+}
+
+void renewal_batch::round_trips(stats& s) const noexcept {
+  s.renewal_time = std::chrono::nanoseconds{static_cast<std::int64_t>(round_trip_ns_.load(std::memory_order_relaxed))};
+  for (std::size_t i = 0; i < s.renewal_histogram.size(); ++i)
+    s.renewal_histogram[i] = round_trip_buckets_[i].load(std::memory_order_relaxed);
 }
 
 }  // namespace mongolock::detail

@@ -11,7 +11,9 @@
 // the command is queued, so it is never later than the real send), a lease past its deadline is
 // never sent, and its watchdog does not depend on any of this.
 #include <boost/asio/any_io_executor.hpp>
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "model/boot_clock.hpp"
+#include "mongolock/stats.hpp"
 #include "store/lock_store.hpp"
 #include "engine/spawn.hpp"
 
@@ -51,6 +54,8 @@ class renewal_batch : public std::enable_shared_from_this<renewal_batch> {
   void forget(std::string owner);
   // Store commands sent so far (the provider's server_calls counts them).
   std::uint64_t commands() const noexcept { return commands_.load(std::memory_order_relaxed); }
+  // The round trips of the commands answered so far, into `s` (renewal_time, renewal_histogram).
+  void round_trips(stats& s) const noexcept;
 
  private:
   struct entry {
@@ -60,6 +65,7 @@ class renewal_batch : public std::enable_shared_from_this<renewal_batch> {
   void arm();                // on the strand
   void fire();               // on the strand
   void send(std::vector<entry> batch, std::chrono::milliseconds expiry);
+  void count_round_trip(std::chrono::nanoseconds took) noexcept;  // any thread
 
   strand_type strand_;
   std::shared_ptr<lock_store> store_;
@@ -67,6 +73,9 @@ class renewal_batch : public std::enable_shared_from_this<renewal_batch> {
   std::vector<entry> pending_;
   std::optional<boot_clock::time_point> armed_for_;
   std::atomic<std::uint64_t> commands_{0};
+  // Written where a command's answer arrives (any worker thread): relaxed, as every counter.
+  std::atomic<std::uint64_t> round_trip_ns_{0};
+  std::array<std::atomic<std::uint64_t>, stats::renewal_bucket_bounds.size() + 1> round_trip_buckets_{};
 };
 
 }  // namespace mongolock::detail

@@ -26,6 +26,20 @@ BOOST_FIXTURE_TEST_CASE(try_acquire_on_held_lock_is_busy_then_succeeds_after_rel
   BOOST_TEST(b.snapshot().acquisitions == 1u);
 }
 
+// The provider's counters as a scraper reads them (prometheus_text) after one acquire and release.
+BOOST_FIXTURE_TEST_CASE(metrics_text_counts_one_acquire_and_release, io_fixture) {
+  auto p = make_provider();
+  run([&]() -> asio::awaitable<void> {
+    auto held = co_await p.create_lock(unique("metrics")).async_acquire();
+    co_await held.async_release();
+  }());
+  const auto text = ml::prometheus_text(p.snapshot());
+  BOOST_TEST(text.find("\nmongolock_acquisitions_total 1\n") != std::string::npos, text);
+  BOOST_TEST(text.find("\nmongolock_releases_total 1\n") != std::string::npos, text);
+  BOOST_TEST(text.find("\nmongolock_acquire_wait_seconds_count 1\n") != std::string::npos, text);
+  BOOST_TEST(text.find("\nmongolock_leases_held 0\n") != std::string::npos, text);
+}
+
 BOOST_FIXTURE_TEST_CASE(timeout_on_held_lock, io_fixture) {
   auto a = make_provider(), b = make_provider();
   const auto name = unique("timeout");

@@ -70,6 +70,7 @@ struct backend : process {
 struct reply {
   int status = 0;
   std::string body;
+  std::string content_type;
 };
 
 asio::awaitable<void> send_post(tcp::socket& s, unsigned short port, const std::string& id) {
@@ -87,7 +88,20 @@ asio::awaitable<reply> post(unsigned short port, std::string id) {
   beast::flat_buffer buffer;
   http::response<http::string_body> res;
   co_await http::async_read(s, buffer, res, asio::use_awaitable);
-  co_return reply{static_cast<int>(res.result_int()), res.body()};
+  co_return reply{static_cast<int>(res.result_int()), res.body(), {}};
+}
+
+asio::awaitable<reply> get(unsigned short port, std::string target) {
+  tcp::socket s(co_await asio::this_coro::executor);
+  co_await s.async_connect({asio::ip::address_v4::loopback(), port}, asio::use_awaitable);
+  http::request<http::empty_body> req{http::verb::get, target, 11};
+  req.set(http::field::host, "127.0.0.1");
+  req.keep_alive(false);
+  co_await http::async_write(s, req, asio::use_awaitable);
+  beast::flat_buffer buffer;
+  http::response<http::string_body> res;
+  co_await http::async_read(s, buffer, res, asio::use_awaitable);
+  co_return reply{static_cast<int>(res.result_int()), res.body(), std::string(res[http::field::content_type])};
 }
 
 asio::awaitable<void> sleep(std::chrono::milliseconds d) {
@@ -149,6 +163,38 @@ BOOST_FIXTURE_TEST_CASE(server_unavailable_answers_503, io_fixture) {
   const auto r = run(post(lonely.port, "f"));
   BOOST_TEST(r.status == 503, r.status << " " << r.body);
   BOOST_TEST(r.body.find("lock server") != std::string::npos, r.body);
+}
+
+// A down server and a URI that sets no serverSelectionTimeoutMS: the request still gets its 503
+// within the example's own bound (--lock-timeout-ms, 1 s by default), not after the driver's
+// server selection timeout (5 s by client_options' default). The limit below is generous: this
+// checks for a prompt 503 rather than a hang, not the timing.
+BOOST_FIXTURE_TEST_CASE(server_down_answers_503_within_the_request_bound, io_fixture) {
+  const auto store = fresh_dir("bounded") / "store";
+  fs::create_directories(store);
+  backend lonely(unique("http"), store, 20, "bounded", "mongodb://127.0.0.1:1/");
+  const auto t0 = clock::now();
+  const auto r = run(post(lonely.port, "g"));
+  const auto took_ms = ms_since(t0);
+  BOOST_TEST_MESSAGE("503 after " << took_ms << " ms: " << r.body);
+  BOOST_TEST(r.status == 503, r.status << " " << r.body);
+  BOOST_TEST(r.body.find("lock server") != std::string::npos, r.body);
+  BOOST_TEST(took_ms < 3500, "answered after " << took_ms << " ms");
+}
+
+// GET /metrics: the provider's counters as a scraper reads them, after one rendered report.
+BOOST_FIXTURE_TEST_CASE(metrics_are_served_for_a_scraper, io_fixture) {
+  const auto store = fresh_dir("metrics") / "store";
+  fs::create_directories(store);
+  backend one(unique("http"), store, 20, "metrics");
+  const auto rendered = run(post(one.port, "m"));
+  BOOST_TEST(rendered.status == 200, rendered.status << " " << rendered.body);
+  const auto m = run(get(one.port, "/metrics"));
+  BOOST_TEST(m.status == 200, m.status << " " << m.body);
+  BOOST_TEST(m.content_type.rfind("text/plain; version=0.0.4", 0) == 0u, m.content_type);
+  BOOST_TEST(m.body.find("\nmongolock_acquisitions_total 1\n") != std::string::npos, m.body);
+  BOOST_TEST(m.body.find("\nmongolock_releases_total 1\n") != std::string::npos, m.body);
+  BOOST_TEST(m.body.find("# TYPE mongolock_acquire_wait_seconds histogram") != std::string::npos, m.body);
 }
 
 // 4 clients x 15 requests over ids a, b, c, alternating between two instances.

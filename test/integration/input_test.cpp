@@ -147,4 +147,58 @@ BOOST_AUTO_TEST_CASE(unreachable_server_fails_fast_with_server_unavailable) {
   BOOST_TEST(!log_lines.empty());  // the failure reached the log callback too, scrubbed
 }
 
+// An acquire's failure that reaches the caller as an exception (use_awaitable, use_future,
+// async_run; a lock, a semaphore, a rw_lock, a multi-lock) says why in what(): the driver's
+// reason, as diagnostics has it, beside the unchanged error code. The URI's password never shows.
+BOOST_AUTO_TEST_CASE(an_exception_carries_the_drivers_reason) {
+  asio::io_context io;
+  ml::client db(io.get_executor(), "mongodb://alice:hunter2@127.0.0.1:1/?serverSelectionTimeoutMS=300");
+  ml::provider p(db, "app", "locks", fast_options());
+  std::vector<std::pair<error_code, std::string>> caught;  // one per form below
+  auto catching = [&](auto body) -> asio::awaitable<void> {
+    try {
+      co_await body();
+      caught.emplace_back(error_code{}, "no exception");
+    } catch (const boost::system::system_error& e) {
+      caught.emplace_back(e.code(), e.what());
+    }
+  };
+  auto l = p.create_lock("x");
+  asio::co_spawn(io, catching([&]() -> asio::awaitable<void> { co_await l.async_acquire(asio::use_awaitable); }),
+                 asio::detached);
+  asio::co_spawn(io, catching([&]() -> asio::awaitable<void> {
+                   co_await l.async_run([]() -> asio::awaitable<void> { co_return; }());
+                 }),
+                 asio::detached);
+  // The acquires of the other primitives, the same way.
+  auto sem = p.create_semaphore("s", 2);
+  auto rw = p.create_rw_lock("r");
+  auto both = p.create_multi_lock({"a", "b"});
+  asio::co_spawn(io, catching([&]() -> asio::awaitable<void> { co_await sem.async_acquire(asio::use_awaitable); }),
+                 asio::detached);
+  asio::co_spawn(io, catching([&]() -> asio::awaitable<void> { co_await rw.async_acquire_read(asio::use_awaitable); }),
+                 asio::detached);
+  asio::co_spawn(io, catching([&]() -> asio::awaitable<void> { co_await rw.async_acquire_write(asio::use_awaitable); }),
+                 asio::detached);
+  asio::co_spawn(io, catching([&]() -> asio::awaitable<void> { co_await both.async_acquire(asio::use_awaitable); }),
+                 asio::detached);
+  std::future<ml::lease> future = l.async_acquire_for(5s, asio::use_future);
+  io.run_for(10s);
+  BOOST_REQUIRE(future.wait_for(0s) == std::future_status::ready);
+  try {
+    future.get();
+    caught.emplace_back(error_code{}, "no exception");
+  } catch (const boost::system::system_error& e) {
+    caught.emplace_back(e.code(), e.what());
+  }
+  BOOST_REQUIRE(caught.size() == 7u);
+  for (const auto& [code, what] : caught) {
+    BOOST_TEST_MESSAGE(what);
+    BOOST_TEST((code == ml::errc::server_unavailable), code.message());
+    BOOST_TEST(what.find("No suitable servers") != std::string::npos, what);
+    BOOST_TEST(what.find(code.message()) != std::string::npos, what);
+    BOOST_TEST(what.find("hunter2") == std::string::npos, what);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <numeric>
 
 #include "engine/access.hpp"
 #include "store/client_impl.hpp"
@@ -150,8 +151,13 @@ BOOST_FIXTURE_TEST_CASE(renewal_keeps_lease_past_several_expiries, io_fixture) {
     auto rel = co_await held.async_release(asio::as_tuple(asio::deferred));
     BOOST_TEST(!std::get<0>(rel));
   }());
-  BOOST_TEST(a.snapshot().renewals >= 8u);
-  BOOST_TEST(a.snapshot().losses == 0u);
+  const auto s = a.snapshot();
+  BOOST_TEST(s.renewals >= 8u);
+  BOOST_TEST(s.losses == 0u);
+  // One renewal command per tick for the one lease: each answered one is in the histogram.
+  const auto commands = std::accumulate(s.renewal_histogram.begin(), s.renewal_histogram.end(), std::uint64_t{0});
+  BOOST_TEST(commands >= 8u);
+  BOOST_TEST(s.renewal_time.count() > 0);
 }
 
 BOOST_FIXTURE_TEST_CASE(takeover_cancels_guarded_work_and_wait_lost, io_fixture) {
@@ -193,6 +199,8 @@ BOOST_FIXTURE_TEST_CASE(takeover_cancels_guarded_work_and_wait_lost, io_fixture)
     BOOST_TEST((std::get<0>(rel) == ml::errc::lease_lost));
   }());
   BOOST_TEST(a.snapshot().losses == 1u);
+  BOOST_TEST(a.snapshot().losses_taken_over == 1u, "a force release is seen as another owner");
+  BOOST_TEST(a.snapshot().losses_at_deadline == 0u);
 }
 
 BOOST_FIXTURE_TEST_CASE(guard_returns_work_result_while_held, io_fixture) {
@@ -242,6 +250,8 @@ BOOST_AUTO_TEST_CASE(hung_renewal_loses_lease_at_local_deadline) {
   BOOST_TEST(lost_after <= 950);
   BOOST_TEST(lost_after >= 500);
   BOOST_TEST(p.snapshot().losses == 1u);
+  BOOST_TEST(p.snapshot().losses_at_deadline == 1u, "no renewal answered before the deadline");
+  BOOST_TEST(p.snapshot().losses_taken_over == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(ambiguous_take_reports_ambiguous_and_never_leaks_the_lock) {
