@@ -239,12 +239,9 @@ class lock {
   template <class Token>
   auto initiate(detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
                 Token&& token) {
-    if constexpr (detail::throws_with_reason_v<std::decay_t<Token>>)
-      return detail::initiate_with_reason<lease>(token, d, [self = *this, mode, timeout](diagnostics* dd, auto tok) {
-        return self.initiate_plain(mode, timeout, dd, std::move(tok));
-      });
-    else
-      return initiate_plain(mode, timeout, d, std::forward<Token>(token));
+    return detail::initiate_maybe_with_reason<lease>(std::forward<Token>(token), d, [self = *this, mode, timeout](diagnostics* dd, auto&& tok) {
+      return self.initiate_plain(mode, timeout, dd, std::forward<decltype(tok)>(tok));
+    });
   }
   template <class Token>
   auto initiate_plain(detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,

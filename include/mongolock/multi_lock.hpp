@@ -229,12 +229,9 @@ class multi_lock {
   template <class Token>
   auto initiate(detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
                 Token&& token) {
-    if constexpr (detail::throws_with_reason_v<std::decay_t<Token>>)
-      return detail::initiate_with_reason<multi_lease>(token, d, [self = *this, m, timeout](diagnostics* dd, auto tok) {
-        return self.initiate_plain(m, timeout, dd, std::move(tok));
-      });
-    else
-      return initiate_plain(m, timeout, d, std::forward<Token>(token));
+    return detail::initiate_maybe_with_reason<multi_lease>(std::forward<Token>(token), d, [self = *this, m, timeout](diagnostics* dd, auto&& tok) {
+      return self.initiate_plain(m, timeout, dd, std::forward<decltype(tok)>(tok));
+    });
   }
   template <class Token>
   auto initiate_plain(detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,

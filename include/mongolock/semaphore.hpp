@@ -114,12 +114,9 @@ class semaphore {
   template <class Token>
   auto initiate(detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
                 Token&& token) const {
-    if constexpr (detail::throws_with_reason_v<std::decay_t<Token>>)
-      return detail::initiate_with_reason<lease>(token, d, [self = *this, m, timeout](diagnostics* dd, auto tok) {
-        return self.initiate_plain(m, timeout, dd, std::move(tok));
-      });
-    else
-      return initiate_plain(m, timeout, d, std::forward<Token>(token));
+    return detail::initiate_maybe_with_reason<lease>(std::forward<Token>(token), d, [self = *this, m, timeout](diagnostics* dd, auto&& tok) {
+      return self.initiate_plain(m, timeout, dd, std::forward<decltype(tok)>(tok));
+    });
   }
   template <class Token>
   auto initiate_plain(detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,

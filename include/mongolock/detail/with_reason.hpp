@@ -77,4 +77,14 @@ auto initiate_with_reason(const boost::asio::use_future_t<Allocator>&, diagnosti
   return future_with_reason<T>(std::move(start), given);
 }
 
+// An operation completing with (error_code[, T]): through initiate_with_reason for use_awaitable
+// and use_future, else `start(d, token)` as it is. `start` takes (diagnostics*, token).
+template <class T, class Token, class Start>
+auto initiate_maybe_with_reason(Token&& token, diagnostics* d, Start start) {
+  if constexpr (throws_with_reason_v<std::decay_t<Token>>)
+    return initiate_with_reason<T>(token, d, std::move(start));
+  else
+    return start(d, std::forward<Token>(token));
+}
+
 }  // namespace mongolock::detail
