@@ -2,6 +2,7 @@
 // Child processes for the multi-process suites (process, clock_rates): a worker started with its
 // output in a file, optionally under libfaketime, killed and reaped when the test ends.
 #include <fcntl.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -160,7 +161,17 @@ inline bool skip_without_faketime() {
 }
 
 // The token (or term) a fencing-checked resource file holds.
-inline std::int64_t read_token(const fs::path& p) { return std::atoll(read_file(p.string()).c_str()); }
+// A resource file's token, read under a shared flock: its writers (examples/fenced_file.hpp)
+// truncate and rewrite it under an exclusive one, and a read between the two would see it empty.
+inline std::int64_t read_token(const fs::path& p) {
+  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ::flock(fd, LOCK_SH);
+  char buf[64] = {};
+  const auto n = ::pread(fd, buf, sizeof buf - 1, 0);
+  ::close(fd);
+  return n > 0 ? std::atoll(buf) : 0;
+}
 
 // Writes `token` to a resource file, as its new holder.
 inline void write_resource(const fs::path& p, std::int64_t token) {
