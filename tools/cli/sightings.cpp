@@ -89,16 +89,17 @@ std::string sightings_path(const std::string& dir, const std::string& uri, const
                            const std::string& collection, const std::string& name) {
   // Database, collection and name each escaped, so that "a.b" + "c" and "a" + "b.c" differ; the
   // cluster as a hash, so that two clusters' tokens never share one file.
-  std::string file = std::to_string(std::hash<std::string>{}(cluster_of(uri)) % 1'000'000'007) + ".";
-  for (unsigned char c : database + '\x01' + collection + '\x01' + name) {
-    if (c == 1) {
-      file += '.';
-    } else if (std::isalnum(c) || c == '_' || c == '-') {
-      file += static_cast<char>(c);
-    } else {
-      char hex[4];
-      std::snprintf(hex, sizeof hex, "%%%02X", c);
-      file += hex;
+  std::string file = std::to_string(std::hash<std::string>{}(cluster_of(uri)) % 1'000'000'007);
+  for (const std::string* part : {&database, &collection, &name}) {
+    file += '.';
+    for (unsigned char c : *part) {
+      if (std::isalnum(c) || c == '_' || c == '-') {
+        file += static_cast<char>(c);
+      } else {
+        char hex[4];
+        std::snprintf(hex, sizeof hex, "%%%02X", c);
+        file += hex;
+      }
     }
   }
   // A file name has at most 255 bytes: a longer one keeps its start and a hash of the whole.
