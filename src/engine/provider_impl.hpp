@@ -19,6 +19,7 @@
 #include "engine/store_ops.hpp"
 #include "store/lock_store.hpp"
 #include "engine/name_turns.hpp"
+#include "engine/group_commit.hpp"
 #include "engine/renewal_batch.hpp"
 #include "mongolock/options.hpp"
 #include "mongolock/stats.hpp"
@@ -37,7 +38,8 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   provider_impl(boost::asio::any_io_executor e, std::shared_ptr<lock_store> s, lock_options o, log_function l,
                 log_level threshold = log_level::info)
       : ex(std::move(e)),
-        store(std::move(s)),
+        grouped(std::make_shared<grouping_store>(std::move(s))),
+        store(grouped),
         opts(o),
         log_fn(std::move(l)),
         log_threshold(threshold),
@@ -85,6 +87,8 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   stats snapshot() const;
 
   const boost::asio::any_io_executor ex;
+  // Takes and releases ready together share a command (group_commit.hpp); `store` is this store.
+  const std::shared_ptr<grouping_store> grouped;
   const std::shared_ptr<lock_store> store;
   const lock_options opts;
   holder_meta meta;  // this process, written into each lock it takes (set once, before any use)

@@ -583,18 +583,89 @@ outcome<std::vector<bool>> renew(mongoc_client_t* client, const store_config& cf
   return which_are_ours(coll.get(), held);
 }
 
+void build_release(std::string_view name, std::string_view owner, std::int64_t token, bson_t* filter, bson_t* change) {
+  append_str(filter, "_id", name);
+  append_str(filter, "owner", owner);  // never frees someone else's lock
+  BSON_APPEND_INT64(filter, "token", token);
+  set_released(change);
+}
+
 outcome<bool> release(mongoc_client_t* client, const store_config& cfg, std::string_view name,
                       std::string_view owner, std::int64_t token) {
   collection_ref coll(client, cfg.database, cfg.collection);
   bson_doc filter, change;
-  append_str(filter.get(), "_id", name);
-  append_str(filter.get(), "owner", owner);  // never frees someone else's lock
-  BSON_APPEND_INT64(filter.get(), "token", token);
-  set_released(change.get());
+  build_release(name, owner, token, filter.get(), change.get());
   auto r = update(coll.get(), cfg, filter.get(), change.get(), false);
   auto out = failure_from<bool>(r);
   out.value = !r.ec && r.value == 1;
   return out;
+}
+
+namespace {
+// Every error of a grouped command after it was sent is ambiguous, whatever its kind: one
+// statement's write error (a server error) says nothing about the others, which may have applied.
+// Only a command that never left (no server selected) or was refused whole (not authorized) is not.
+outcome<std::vector<bool>> grouped_failure(const bson_error_t& e) {
+  auto o = classify<bool>(e, true);
+  o.ambiguous = e.domain != MONGOC_ERROR_SERVER_SELECTION && o.ec != errc::not_authorized;
+  return failure_from<std::vector<bool>>(o);
+}
+
+// After a grouped command that matched fewer statements than it sent: each statement's document,
+// read back as our own write (find_what_we_wrote), and shows_applied on it (model/grouped_write.hpp).
+outcome<std::vector<bool>> which_applied(mongoc_collection_t* coll, const store_config& cfg,
+                                         const std::vector<grouped_write>& writes) {
+  bson_doc filter;
+  bson_t id, in;
+  BSON_APPEND_DOCUMENT_BEGIN(filter.get(), "_id", &id);
+  BSON_APPEND_ARRAY_BEGIN(&id, "$in", &in);
+  for (std::size_t i = 0; i < writes.size(); ++i) append_str(&in, std::to_string(i).c_str(), writes[i].name());
+  bson_append_array_end(&id, &in);
+  bson_append_document_end(filter.get(), &id);
+  mongoc_cursor_t* cur = find_what_we_wrote(coll, filter.get(), cfg);
+  outcome<std::vector<bool>> out;
+  out.value.assign(writes.size(), false);
+  const bson_t* doc = nullptr;
+  while (mongoc_cursor_next(cur, &doc)) {
+    const auto name = get_str(doc, "_id");
+    const auto seen = parse_lock(doc);
+    for (std::size_t i = 0; i < writes.size(); ++i)
+      if (writes[i].name() == name && shows_applied(writes[i], seen)) out.value[i] = true;
+  }
+  bson_error_t err;
+  // The command succeeded, so what applied is acknowledged; only which is unknown: ambiguous.
+  if (mongoc_cursor_error(cur, &err)) out = grouped_failure(err);
+  mongoc_cursor_destroy(cur);
+  return out;
+}
+}  // namespace
+
+outcome<std::vector<bool>> write_grouped(mongoc_client_t* client, const store_config& cfg,
+                                         const std::vector<grouped_write>& writes) {
+  if (writes.empty()) return {};
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc opts;
+  BSON_APPEND_BOOL(opts.get(), "ordered", false);  // one statement's miss must not stop the rest
+  append_write_concern(opts.get(), cfg);
+  mongoc_bulk_operation_t* bulk = mongoc_collection_create_bulk_operation_with_opts(coll.get(), opts.get());
+  const auto now = wall_ms();
+  bson_error_t err;
+  for (const auto& w : writes) {
+    bson_doc filter, change;
+    if (w.what == grouped_write::kind::take) build_swap(w.take, now, filter.get(), change.get());
+    else build_release(w.release.name, w.release.owner, w.release.token, filter.get(), change.get());
+    if (!mongoc_bulk_operation_update_one_with_opts(bulk, filter.get(), change.get(), nullptr, &err)) {
+      mongoc_bulk_operation_destroy(bulk);
+      return failure_from<std::vector<bool>>(classify<bool>(err, false));  // nothing was sent
+    }
+  }
+  bson_doc reply;
+  const bool ok = mongoc_bulk_operation_execute(bulk, reply.get(), &err) != 0;
+  mongoc_bulk_operation_destroy(bulk);
+  if (!ok) return grouped_failure(err);
+  if (get_int(reply.get(), "nMatched") == static_cast<std::int64_t>(writes.size()))
+    return success(std::vector<bool>(writes.size(), true));
+  return which_applied(coll.get(), cfg, writes);
 }
 
 outcome<bool> proclaim(mongoc_client_t* client, const store_config& cfg, std::string_view name,

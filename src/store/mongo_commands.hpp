@@ -55,6 +55,7 @@ void build_join(std::string_view name, std::string_view owner, std::int64_t tick
 void build_leave(std::string_view name, std::string_view owner, bson_t* filter, bson_t* change);
 void build_release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
                           bson_t* filter, bson_t* change);
+void build_release(std::string_view name, std::string_view owner, std::int64_t token, bson_t* filter, bson_t* change);
 void build_refresh(std::string_view name, std::string_view owner, std::int64_t ticket, bson_t* filter, bson_t* change);
 // The renewal of every lease in `held` (one filter clause each, $or'ed): a fresh heartbeat.
 void build_renewal(const std::vector<held_lease>& held, std::chrono::milliseconds expiry, std::int64_t now_ms,
@@ -78,6 +79,9 @@ outcome<std::vector<bool>> renew(mongoc_client_t*, const store_config&, const st
                                  std::chrono::milliseconds expiry);
 outcome<bool> release(mongoc_client_t*, const store_config&, std::string_view name,
                       std::string_view owner, std::int64_t token);
+// Takes and releases in one unordered command (lock_store::write_grouped); when it matches fewer
+// statements than it sent, a read of the documents tells which applied.
+outcome<std::vector<bool>> write_grouped(mongoc_client_t*, const store_config&, const std::vector<grouped_write>&);
 outcome<std::string> force_release(mongoc_client_t*, const store_config&, std::string_view name, bool immediate);
 outcome<bool> proclaim(mongoc_client_t*, const store_config&, std::string_view name, std::string_view owner,
                        std::int64_t token, std::string_view value);

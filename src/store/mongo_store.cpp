@@ -46,6 +46,14 @@ void mongo_store::release(const std::string& name, const std::string& owner, std
   });
 }
 
+void mongo_store::write_grouped(const std::vector<grouped_write>& writes, reply<outcome<std::vector<bool>>> r) {
+  // Each statement on the lane its single command takes (section 5): takes wait behind
+  // maintenance, releases do not.
+  const bool takes = !writes.empty() && writes.front().what == grouped_write::kind::take;
+  run(takes ? lane::acquisition : lane::maintenance, std::move(r),
+      [cfg = cfg_, writes](mongoc_client_t* c) { return detail::write_grouped(c, *cfg, writes); });
+}
+
 void mongo_store::release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
                                  reply<outcome<std::int64_t>> r) {
   run(lane::maintenance, std::move(r),

@@ -182,43 +182,46 @@ void memory_store::next_epoch(reply<outcome<std::optional<std::int64_t>>> r) {
 }
 
 void memory_store::take(const take_request& t, reply<outcome<bool>> r) {
-  write<bool>(op::take, {op::take, t.name, t.owner, t.token}, std::move(r), [this, t, beat = fresh_beat()] {
-    auto it = docs_.find(t.name);
-    lock_doc d;
-    if (!t.observed.exists) {
-      if (it != docs_.end()) return success(false);  // E11000
-    } else {
-      if (it == docs_.end()) return success(false);
-      const auto& h = it->second.held;
-      // A free document at a token is matched without its beat (mongo_commands.cpp's build_swap).
-      if (h.owner != t.observed.held.owner || h.token != t.observed.held.token ||
-          (!t.hand_over && !t.observed.held.owner.empty() && h.beat != t.observed.held.beat))
-        return success(false);
-      if (t.nobody_waiting && it->second.waiting != t.observed.waiting) return success(false);
-      auto line = it->second.line;
-      for (auto& e : t.leaving) {
-        auto at = std::find(line.begin(), line.end(), e);
-        if (at == line.end()) return success(false);
-        line.erase(at);
-      }
-      d.tickets = it->second.tickets;
-      d.waiting = it->second.waiting - static_cast<std::int64_t>(t.leaving.size());
-      if (t.enroll) {  // a hand-off that also puts the releaser's next waiter in line
-        if (d.tickets != t.enroll->ticket) return success(false);
-        line.push_back(*t.enroll);
-        d.tickets = t.enroll->ticket + 1;
-        ++d.waiting;
-      }
-      d.line = std::move(line);  // the line stays (less whoever left with this take)
-      d.last_run_token = it->second.last_run_token;  // a $set of the take's fields keeps the others
+  write<bool>(op::take, {op::take, t.name, t.owner, t.token}, std::move(r),
+              [this, t, beat = fresh_beat()] { return apply_take(t, beat); });
+}
+
+outcome<bool> memory_store::apply_take(const take_request& t, std::int64_t beat) {
+  auto it = docs_.find(t.name);
+  lock_doc d;
+  if (!t.observed.exists) {
+    if (it != docs_.end()) return success(false);  // E11000
+  } else {
+    if (it == docs_.end()) return success(false);
+    const auto& h = it->second.held;
+    // A free document at a token is matched without its beat (mongo_commands.cpp's build_swap).
+    if (h.owner != t.observed.held.owner || h.token != t.observed.held.token ||
+        (!t.hand_over && !t.observed.held.owner.empty() && h.beat != t.observed.held.beat))
+      return success(false);
+    if (t.nobody_waiting && it->second.waiting != t.observed.waiting) return success(false);
+    auto line = it->second.line;
+    for (auto& e : t.leaving) {
+      auto at = std::find(line.begin(), line.end(), e);
+      if (at == line.end()) return success(false);
+      line.erase(at);
     }
-    d.exists = true;
-    d.held = held_state{t.owner, t.token, beat, t.expiry};
-    d.meta = std::make_shared<const mongolock::detail::holder_meta>(t.meta);
-    d.acquired_at_ms = d.renewed_at_ms = wall_ms();
-    docs_[t.name] = d;
-    return success(true);
-  });
+    d.tickets = it->second.tickets;
+    d.waiting = it->second.waiting - static_cast<std::int64_t>(t.leaving.size());
+    if (t.enroll) {  // a hand-off that also puts the releaser's next waiter in line
+      if (d.tickets != t.enroll->ticket) return success(false);
+      line.push_back(*t.enroll);
+      d.tickets = t.enroll->ticket + 1;
+      ++d.waiting;
+    }
+    d.line = std::move(line);  // the line stays (less whoever left with this take)
+    d.last_run_token = it->second.last_run_token;  // a $set of the take's fields keeps the others
+  }
+  d.exists = true;
+  d.held = held_state{t.owner, t.token, beat, t.expiry};
+  d.meta = std::make_shared<const mongolock::detail::holder_meta>(t.meta);
+  d.acquired_at_ms = d.renewed_at_ms = wall_ms();
+  docs_[t.name] = d;
+  return success(true);
 }
 
 void memory_store::renew(const std::vector<held_lease>& held, std::chrono::milliseconds expiry,
@@ -244,14 +247,47 @@ void memory_store::renew(const std::vector<held_lease>& held, std::chrono::milli
 
 void memory_store::release(const std::string& name, const std::string& owner, std::int64_t token,
                            reply<outcome<bool>> r) {
-  write<bool>(op::release, {op::release, name, owner, token}, std::move(r), [this, name, owner, token, beat = fresh_beat()] {
-    auto it = docs_.find(name);
-    if (it == docs_.end() || it->second.held.owner != owner || it->second.held.token != token) return success(false);
-    it->second.held.owner.clear();
-    it->second.meta.reset();
-    it->second.held.beat = beat;
-    it->second.idle_since_ms = wall_ms();
-    return success(true);
+  write<bool>(op::release, {op::release, name, owner, token}, std::move(r),
+              [this, name, owner, token, beat = fresh_beat()] { return apply_release(name, owner, token, beat); });
+}
+
+outcome<bool> memory_store::apply_release(const std::string& name, const std::string& owner, std::int64_t token,
+                                          std::int64_t beat) {
+  auto it = docs_.find(name);
+  if (it == docs_.end() || it->second.held.owner != owner || it->second.held.token != token) return success(false);
+  it->second.held.owner.clear();
+  it->second.meta.reset();
+  it->second.held.beat = beat;
+  it->second.idle_since_ms = wall_ms();
+  return success(true);
+}
+
+// As mongo_commands.cpp: every statement applied, the matched count, and when it is short, which
+// applied as shows_applied reads the documents afterwards (never a per-statement answer that the
+// server does not give).
+void memory_store::write_grouped(const std::vector<grouped_write>& writes, reply<outcome<std::vector<bool>>> r) {
+  std::string names;
+  for (auto& w : writes) names += (names.empty() ? "" : ",") + w.name();
+  call_record rec{op::write_grouped, names, {}, static_cast<std::int64_t>(writes.size())};
+  std::vector<std::int64_t> beats;
+  for (std::size_t i = 0; i < writes.size(); ++i) beats.push_back(fresh_beat());
+  write<std::vector<bool>>(op::write_grouped, std::move(rec), std::move(r), [this, writes, beats] {
+    std::size_t matched = 0;
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+      const auto& w = writes[i];
+      const auto one = w.what == grouped_write::kind::take
+                           ? apply_take(w.take, beats[i])
+                           : apply_release(w.release.name, w.release.owner, w.release.token, beats[i]);
+      matched += one.value;
+    }
+    if (matched == writes.size()) return success(std::vector<bool>(writes.size(), true));
+    ++grouped_reads_;
+    std::vector<bool> applied;
+    for (auto& w : writes) {
+      auto it = docs_.find(w.name());
+      applied.push_back(it != docs_.end() && shows_applied(w, it->second));
+    }
+    return success(std::move(applied));
   });
 }
 

@@ -20,7 +20,7 @@ namespace test {
 using mongolock::detail::lock_doc;
 using mongolock::detail::outcome;
 
-enum class op { prepare, read, list, next_epoch, take, renew, release, release_owners, force_release, join_line, leave_line, refresh_line, proclaim, declare, record_run };
+enum class op { prepare, read, list, next_epoch, take, renew, release, release_owners, force_release, join_line, leave_line, refresh_line, proclaim, declare, record_run, write_grouped };
 
 struct fault {
   enum class kind {
@@ -91,6 +91,10 @@ class memory_store final : public mongolock::detail::lock_store {
   void declare(const std::string& name, const mongolock::detail::declaration& d,
                reply<outcome<mongolock::detail::declaration>> r) override;
   void leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) override;
+  void write_grouped(const std::vector<mongolock::detail::grouped_write>& writes,
+                     reply<outcome<std::vector<bool>>> r) override;
+  // Grouped commands that matched fewer statements than they sent (each then reads its documents).
+  std::size_t grouped_reads() const { return grouped_reads_.load(); }
   void refresh_line(const std::string& name, const std::string& owner, std::int64_t ticket,
                     reply<outcome<bool>> r) override;
   bool accepting() const noexcept override { return accepting_; }
@@ -101,6 +105,10 @@ class memory_store final : public mongolock::detail::lock_store {
   template <class T>
   void answer(reply<outcome<T>> r, outcome<T> v, std::chrono::milliseconds delay);
   std::optional<fault> next_fault(op o);
+  // Under mu_: one take or release on the current view (take and release, one each or grouped).
+  outcome<bool> apply_take(const mongolock::detail::take_request& t, std::int64_t beat);
+  outcome<bool> apply_release(const std::string& name, const std::string& owner, std::int64_t token, std::int64_t beat);
+  std::atomic<std::size_t> grouped_reads_{0};
   void log(call_record rec);
 
   boost::asio::any_io_executor ex_;

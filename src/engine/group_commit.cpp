@@ -1,0 +1,85 @@
+#include "engine/group_commit.hpp"
+
+#include <unordered_set>
+
+namespace mongolock::detail {
+
+grouping_store::grouping_store(std::shared_ptr<lock_store> inner, std::size_t in_flight)
+    : inner_(std::move(inner)), in_flight_limit_(in_flight == 0 ? 1 : in_flight) {}
+
+void grouping_store::take(const take_request& t, reply<outcome<bool>> r) {
+  if (t.hand_over || !t.observed.exists) return inner_->take(t, std::move(r));
+  pending p{{grouped_write::kind::take, t, {}}, std::move(r)};
+  submit(takes_, std::move(p));
+}
+
+void grouping_store::release(const std::string& name, const std::string& owner, std::int64_t token,
+                             reply<outcome<bool>> r) {
+  pending p{{grouped_write::kind::release, {}, held_lease{name, owner, token}}, std::move(r)};
+  submit(releases_, std::move(p));
+}
+
+void grouping_store::submit(queue& q, pending p) {
+  std::vector<pending> now;
+  {
+    std::lock_guard g(mu_);
+    q.waiting.push_back(std::move(p));
+    if (q.in_flight >= in_flight_limit_) return;  // it goes with the command after the next reply
+    now = next_command(q);
+  }
+  send(q, std::move(now));
+}
+
+std::vector<grouping_store::pending> grouping_store::next_command(queue& q) {
+  std::vector<pending> ops;
+  std::unordered_set<std::string> names;  // never two statements on one document in one command
+  for (auto it = q.waiting.begin(); it != q.waiting.end() && ops.size() < max_per_command;) {
+    if (!names.insert(it->write.name()).second) {
+      ++it;
+      continue;
+    }
+    ops.push_back(std::move(*it));
+    it = q.waiting.erase(it);
+  }
+  if (!ops.empty()) ++q.in_flight;
+  return ops;
+}
+
+void grouping_store::send(queue& q, std::vector<pending> ops) {
+  if (ops.empty()) return;
+  auto self = shared_from_this();
+  if (ops.size() == 1) {  // alone: its own single command, exactly as without grouping
+    const grouped_write w = ops.front().write;
+    auto done = [self, &q, answer = std::move(ops.front().done)](outcome<bool> r) mutable {
+      answer(std::move(r));
+      self->finished(q);
+    };
+    if (w.what == grouped_write::kind::take) inner_->take(w.take, std::move(done));
+    else inner_->release(w.release.name, w.release.owner, w.release.token, std::move(done));
+    return;
+  }
+  saved_.fetch_add(ops.size() - 1, std::memory_order_relaxed);
+  std::vector<grouped_write> writes;
+  writes.reserve(ops.size());
+  for (auto& op : ops) writes.push_back(op.write);
+  inner_->write_grouped(writes, [self, &q, ops = std::move(ops)](outcome<std::vector<bool>> r) mutable {
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      outcome<bool> one = failure_from<bool>(r);
+      one.value = !r.ec && i < r.value.size() && r.value[i];
+      ops[i].done(std::move(one));
+    }
+    self->finished(q);
+  });
+}
+
+void grouping_store::finished(queue& q) {
+  std::vector<pending> next;
+  {
+    std::lock_guard g(mu_);
+    --q.in_flight;
+    next = next_command(q);
+  }
+  send(q, std::move(next));
+}
+
+}  // namespace mongolock::detail
