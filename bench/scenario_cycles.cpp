@@ -22,7 +22,8 @@ namespace bench {
 
 namespace {
 
-double library_cycles(const config& c, int k, std::vector<double>* latencies) {
+// `commands`, if given: the server commands per cycle (stats::server_calls, a grouped command once).
+double library_cycles(const config& c, int k, std::vector<double>* latencies, double* commands = nullptr) {
   return run_io<double>(c, [&](mongolock::client& db) -> asio::awaitable<double> {
     mongolock::provider locks(db, "mongolock_bench", fresh_collection("cycle"));
     const auto base = unique("cycle");
@@ -44,6 +45,7 @@ double library_cycles(const config& c, int k, std::vector<double>* latencies) {
       }, asio::detached);
     }
     co_await until_zero(running);
+    if (commands) *commands = static_cast<double>(locks.snapshot().server_calls) / std::max(1L, cycles.load());
     co_return cycles / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   });
 }
@@ -149,13 +151,15 @@ void scenario_independent(const config& c) {
   dat << "# k mongolock_per_s floor_per_s\n";
   for (int k : {1, 8, 64, 512}) {
     paired rate;
+    std::vector<double> commands(rounds);
     for (int r = 0; r < rounds; ++r) {
-      rate.lib.push_back(library_cycles(c, k, nullptr));
+      rate.lib.push_back(library_cycles(c, k, nullptr, &commands[r]));
       rate.floor.push_back(floor_cycles(c, k, nullptr));
     }
     dat << k << ' ' << rate.lib_median() << ' ' << rate.floor_median() << '\n';
     print(row{"2 independent locks"}.num("k", k).num("mongolock_per_s", rate.lib_median())
-              .num("floor_per_s", rate.floor_median()).num("ratio_to_floor", rate.lib_median() / rate.floor_median()));
+              .num("floor_per_s", rate.floor_median()).num("ratio_to_floor", rate.lib_median() / rate.floor_median())
+              .num("commands_per_cycle", bench::percentile(commands, .5)));
   }
 }
 

@@ -1,4 +1,5 @@
 // ---- Scenario 8: readers of a rw_lock against a mutex ----------------------------------------
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <vector>
@@ -48,7 +49,8 @@ double sections(const config& c, int k, std::chrono::milliseconds hold, bool rea
 }
 
 // Uncontended acquire + release cycles per second: the write lock (NAME#w and 16 permits) or one lock.
-double write_cycles(const config& c, bool writer) {
+// `commands`, if given: the server commands per cycle (stats::server_calls, a grouped command once).
+double write_cycles(const config& c, bool writer, double* commands = nullptr) {
   return run_io<double>(c, [&](mongolock::client& db) -> asio::awaitable<double> {
     mongolock::provider locks(db, "mongolock_bench", fresh_collection("rww"));
     const auto name = unique("rww");
@@ -66,6 +68,7 @@ double write_cycles(const config& c, bool writer) {
       }
       ++cycles;
     }
+    if (commands) *commands = static_cast<double>(locks.snapshot().server_calls) / std::max(1L, cycles);
     co_return cycles / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   });
 }
@@ -75,11 +78,11 @@ double write_cycles(const config& c, bool writer) {
 void scenario_readers(const config& c) {
   const int k = 8;
   const auto hold = 20ms;
-  std::vector<double> read, mutex, write, lock;
+  std::vector<double> read, mutex, write, lock, write_commands(rounds);
   for (int r = 0; r < rounds; ++r) {
     read.push_back(sections(c, k, hold, true));
     mutex.push_back(sections(c, k, hold, false));
-    write.push_back(write_cycles(c, true));
+    write.push_back(write_cycles(c, true, &write_commands[r]));
     lock.push_back(write_cycles(c, false));
   }
   const auto m = [](const std::vector<double>& v) { return bench::percentile(v, .5); };
@@ -88,7 +91,7 @@ void scenario_readers(const config& c) {
             .num("read_sections_per_s", m(read)).num("mutex_sections_per_s", m(mutex))
             .num("ratio_to_mutex", m(read) / m(mutex)).num("ideal_ratio", k)
             .num("write_cycles_per_s", m(write)).num("lock_cycles_per_s", m(lock))
-            .num("write_ratio_to_lock", m(write) / m(lock)));
+            .num("write_ratio_to_lock", m(write) / m(lock)).num("write_commands_per_cycle", m(write_commands)));
 }
 
 }  // namespace bench

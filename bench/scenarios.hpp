@@ -28,4 +28,7 @@ void scenario_election(const config& c);
 // scenario_readers.cpp: scenario 8.
 void scenario_readers(const config& c);
 
+// scenario_http.cpp: scenario 9.
+void scenario_http_load(const config& c);
+
 }  // namespace bench

@@ -1,0 +1,143 @@
+// ---- Scenario 9: an HTTP-style load, many requests each locking one id of a skewed set --------
+// 64 concurrent requests through one provider, each locking one of 1,000 ids drawn from a Zipf
+// distribution (s = 1: the hottest id draws about 13 % of requests), releasing at once. Against
+// the floor: the same draws, one command per operation from 4 plain threads (the library's worker
+// pool has 4), each thread owning the ids congruent to it so that the floor never contends.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common.hpp"
+#include "direct.hpp"
+#include "mongolock.hpp"
+#include "scenarios.hpp"
+#include "stats.hpp"
+
+namespace bench {
+
+namespace {
+
+constexpr int ids = 1000;
+constexpr int requests_at_once = 64;
+
+// Zipf(s = 1) over 0 .. ids - 1, by inverting its cumulative weights.
+class zipf {
+ public:
+  explicit zipf(std::uint64_t seed) : rng_(seed) {
+    double sum = 0;
+    for (int i = 1; i <= ids; ++i) cumulative_.push_back(sum += 1.0 / i);
+    for (auto& c : cumulative_) c /= sum;
+  }
+  int next() {
+    const double u = std::uniform_real_distribution<double>(0, 1)(rng_);
+    const auto at = std::lower_bound(cumulative_.begin(), cumulative_.end(), u) - cumulative_.begin();
+    return static_cast<int>(std::min<std::ptrdiff_t>(at, ids - 1));
+  }
+
+ private:
+  std::mt19937_64 rng_;
+  std::vector<double> cumulative_;
+};
+
+struct load_result {
+  double per_s = 0, p99_us = 0, commands = 0;
+};
+
+load_result library_requests(const config& c) {
+  return run_io<load_result>(c, [&](mongolock::client& db) -> asio::awaitable<load_result> {
+    mongolock::provider locks(db, "mongolock_bench", fresh_collection("http"));
+    const auto base = unique("http");
+    std::vector<mongolock::lock> by_id;
+    for (int i = 0; i < ids; ++i) by_id.push_back(locks.create_lock(base + "-" + std::to_string(i)));
+    std::atomic<long> served{0};
+    std::atomic<int> running{requests_at_once};
+    std::vector<double> latencies;
+    const auto start = std::chrono::steady_clock::now(), end = start + std::chrono::seconds(c.seconds);
+    auto ex = co_await asio::this_coro::executor;
+    for (int r = 0; r < requests_at_once; ++r) {
+      asio::co_spawn(ex, [&, r]() -> asio::awaitable<void> {
+        zipf draw(static_cast<std::uint64_t>(r) + 1);
+        while (std::chrono::steady_clock::now() < end) {
+          auto& lock = by_id[static_cast<std::size_t>(draw.next())];
+          const auto t0 = bench::now_ns();
+          auto held = co_await lock.async_acquire_for(std::chrono::seconds(5));
+          co_await held.async_release();
+          latencies.push_back((bench::now_ns() - t0) / 1e3);  // one io thread: no race
+          ++served;
+        }
+        --running;
+      }, asio::detached);
+    }
+    co_await until_zero(running);
+    load_result out;
+    out.per_s = served / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out.p99_us = bench::percentile(latencies, .99);
+    out.commands = static_cast<double>(locks.snapshot().server_calls) / std::max(1L, served.load());
+    co_return out;
+  });
+}
+
+load_result floor_requests(const config& c) {
+  const int threads = 4;
+  std::atomic<long> served{0};
+  std::mutex mu;
+  std::vector<double> latencies;
+  const auto base = unique("floorhttp");
+  const auto coll = fresh_collection("floorhttp");
+  const auto start = std::chrono::steady_clock::now(), end = start + std::chrono::seconds(c.seconds);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      bench::direct_conn conn(c.uri, "mongolock_bench", coll);
+      std::vector<std::int64_t> tokens(ids, 0);
+      for (int i = t; i < ids; i += threads) bench::insert_free(conn, base + "-" + std::to_string(i));
+      zipf draw(static_cast<std::uint64_t>(t) + 101);
+      const std::string owner = "0123456789abcdef0123456789abcdef";
+      std::vector<double> mine;
+      while (std::chrono::steady_clock::now() < end) {
+        int id = draw.next();
+        id = id - id % threads + t;  // this thread's id nearest the draw
+        if (id >= ids) id -= threads;
+        const auto t0 = bench::now_ns();
+        if (!bench::floor_cycle(conn, base + "-" + std::to_string(id), tokens[static_cast<std::size_t>(id)], owner)) return;
+        mine.push_back((bench::now_ns() - t0) / 1e3);
+        ++served;
+      }
+      std::lock_guard g(mu);
+      latencies.insert(latencies.end(), mine.begin(), mine.end());
+    });
+  }
+  for (auto& t : pool) t.join();
+  load_result out;
+  out.per_s = served / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.p99_us = bench::percentile(latencies, .99);
+  out.commands = 2;
+  return out;
+}
+
+}  // namespace
+
+void scenario_http_load(const config& c) {
+  std::vector<double> lib_rate, lib_p99, lib_commands, floor_rate, floor_p99;
+  for (int r = 0; r < rounds; ++r) {
+    const auto lib = library_requests(c);
+    const auto floor = floor_requests(c);
+    lib_rate.push_back(lib.per_s), lib_p99.push_back(lib.p99_us), lib_commands.push_back(lib.commands);
+    floor_rate.push_back(floor.per_s), floor_p99.push_back(floor.p99_us);
+  }
+  const auto m = [](const std::vector<double>& v) { return bench::percentile(v, .5); };
+  print(row{"9 http-style zipf load"}.num("ids", ids).num("concurrent", requests_at_once)
+            .num("mongolock_per_s", m(lib_rate)).num("mongolock_p99_us", m(lib_p99))
+            .num("commands_per_request", m(lib_commands))
+            .num("floor_per_s", m(floor_rate)).num("floor_p99_us", m(floor_p99))
+            .num("ratio_to_floor", m(lib_rate) / m(floor_rate)));
+}
+
+}  // namespace bench
