@@ -189,7 +189,8 @@ asio::awaitable<void> epoch_step(std::shared_ptr<provider_impl> p, acquire_fsm& 
 asio::awaitable<void> take_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
                                 deadline_t deadline) {
   const auto sent = boot_clock::now();
-  const auto request = with_holder(fsm.request(), p->meta);
+  auto request = with_holder(fsm.request(), p->meta);
+  request.send_by = fsm.take_bound(sent);
   // If this call is abandoned (cancelled, timed out) and the server applied the take anyway, give
   // it back at once instead of leaving it to expire. The call keeps this (and its work ticket)
   // while the reply is due.

@@ -2,39 +2,69 @@
 
 #include <unordered_set>
 
+#include "mongolock/error.hpp"
+
 namespace mongolock::detail {
 
-grouping_store::grouping_store(std::shared_ptr<lock_store> inner, std::size_t in_flight)
-    : inner_(std::move(inner)), in_flight_limit_(in_flight == 0 ? 1 : in_flight) {}
+namespace {
+// A grouped statement the read after a short count could not judge: as a reply lost after sending
+// (section 4), so a take goes to its own majority re-check and a release retries in the background.
+outcome<bool> unjudged() {
+  outcome<bool> o;
+  o.ec = make_error_code(errc::server_unavailable);
+  o.ambiguous = true;
+  o.message = "the grouped command matched fewer statements than it sent, and the read after it could not tell "
+              "whether this one applied";
+  return o;
+}
+
+// Never sent: its bound passed while it waited for a command. Not ambiguous, nothing to give back.
+outcome<bool> unsent() {
+  outcome<bool> o;
+  o.ec = make_error_code(errc::timeout);
+  o.message = "the take's bound passed while it waited for a command; it was not sent";
+  return o;
+}
+}  // namespace
+
+grouping_store::grouping_store(std::shared_ptr<lock_store> inner) : inner_(std::move(inner)) {}
 
 void grouping_store::take(const take_request& t, reply<outcome<bool>> r) {
   if (t.hand_over || !t.observed.exists) return inner_->take(t, std::move(r));
-  pending p{{grouped_write::kind::take, t, {}}, std::move(r)};
+  pending p{{grouped_write::kind::take, t, {}, 0}, std::move(r)};
   submit(takes_, std::move(p));
 }
 
 void grouping_store::release(const std::string& name, const std::string& owner, std::int64_t token,
                              reply<outcome<bool>> r) {
-  pending p{{grouped_write::kind::release, {}, held_lease{name, owner, token}}, std::move(r)};
+  pending p{{grouped_write::kind::release, {}, held_lease{name, owner, token}, 0}, std::move(r)};
   submit(releases_, std::move(p));
 }
 
 void grouping_store::submit(queue& q, pending p) {
-  std::vector<pending> now;
+  std::vector<pending> now, expired;
   {
     std::lock_guard g(mu_);
     q.waiting.push_back(std::move(p));
-    if (q.in_flight >= in_flight_limit_) return;  // it goes with the command after the next reply
-    now = next_command(q);
+    if (q.in_flight >= q.in_flight_limit) return;  // it goes with the command after the next reply
+    now = next_command(q, expired);
   }
+  for (auto& e : expired) e.done(unsent());
   send(q, std::move(now));
 }
 
-std::vector<grouping_store::pending> grouping_store::next_command(queue& q) {
+std::vector<grouping_store::pending> grouping_store::next_command(queue& q, std::vector<pending>& expired) {
+  const auto now = boot_clock::now();
   std::vector<pending> ops;
   std::unordered_set<std::string> names;  // never two statements on one document in one command
   for (auto it = q.waiting.begin(); it != q.waiting.end() && ops.size() < max_per_command;) {
-    if (!names.insert(it->write.name()).second) {
+    const auto& w = it->write;
+    if (w.what == grouped_write::kind::take && w.take.send_by && *w.take.send_by <= now) {
+      expired.push_back(std::move(*it));
+      it = q.waiting.erase(it);
+      continue;
+    }
+    if (!names.insert(w.name()).second) {
       ++it;
       continue;
     }
@@ -62,10 +92,15 @@ void grouping_store::send(queue& q, std::vector<pending> ops) {
   std::vector<grouped_write> writes;
   writes.reserve(ops.size());
   for (auto& op : ops) writes.push_back(op.write);
-  inner_->write_grouped(writes, [self, &q, ops = std::move(ops)](outcome<std::vector<bool>> r) mutable {
+  inner_->write_grouped(writes, [self, &q, ops = std::move(ops)](outcome<std::vector<grouped_outcome>> r) mutable {
     for (std::size_t i = 0; i < ops.size(); ++i) {
+      const auto judged = r.ec || i >= r.value.size() ? grouped_outcome::unknown : r.value[i];
+      if (!r.ec && judged == grouped_outcome::unknown) {
+        ops[i].done(unjudged());
+        continue;
+      }
       outcome<bool> one = failure_from<bool>(r);
-      one.value = !r.ec && i < r.value.size() && r.value[i];
+      one.value = !r.ec && judged == grouped_outcome::applied;
       ops[i].done(std::move(one));
     }
     self->finished(q);
@@ -73,12 +108,13 @@ void grouping_store::send(queue& q, std::vector<pending> ops) {
 }
 
 void grouping_store::finished(queue& q) {
-  std::vector<pending> next;
+  std::vector<pending> next, expired;
   {
     std::lock_guard g(mu_);
     --q.in_flight;
-    next = next_command(q);
+    next = next_command(q, expired);
   }
+  for (auto& e : expired) e.done(unsent());
   send(q, std::move(next));
 }
 

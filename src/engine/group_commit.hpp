@@ -26,12 +26,13 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
  public:
   // Statements per command: a bounded command, however many operations are queued.
   static constexpr std::size_t max_per_command = 256;
-  // Commands of one kind in flight at once before operations queue. More than one keeps the
-  // worker pool busy when operations trickle in one at a time (k = 8 independent locks); more
-  // than two made the batches smaller without more throughput (bench scenario 2).
-  static constexpr std::size_t default_in_flight = 2;
+  // Commands of one kind in flight at once before operations of that kind queue. Takes: two
+  // (bench scenario 2). Releases: as many as the worker pool has threads, so that a slow command
+  // never holds a lease's release back while a worker is free (they ride the maintenance lane).
+  static constexpr std::size_t takes_in_flight = 2;
+  static constexpr std::size_t releases_in_flight = 4;
 
-  explicit grouping_store(std::shared_ptr<lock_store> inner, std::size_t in_flight = default_in_flight);
+  explicit grouping_store(std::shared_ptr<lock_store> inner);
 
   // Grouped: a take of an existing document (not a hand-over, which rides the maintenance lane
   // alone, nor an insert, another command) and every release.
@@ -52,7 +53,7 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
              reply<outcome<std::vector<bool>>> r) override {
     inner_->renew(held, expiry, std::move(r));
   }
-  void write_grouped(const std::vector<grouped_write>& w, reply<outcome<std::vector<bool>>> r) override {
+  void write_grouped(const std::vector<grouped_write>& w, reply<outcome<std::vector<grouped_outcome>>> r) override {
     inner_->write_grouped(w, std::move(r));
   }
   void release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
@@ -93,20 +94,22 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   };
   // One per kind: takes and releases never share a command (they run on different lanes).
   struct queue {
+    explicit queue(std::size_t limit) : in_flight_limit(limit) {}
+    const std::size_t in_flight_limit;
     std::deque<pending> waiting;
     std::size_t in_flight = 0;
   };
 
   void submit(queue& q, pending p);
-  // Under mu_: the next command's operations, at most one per document, oldest first.
-  std::vector<pending> next_command(queue& q);
+  // Under mu_: the next command's operations, at most one per document, oldest first; takes past
+  // their bound leave the queue into `expired` instead.
+  std::vector<pending> next_command(queue& q, std::vector<pending>& expired);
   void send(queue& q, std::vector<pending> ops);
   void finished(queue& q);
 
   const std::shared_ptr<lock_store> inner_;
-  const std::size_t in_flight_limit_;
   std::mutex mu_;
-  queue takes_, releases_;
+  queue takes_{takes_in_flight}, releases_{releases_in_flight};
   std::atomic<std::uint64_t> saved_{0};
 };
 

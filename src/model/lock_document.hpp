@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "model/boot_clock.hpp"
+
 namespace mongolock::detail {
 
 // What a holder wrote last: who, with which fencing token, its heartbeat (a fresh random value at
@@ -142,6 +144,9 @@ struct take_request {
   // (docs/design.md section 7): this entry, whose ticket is the document's `tickets` as last seen
   // (the update then requires it and raises it by one).
   std::optional<line_entry> enroll;
+  // The take's bound (section 4): a reply after it is never a grant. A take still unsent then is
+  // not sent at all (a grouped take waits for a command, docs/design.md section 14).
+  std::optional<boot_clock::time_point> send_by;
 };
 
 // A lease as the store knows it: the document `name` names `owner` with `token`.

@@ -48,10 +48,11 @@ class lock_store {
   virtual void release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
                               reply<outcome<std::int64_t>>) = 0;
   // Group commit (docs/design.md section 14): every statement of `writes` (all of one kind, each
-  // on a different document) in one command, unordered. value[i]: whether writes[i] applied. On
-  // an error nothing is known about any of them, and every error after sending is ambiguous (one
-  // statement's failure says nothing about the others').
-  virtual void write_grouped(const std::vector<grouped_write>& writes, reply<outcome<std::vector<bool>>>) = 0;
+  // on a different document) in one command, unordered, each writing its own `beat`. value[i]:
+  // what became of writes[i]. On an error nothing is known about any of them, and every error
+  // after sending is ambiguous (one statement's failure says nothing about the others').
+  virtual void write_grouped(const std::vector<grouped_write>& writes,
+                             reply<outcome<std::vector<grouped_outcome>>>) = 0;
   // Joins the lock's line with `ticket` (what the last read showed as the next one): applied
   // only if the document still says so (value false: someone joined first, or it is gone).
   virtual void join_line(const std::string& name, const std::string& owner, std::int64_t ticket,

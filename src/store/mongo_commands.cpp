@@ -122,10 +122,10 @@ void append_meta(bson_t* b, const holder_meta& m) {
 // only feeds the TTL clean-up of free documents, never a correctness decision). Else
 // broken_owner (lock_store.hpp), a holder nobody will renew: never idle, or the TTL index could
 // delete it and let a waiter insert at once, beside the old holder.
-void set_owner_gone(bson_t* change, const char* owner) {
+void set_owner_gone(bson_t* change, const char* owner, std::int64_t beat = new_beat()) {
   bson_t set, unset;
   BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
-  BSON_APPEND_INT64(&set, "beat", new_beat());
+  BSON_APPEND_INT64(&set, "beat", beat);
   if (owner) {
     BSON_APPEND_UTF8(&set, "owner", owner);
     BSON_APPEND_DATE_TIME(&set, "renewed_at", wall_ms());  // a hint for `status`, as for any holder
@@ -142,7 +142,7 @@ void set_owner_gone(bson_t* change, const char* owner) {
   BSON_APPEND_UTF8(&unset, "value", "");
   bson_append_document_end(change, &unset);
 }
-void set_released(bson_t* change) { set_owner_gone(change, nullptr); }
+void set_released(bson_t* change, std::int64_t beat = new_beat()) { set_owner_gone(change, nullptr, beat); }
 
 // {key: {$in: [null, 0]}}: 0, or missing (the line's counters in a document from before the line).
 void append_zero_or_missing(bson_t* filter, const char* key) {
@@ -274,7 +274,8 @@ void build_insert(const take_request& t, std::int64_t now_ms, bson_t* doc) {
   BSON_APPEND_INT64(doc, "waiting", 0);
 }
 
-void build_swap(const take_request& t, std::int64_t now_ms, bson_t* filter, bson_t* change) {
+void build_swap(const take_request& t, std::int64_t now_ms, bson_t* filter, bson_t* change,
+                std::optional<std::int64_t> beat) {
   // Exactly what was observed: free, or the same expired holder at the same heartbeat.
   append_str(filter, "_id", t.name);
   append_owner(filter, "owner", t.observed.held.owner);
@@ -299,7 +300,7 @@ void build_swap(const take_request& t, std::int64_t now_ms, bson_t* filter, bson
   BSON_APPEND_DOCUMENT_BEGIN(change, "$set", &set);
   append_str(&set, "owner", t.owner);
   BSON_APPEND_INT64(&set, "token", t.token);
-  BSON_APPEND_INT64(&set, "beat", new_beat());
+  BSON_APPEND_INT64(&set, "beat", beat ? *beat : new_beat());
   BSON_APPEND_INT64(&set, "expiry_ms", t.expiry.count());
   BSON_APPEND_DATE_TIME(&set, "acquired_at", now_ms);
   BSON_APPEND_DATE_TIME(&set, "renewed_at", now_ms);
@@ -583,11 +584,12 @@ outcome<std::vector<bool>> renew(mongoc_client_t* client, const store_config& cf
   return which_are_ours(coll.get(), held);
 }
 
-void build_release(std::string_view name, std::string_view owner, std::int64_t token, bson_t* filter, bson_t* change) {
+void build_release(std::string_view name, std::string_view owner, std::int64_t token, bson_t* filter, bson_t* change,
+                   std::optional<std::int64_t> beat) {
   append_str(filter, "_id", name);
   append_str(filter, "owner", owner);  // never frees someone else's lock
   BSON_APPEND_INT64(filter, "token", token);
-  set_released(change);
+  set_released(change, beat ? *beat : new_beat());
 }
 
 outcome<bool> release(mongoc_client_t* client, const store_config& cfg, std::string_view name,
@@ -605,16 +607,16 @@ namespace {
 // Every error of a grouped command after it was sent is ambiguous, whatever its kind: one
 // statement's write error (a server error) says nothing about the others, which may have applied.
 // Only a command that never left (no server selected) or was refused whole (not authorized) is not.
-outcome<std::vector<bool>> grouped_failure(const bson_error_t& e) {
+outcome<std::vector<grouped_outcome>> grouped_failure(const bson_error_t& e) {
   auto o = classify<bool>(e, true);
   o.ambiguous = e.domain != MONGOC_ERROR_SERVER_SELECTION && o.ec != errc::not_authorized;
-  return failure_from<std::vector<bool>>(o);
+  return failure_from<std::vector<grouped_outcome>>(o);
 }
 
 // After a grouped command that matched fewer statements than it sent: each statement's document,
-// read back as our own write (find_what_we_wrote), and shows_applied on it (model/grouped_write.hpp).
-outcome<std::vector<bool>> which_applied(mongoc_collection_t* coll, const store_config& cfg,
-                                         const std::vector<grouped_write>& writes) {
+// read back as our own write (find_what_we_wrote), judged by `judge` (model/grouped_write.hpp).
+outcome<std::vector<grouped_outcome>> judge_each(mongoc_collection_t* coll, const store_config& cfg,
+                                                 const std::vector<grouped_write>& writes) {
   bson_doc filter;
   bson_t id, in;
   BSON_APPEND_DOCUMENT_BEGIN(filter.get(), "_id", &id);
@@ -623,25 +625,29 @@ outcome<std::vector<bool>> which_applied(mongoc_collection_t* coll, const store_
   bson_append_array_end(&id, &in);
   bson_append_document_end(filter.get(), &id);
   mongoc_cursor_t* cur = find_what_we_wrote(coll, filter.get(), cfg);
-  outcome<std::vector<bool>> out;
-  out.value.assign(writes.size(), false);
+  outcome<std::vector<grouped_outcome>> out;
+  out.value.assign(writes.size(), grouped_outcome::missed);  // a document not found: gone, missed
   const bson_t* doc = nullptr;
   while (mongoc_cursor_next(cur, &doc)) {
     const auto name = get_str(doc, "_id");
-    const auto seen = parse_lock(doc);
+    auto seen = parse_lock(doc);
+    seen.exists = true;
     for (std::size_t i = 0; i < writes.size(); ++i)
-      if (writes[i].name() == name && shows_applied(writes[i], seen)) out.value[i] = true;
+      if (writes[i].name() == name) out.value[i] = judge(writes[i], seen);
   }
   bson_error_t err;
-  // The command succeeded, so what applied is acknowledged; only which is unknown: ambiguous.
-  if (mongoc_cursor_error(cur, &err)) out = grouped_failure(err);
+  if (mongoc_cursor_error(cur, &err)) {
+    // The command went through: any statement may have applied, whatever stopped the read.
+    out = grouped_failure(err);
+    out.ambiguous = true;
+  }
   mongoc_cursor_destroy(cur);
   return out;
 }
 }  // namespace
 
-outcome<std::vector<bool>> write_grouped(mongoc_client_t* client, const store_config& cfg,
-                                         const std::vector<grouped_write>& writes) {
+outcome<std::vector<grouped_outcome>> write_grouped(mongoc_client_t* client, const store_config& cfg,
+                                                    std::vector<grouped_write> writes) {
   if (writes.empty()) return {};
   collection_ref coll(client, cfg.database, cfg.collection);
   bson_doc opts;
@@ -650,13 +656,14 @@ outcome<std::vector<bool>> write_grouped(mongoc_client_t* client, const store_co
   mongoc_bulk_operation_t* bulk = mongoc_collection_create_bulk_operation_with_opts(coll.get(), opts.get());
   const auto now = wall_ms();
   bson_error_t err;
-  for (const auto& w : writes) {
+  for (auto& w : writes) {
+    w.beat = new_beat();
     bson_doc filter, change;
-    if (w.what == grouped_write::kind::take) build_swap(w.take, now, filter.get(), change.get());
-    else build_release(w.release.name, w.release.owner, w.release.token, filter.get(), change.get());
+    if (w.what == grouped_write::kind::take) build_swap(w.take, now, filter.get(), change.get(), w.beat);
+    else build_release(w.release.name, w.release.owner, w.release.token, filter.get(), change.get(), w.beat);
     if (!mongoc_bulk_operation_update_one_with_opts(bulk, filter.get(), change.get(), nullptr, &err)) {
       mongoc_bulk_operation_destroy(bulk);
-      return failure_from<std::vector<bool>>(classify<bool>(err, false));  // nothing was sent
+      return failure_from<std::vector<grouped_outcome>>(classify<bool>(err, false));  // nothing was sent
     }
   }
   bson_doc reply;
@@ -664,8 +671,8 @@ outcome<std::vector<bool>> write_grouped(mongoc_client_t* client, const store_co
   mongoc_bulk_operation_destroy(bulk);
   if (!ok) return grouped_failure(err);
   if (get_int(reply.get(), "nMatched") == static_cast<std::int64_t>(writes.size()))
-    return success(std::vector<bool>(writes.size(), true));
-  return which_applied(coll.get(), cfg, writes);
+    return success(std::vector<grouped_outcome>(writes.size(), grouped_outcome::applied));
+  return judge_each(coll.get(), cfg, writes);
 }
 
 outcome<bool> proclaim(mongoc_client_t* client, const store_config& cfg, std::string_view name,

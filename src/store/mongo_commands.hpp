@@ -49,13 +49,17 @@ bool is_duplicate_key(const bson_error_t& e);
 // find options for a read: always the primary; majority read concern for every acquire read.
 void build_read_opts(read_mode, bson_t* opts, mongoc_read_prefs_t** prefs);
 void build_insert(const take_request&, std::int64_t now_ms, bson_t* doc);
-void build_swap(const take_request&, std::int64_t now_ms, bson_t* filter, bson_t* change);
+// `beat`: the heartbeat the write carries (a grouped statement draws its own and keeps it); a fresh
+// random one when not given.
+void build_swap(const take_request&, std::int64_t now_ms, bson_t* filter, bson_t* change,
+                std::optional<std::int64_t> beat = std::nullopt);
 // Joining the line with `ticket` (compare-and-swap on the ticket counter), and leaving it.
 void build_join(std::string_view name, std::string_view owner, std::int64_t ticket, bson_t* filter, bson_t* change);
 void build_leave(std::string_view name, std::string_view owner, bson_t* filter, bson_t* change);
 void build_release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
                           bson_t* filter, bson_t* change);
-void build_release(std::string_view name, std::string_view owner, std::int64_t token, bson_t* filter, bson_t* change);
+void build_release(std::string_view name, std::string_view owner, std::int64_t token, bson_t* filter, bson_t* change,
+                   std::optional<std::int64_t> beat = std::nullopt);
 void build_refresh(std::string_view name, std::string_view owner, std::int64_t ticket, bson_t* filter, bson_t* change);
 // The renewal of every lease in `held` (one filter clause each, $or'ed): a fresh heartbeat.
 void build_renewal(const std::vector<held_lease>& held, std::chrono::milliseconds expiry, std::int64_t now_ms,
@@ -80,8 +84,8 @@ outcome<std::vector<bool>> renew(mongoc_client_t*, const store_config&, const st
 outcome<bool> release(mongoc_client_t*, const store_config&, std::string_view name,
                       std::string_view owner, std::int64_t token);
 // Takes and releases in one unordered command (lock_store::write_grouped); when it matches fewer
-// statements than it sent, a read of the documents tells which applied.
-outcome<std::vector<bool>> write_grouped(mongoc_client_t*, const store_config&, const std::vector<grouped_write>&);
+// statements than it sent, a read of the documents judges each (model/grouped_write.hpp).
+outcome<std::vector<grouped_outcome>> write_grouped(mongoc_client_t*, const store_config&, std::vector<grouped_write>);
 outcome<std::string> force_release(mongoc_client_t*, const store_config&, std::string_view name, bool immediate);
 outcome<bool> proclaim(mongoc_client_t*, const store_config&, std::string_view name, std::string_view owner,
                        std::int64_t token, std::string_view value);

@@ -23,7 +23,7 @@ class mongo_store final : public lock_store {
              reply<outcome<std::vector<bool>>> r) override;
   void release(const std::string& name, const std::string& owner, std::int64_t token,
                reply<outcome<bool>> r) override;
-  void write_grouped(const std::vector<grouped_write>& writes, reply<outcome<std::vector<bool>>> r) override;
+  void write_grouped(const std::vector<grouped_write>& writes, reply<outcome<std::vector<grouped_outcome>>> r) override;
   void release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
                       reply<outcome<std::int64_t>> r) override;
   void join_line(const std::string& name, const std::string& owner, std::int64_t ticket,

@@ -182,6 +182,7 @@ void memory_store::next_epoch(reply<outcome<std::optional<std::int64_t>>> r) {
 }
 
 void memory_store::take(const take_request& t, reply<outcome<bool>> r) {
+  note_arrival(t);
   write<bool>(op::take, {op::take, t.name, t.owner, t.token}, std::move(r),
               [this, t, beat = fresh_beat()] { return apply_take(t, beat); });
 }
@@ -262,32 +263,47 @@ outcome<bool> memory_store::apply_release(const std::string& name, const std::st
   return success(true);
 }
 
-// As mongo_commands.cpp: every statement applied, the matched count, and when it is short, which
-// applied as shows_applied reads the documents afterwards (never a per-statement answer that the
-// server does not give).
-void memory_store::write_grouped(const std::vector<grouped_write>& writes, reply<outcome<std::vector<bool>>> r) {
+// As mongo_commands.cpp: every statement applied, the matched count, and when it is short, each
+// statement judged by `judge` on the documents read afterwards (never a per-statement answer that
+// the server does not give). A `stale_read` fault makes that read show the documents as they were
+// before the command (a read served by a node whose majority snapshot predates it).
+void memory_store::write_grouped(const std::vector<grouped_write>& writes,
+                                 reply<outcome<std::vector<grouped_outcome>>> r) {
   std::string names;
   for (auto& w : writes) names += (names.empty() ? "" : ",") + w.name();
   call_record rec{op::write_grouped, names, {}, static_cast<std::int64_t>(writes.size())};
-  std::vector<std::int64_t> beats;
-  for (std::size_t i = 0; i < writes.size(); ++i) beats.push_back(fresh_beat());
-  write<std::vector<bool>>(op::write_grouped, std::move(rec), std::move(r), [this, writes, beats] {
+  auto stamped = writes;
+  for (auto& w : stamped) {
+    w.beat = fresh_beat();
+    if (w.what == grouped_write::kind::take) note_arrival(w.take);
+  }
+  bool stale = false;
+  {
+    std::lock_guard g(mu_);
+    auto& q = faults_[op::write_grouped];
+    if (!q.empty() && q.front().what == fault::kind::stale_read) {
+      stale = true;
+      q.pop_front();
+    }
+  }
+  write<std::vector<grouped_outcome>>(op::write_grouped, std::move(rec), std::move(r), [this, stamped, stale] {
+    const auto before = docs_;
     std::size_t matched = 0;
-    for (std::size_t i = 0; i < writes.size(); ++i) {
-      const auto& w = writes[i];
+    for (const auto& w : stamped) {
       const auto one = w.what == grouped_write::kind::take
-                           ? apply_take(w.take, beats[i])
-                           : apply_release(w.release.name, w.release.owner, w.release.token, beats[i]);
+                           ? apply_take(w.take, w.beat)
+                           : apply_release(w.release.name, w.release.owner, w.release.token, w.beat);
       matched += one.value;
     }
-    if (matched == writes.size()) return success(std::vector<bool>(writes.size(), true));
+    if (matched == stamped.size()) return success(std::vector<grouped_outcome>(stamped.size(), grouped_outcome::applied));
     ++grouped_reads_;
-    std::vector<bool> applied;
-    for (auto& w : writes) {
-      auto it = docs_.find(w.name());
-      applied.push_back(it != docs_.end() && shows_applied(w, it->second));
+    const auto& seen = stale ? before : docs_;
+    std::vector<grouped_outcome> judged;
+    for (const auto& w : stamped) {
+      auto it = seen.find(w.name());
+      judged.push_back(it == seen.end() ? grouped_outcome::missed : judge(w, it->second));
     }
-    return success(std::move(applied));
+    return success(std::move(judged));
   });
 }
 

@@ -30,7 +30,9 @@ struct fault {
     stream_error_after,   // applied; answer server_unavailable, ambiguous (the reply was lost)
     hang,                 // apply now, answer after `delay`
     apply_late,           // answer server_unavailable (ambiguous) now, apply after `delay`
-    stale_read,           // answer a read with `stale` instead of the current document
+    stale_read,           // answer a read with `stale` instead of the current document; for
+                          // write_grouped: its read after a short count shows the documents as
+                          // they were before the command
     duplicate_key,        // next_epoch: answer "raced" (E11000 on the first upsert)
     unavailable,          // not applied, nothing sent: server_unavailable
     // Applied on the primary only, never acknowledged by a majority (a primary about to be
@@ -92,9 +94,11 @@ class memory_store final : public mongolock::detail::lock_store {
                reply<outcome<mongolock::detail::declaration>> r) override;
   void leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) override;
   void write_grouped(const std::vector<mongolock::detail::grouped_write>& writes,
-                     reply<outcome<std::vector<bool>>> r) override;
+                     reply<outcome<std::vector<mongolock::detail::grouped_outcome>>> r) override;
   // Grouped commands that matched fewer statements than they sent (each then reads its documents).
   std::size_t grouped_reads() const { return grouped_reads_.load(); }
+  // Takes (alone or grouped) that arrived after their bound (take_request::send_by).
+  std::size_t late_takes() const { return late_takes_.load(); }
   void refresh_line(const std::string& name, const std::string& owner, std::int64_t ticket,
                     reply<outcome<bool>> r) override;
   bool accepting() const noexcept override { return accepting_; }
@@ -109,6 +113,10 @@ class memory_store final : public mongolock::detail::lock_store {
   outcome<bool> apply_take(const mongolock::detail::take_request& t, std::int64_t beat);
   outcome<bool> apply_release(const std::string& name, const std::string& owner, std::int64_t token, std::int64_t beat);
   std::atomic<std::size_t> grouped_reads_{0};
+  std::atomic<std::size_t> late_takes_{0};
+  void note_arrival(const mongolock::detail::take_request& t) {
+    if (t.send_by && *t.send_by <= mongolock::detail::boot_clock::now()) ++late_takes_;
+  }
   void log(call_record rec);
 
   boost::asio::any_io_executor ex_;
