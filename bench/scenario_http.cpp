@@ -91,13 +91,16 @@ load_result floor_requests(const config& c) {
   std::vector<double> latencies;
   const auto base = unique("floorhttp");
   const auto coll = fresh_collection("floorhttp");
+  {  // the documents first, outside the timed part (the library's first uses are timed: its cost)
+    bench::direct_conn conn(c.uri, "mongolock_bench", coll);
+    for (int i = 0; i < ids; ++i) bench::insert_free(conn, base + "-" + std::to_string(i));
+  }
   const auto start = std::chrono::steady_clock::now(), end = start + std::chrono::seconds(c.seconds);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       bench::direct_conn conn(c.uri, "mongolock_bench", coll);
       std::vector<std::int64_t> tokens(ids, 0);
-      for (int i = t; i < ids; i += threads) bench::insert_free(conn, base + "-" + std::to_string(i));
       zipf draw(static_cast<std::uint64_t>(t) + 101);
       const std::string owner = "0123456789abcdef0123456789abcdef";
       std::vector<double> mine;

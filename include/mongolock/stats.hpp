@@ -17,7 +17,7 @@ struct stats {
   std::uint64_t losses_at_deadline = 0;  // of losses: no renewal succeeded before the local deadline
   std::uint64_t losses_taken_over = 0;   // of losses: a renewal found another owner (or a force release)
   std::uint64_t releases = 0;          // leases released by their owner
-  std::uint64_t server_calls = 0;      // driver calls sent to the server (reads, swaps, renewals...)
+  std::uint64_t server_calls = 0;      // commands sent to the server (reads, swaps, renewals...; a grouped command once)
 
   // Gauges: the moment of the snapshot.
   std::uint64_t leases_held = 0;           // leases of this provider held now

@@ -89,7 +89,7 @@ std::string prometheus_text(const stats& s, std::string_view prefix) {
   w.sample("lease_losses_total", "{cause=\"deadline\"}", std::to_string(s.losses_at_deadline));
   w.sample("lease_losses_total", "{cause=\"taken_over\"}", std::to_string(s.losses_taken_over));
   w.counter("releases_total", "Leases released by their owner.", s.releases);
-  w.counter("server_calls_total", "Commands sent to the server (a renewal batch counts once).", s.server_calls);
+  w.counter("server_calls_total", "Commands sent to the server (a renewal batch or a grouped command counts once).", s.server_calls);
   w.gauge("leases_held", "Leases of this provider held now.", s.leases_held);
   w.gauge("acquires_in_progress", "Acquire operations started and not completed.", s.acquires_in_progress);
   w.histogram<std::chrono::milliseconds>("acquire_wait_seconds", "Time from acquire start to grant, of successful acquires.",

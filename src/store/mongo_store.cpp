@@ -48,7 +48,7 @@ void mongo_store::release(const std::string& name, const std::string& owner, std
 
 void mongo_store::write_grouped(const std::vector<grouped_write>& writes,
                                 reply<outcome<std::vector<grouped_outcome>>> r) {
-  // Each statement on the lane its single command takes (section 5): takes wait behind
+  // Each statement on the lane its single command takes (docs/design.md section 5): takes wait behind
   // maintenance, releases do not.
   const bool takes = !writes.empty() && writes.front().what == grouped_write::kind::take;
   run(takes ? lane::acquisition : lane::maintenance, std::move(r),
