@@ -26,9 +26,10 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
  public:
   // Statements per command: a bounded command, however many operations are queued.
   static constexpr std::size_t max_per_command = 256;
-  // Commands of one kind in flight at once before operations of that kind queue. Takes: two
-  // (bench scenario 2). Releases: as many as the worker pool has threads, so that a slow command
-  // never holds a lease's release back while a worker is free (they ride the maintenance lane).
+  // Commands of one kind in flight at once before operations of that kind queue. Takes: two, so
+  // that a second caller is not held back by one take alone (not tuned: the limits 1 and 4 were not
+  // measured). Releases: as many as the worker pool has threads, so that a slow command never
+  // holds a lease's release back while a worker is free (they ride the maintenance lane).
   static constexpr std::size_t takes_in_flight = 2;
   static constexpr std::size_t releases_in_flight = 4;
 
