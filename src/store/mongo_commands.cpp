@@ -76,6 +76,16 @@ void append_write_concern(bson_t* opts, const store_config& cfg) {
   mongoc_write_concern_destroy(wc);
 }
 
+// {key: {$in: values}}
+void append_in(bson_t* filter, const char* key, const std::vector<std::string>& values) {
+  bson_t field, in;
+  BSON_APPEND_DOCUMENT_BEGIN(filter, key, &field);
+  BSON_APPEND_ARRAY_BEGIN(&field, "$in", &in);
+  for (std::size_t i = 0; i < values.size(); ++i) append_str(&in, std::to_string(i).c_str(), values[i]);
+  bson_append_array_end(&field, &in);
+  bson_append_document_end(filter, &field);
+}
+
 void append_owner(bson_t* b, const char* key, std::string_view owner) {
   if (owner.empty()) bson_append_null(b, key, -1);
   else append_str(b, key, owner);
@@ -543,13 +553,10 @@ namespace {
 // document not matched by the update cannot have become ours since (nobody else writes our owner
 // id and token), so "ours now" is exactly "renewed".
 outcome<std::vector<bool>> which_are_ours(mongoc_collection_t* coll, const std::vector<held_lease>& held) {
+  std::vector<std::string> names;
+  for (const auto& h : held) names.push_back(h.name);
   bson_doc filter, opts;
-  bson_t id, in;
-  BSON_APPEND_DOCUMENT_BEGIN(filter.get(), "_id", &id);
-  BSON_APPEND_ARRAY_BEGIN(&id, "$in", &in);
-  for (std::size_t i = 0; i < held.size(); ++i) append_str(&in, std::to_string(i).c_str(), held[i].name);
-  bson_append_array_end(&id, &in);
-  bson_append_document_end(filter.get(), &id);
+  append_in(filter.get(), "_id", names);
   mongoc_read_prefs_t* prefs = nullptr;
   build_read_opts(read_mode::primary, opts.get(), &prefs);
   mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll, filter.get(), opts.get(), prefs);
@@ -617,13 +624,10 @@ outcome<std::vector<grouped_outcome>> grouped_failure(const bson_error_t& e) {
 // read back as our own write (find_what_we_wrote), judged by `judge` (model/grouped_write.hpp).
 outcome<std::vector<grouped_outcome>> judge_each(mongoc_collection_t* coll, const store_config& cfg,
                                                  const std::vector<grouped_write>& writes) {
+  std::vector<std::string> names;
+  for (const auto& w : writes) names.push_back(w.name());
   bson_doc filter;
-  bson_t id, in;
-  BSON_APPEND_DOCUMENT_BEGIN(filter.get(), "_id", &id);
-  BSON_APPEND_ARRAY_BEGIN(&id, "$in", &in);
-  for (std::size_t i = 0; i < writes.size(); ++i) append_str(&in, std::to_string(i).c_str(), writes[i].name());
-  bson_append_array_end(&id, &in);
-  bson_append_document_end(filter.get(), &id);
+  append_in(filter.get(), "_id", names);
   mongoc_cursor_t* cur = find_what_we_wrote(coll, filter.get(), cfg);
   outcome<std::vector<grouped_outcome>> out;
   out.value.assign(writes.size(), grouped_outcome::missed);  // a document not found: gone, missed
@@ -756,17 +760,6 @@ outcome<bool> refresh_line(mongoc_client_t* client, const store_config& cfg, std
                            std::string_view owner, std::int64_t ticket) {
   return update_one_matched(client, cfg, [&](bson_t* f, bson_t* c) { build_refresh(name, owner, ticket, f, c); });
 }
-
-namespace {
-void append_in(bson_t* filter, const char* key, const std::vector<std::string>& values) {
-  bson_t field, in;
-  BSON_APPEND_DOCUMENT_BEGIN(filter, key, &field);
-  BSON_APPEND_ARRAY_BEGIN(&field, "$in", &in);
-  for (std::size_t i = 0; i < values.size(); ++i) append_str(&in, std::to_string(i).c_str(), values[i]);
-  bson_append_array_end(&field, &in);
-  bson_append_document_end(filter, &field);
-}
-}  // namespace
 
 // By _id first: the owner alone has no index, and an update_many on it scans the collection.
 void build_release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
