@@ -374,6 +374,8 @@ void start_body(std::shared_ptr<provider_impl> p, std::string name, std::shared_
 
 void park(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<parked_acquire>& w) {
   p->count.acquiring.fetch_add(1, std::memory_order_relaxed);
+  // No store call until its turn: a set gathered with it must not wait for it (section 14).
+  p->grouped->heard_from(w->name);
   std::weak_ptr<provider_impl> weak_p = p;
   std::weak_ptr<parked_acquire> weak_w = w;
   // Leaves the queue and completes with `ec`, unless its turn came first.

@@ -1,5 +1,6 @@
 #include "engine/group_commit.hpp"
 
+#include <boost/asio/steady_timer.hpp>
 #include <unordered_set>
 
 #include "mongolock/error.hpp"
@@ -25,12 +26,20 @@ outcome<bool> unsent() {
   o.message = "the take's bound passed while it waited for a command; it was not sent";
   return o;
 }
+
+// Past its bound (a take only): sending it could no longer grant anything.
+bool past_bound(const grouped_write& w, boot_clock::time_point now) {
+  return w.what == grouped_write::kind::take && w.take.send_by && *w.take.send_by <= now;
+}
 }  // namespace
 
 grouping_store::grouping_store(std::shared_ptr<lock_store> inner) : inner_(std::move(inner)) {}
 
 void grouping_store::take(const take_request& t, reply<outcome<bool>> r) {
-  if (t.hand_over || !t.observed.exists) return inner_->take(t, std::move(r));
+  if (t.hand_over || !t.observed.exists) {
+    heard_from(t.name);
+    return inner_->take(t, std::move(r));
+  }
   pending p{{grouped_write::kind::take, t, {}, 0}, std::move(r)};
   submit(takes_, std::move(p));
 }
@@ -41,14 +50,110 @@ void grouping_store::release(const std::string& name, const std::string& owner, 
   submit(releases_, std::move(p));
 }
 
+std::shared_ptr<void> grouping_store::gather(const boost::asio::any_io_executor& ex,
+                                             const std::vector<std::string>& names,
+                                             std::chrono::milliseconds hold) {
+  auto g = std::make_shared<gathering>();
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& n : names)
+      if (gathered_.emplace(n, g).second) g->awaited.insert(n);
+    if (g->awaited.empty()) return nullptr;
+  }
+  // The hold's bound: a member that never makes a store call must not keep the others back. The
+  // timer holds the gathering weakly: once the handle is dropped it only finds it gone.
+  std::weak_ptr<grouping_store> weak_self = shared_from_this();
+  std::weak_ptr<gathering> weak_g = g;
+  auto timer = std::make_shared<boost::asio::steady_timer>(ex, hold);
+  timer->async_wait([timer, weak_self, weak_g](boost::system::error_code) {
+    auto self = weak_self.lock();
+    auto g = weak_g.lock();
+    if (self && g) self->close(g);
+  });
+  // The handle: dropping it ends the gathering (the caller's set is under way or over).
+  return std::shared_ptr<void>(nullptr, [weak_self, g](void*) {
+    if (auto self = weak_self.lock()) self->close(g);
+  });
+}
+
+void grouping_store::heard_from(const std::string& name) {
+  std::shared_ptr<gathering> complete;
+  {
+    std::lock_guard lock(mu_);
+    if (gathered_.empty()) return;
+    complete = note_heard(name);
+  }
+  if (complete) close(complete);
+}
+
+std::shared_ptr<grouping_store::gathering> grouping_store::note_heard(const std::string& name) {
+  auto it = gathered_.find(name);
+  if (it == gathered_.end()) return nullptr;
+  auto g = std::move(it->second);
+  gathered_.erase(it);
+  g->awaited.erase(name);
+  return g->awaited.empty() ? g : nullptr;
+}
+
+bool grouping_store::hold_if_gathered(pending& p, bool take, std::shared_ptr<gathering>& complete) {
+  const std::string name = p.write.name();
+  auto it = gathered_.find(name);
+  if (it == gathered_.end()) return false;
+  auto& g = *it->second;
+  (take ? g.takes : g.releases).push_back(std::move(p));
+  complete = note_heard(name);
+  return true;
+}
+
+void grouping_store::end_gathering(gathering& g, std::vector<pending>& takes, std::vector<pending>& releases) {
+  if (!g.open) return;
+  g.open = false;
+  for (const auto& n : g.awaited) gathered_.erase(n);
+  g.awaited.clear();
+  takes = std::move(g.takes);
+  releases = std::move(g.releases);
+}
+
+void grouping_store::close(const std::shared_ptr<gathering>& g) {
+  std::vector<pending> takes, releases;
+  {
+    std::lock_guard lock(mu_);
+    end_gathering(*g, takes, releases);
+  }
+  send_now(takes_, std::move(takes));
+  send_now(releases_, std::move(releases));
+}
+
+void grouping_store::send_now(queue& q, std::vector<pending> ops) {
+  std::vector<pending> expired;
+  const auto now = boot_clock::now();
+  for (std::size_t i = 0; i < ops.size();) {
+    std::vector<pending> command;
+    for (; i < ops.size() && command.size() < max_per_command; ++i)
+      (past_bound(ops[i].write, now) ? expired : command).push_back(std::move(ops[i]));
+    if (command.empty()) continue;
+    {
+      std::lock_guard lock(mu_);
+      ++q.in_flight;  // over the limit if need be: the set's operations wait for nothing else
+    }
+    send(q, std::move(command));
+  }
+  for (auto& e : expired) e.done(unsent());
+}
+
 void grouping_store::submit(queue& q, pending p) {
   std::vector<pending> now, expired;
+  std::shared_ptr<gathering> complete;
   {
     std::lock_guard g(mu_);
-    q.waiting.push_back(std::move(p));
-    if (q.in_flight >= q.in_flight_limit) return;  // it goes with the command after the next reply
-    now = next_command(q, expired);
+    // Held for its set: nothing of the queue moves; the set goes once complete.
+    if (gathered_.empty() || !hold_if_gathered(p, &q == &takes_, complete)) {
+      q.waiting.push_back(std::move(p));
+      if (q.in_flight >= q.in_flight_limit) return;  // it goes with the command after the next reply
+      now = next_command(q, expired);
+    }
   }
+  if (complete) return close(complete);
   for (auto& e : expired) e.done(unsent());
   send(q, std::move(now));
 }
@@ -59,7 +164,7 @@ std::vector<grouping_store::pending> grouping_store::next_command(queue& q, std:
   std::unordered_set<std::string> names;  // never two statements on one document in one command
   for (auto it = q.waiting.begin(); it != q.waiting.end() && ops.size() < max_per_command;) {
     const auto& w = it->write;
-    if (w.what == grouped_write::kind::take && w.take.send_by && *w.take.send_by <= now) {
+    if (past_bound(w, now)) {
       expired.push_back(std::move(*it));
       it = q.waiting.erase(it);
       continue;

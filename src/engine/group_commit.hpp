@@ -9,13 +9,17 @@
 // each take and each release is answered exactly once with its own outcome, and every rule of the
 // single command (the take's clock from a send time measured before the call, its bound, the
 // ambiguity of a lost reply or a write-concern error, give-backs) applies to it unchanged.
+#include <boost/asio/any_io_executor.hpp>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "store/lock_store.hpp"
@@ -33,7 +37,26 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   static constexpr std::size_t takes_in_flight = 2;
   static constexpr std::size_t releases_in_flight = 4;
 
+  // How long a gathering (below) waits at most for a member it has not heard from: one that ends
+  // before its first store call (cancelled, timed out, refused) never makes one.
+  static constexpr std::chrono::milliseconds gather_hold{10};
+
   explicit grouping_store(std::shared_ptr<lock_store> inner);
+
+  // A set the caller is about to take or release as one (docs/design.md section 14: a rw_lock
+  // writer's permits, a multi-lock's first look, a set's release), each name by its own operation.
+  // The takes and releases of `names` are held until every name has made its first store call (a
+  // take or release joins the command; anything else, a read, an insert, a hand-over, a parked
+  // turn, only counts as heard from), or `hold` passed, or the handle returned is dropped;
+  // then what was held goes out at once as one command of each kind, whatever is in flight. Each
+  // statement keeps its own outcome and rules: holding only delays a send (a take's clock started
+  // before the call; its bound is checked when it goes). A name already in another open gathering
+  // stays in that one.
+  std::shared_ptr<void> gather(const boost::asio::any_io_executor& ex, const std::vector<std::string>& names,
+                               std::chrono::milliseconds hold = gather_hold);
+  // `name`'s operation made a store call that cannot join the gathered command, or will make none
+  // for a while (parked behind another acquire of the name in this provider).
+  void heard_from(const std::string& name);
 
   // Grouped: a take of an existing document (not a hand-over, which rides the maintenance lane
   // alone, nor an insert, another command) and every release.
@@ -46,6 +69,7 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   // Forwarded as they are.
   void prepare(reply<outcome<server_info>> r) override { inner_->prepare(std::move(r)); }
   void read(const std::string& name, read_mode m, reply<outcome<lock_doc>> r) override {
+    heard_from(name);
     inner_->read(name, m, std::move(r));
   }
   void list(reply<outcome<std::vector<named_doc>>> r) override { inner_->list(std::move(r)); }
@@ -63,9 +87,11 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   }
   void join_line(const std::string& name, const std::string& owner, std::int64_t ticket,
                  reply<outcome<bool>> r) override {
+    heard_from(name);
     inner_->join_line(name, owner, ticket, std::move(r));
   }
   void leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) override {
+    heard_from(name);
     inner_->leave_line(name, owner, std::move(r));
   }
   void refresh_line(const std::string& name, const std::string& owner, std::int64_t ticket,
@@ -101,6 +127,25 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
     std::size_t in_flight = 0;
   };
 
+  // The takes and releases held for one set, and the names not heard from yet.
+  struct gathering {
+    std::unordered_set<std::string> awaited;
+    std::vector<pending> takes, releases;
+    bool open = true;
+  };
+
+  // Under mu_: `p` held in its name's open gathering (true), or not gathered. Out: a gathering
+  // this completed, to send.
+  bool hold_if_gathered(pending& p, bool take, std::shared_ptr<gathering>& complete);
+  // Under mu_: marks `name` heard from; its gathering when that was the last name awaited.
+  std::shared_ptr<gathering> note_heard(const std::string& name);
+  // Ends `g` (if still open) and sends what it held.
+  void close(const std::shared_ptr<gathering>& g);
+  // Under mu_: ends `g` and takes its held operations out.
+  void end_gathering(gathering& g, std::vector<pending>& takes, std::vector<pending>& releases);
+  // Sends `ops` of `q` now, whatever is in flight, at most max_per_command per command.
+  void send_now(queue& q, std::vector<pending> ops);
+
   void submit(queue& q, pending p);
   // Under mu_: the next command's operations, at most one per document, oldest first; takes past
   // their bound leave the queue into `expired` instead.
@@ -111,6 +156,7 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   const std::shared_ptr<lock_store> inner_;
   std::mutex mu_;
   queue takes_{takes_in_flight}, releases_{releases_in_flight};
+  std::unordered_map<std::string, std::shared_ptr<gathering>> gathered_;  // name: its open gathering
   std::atomic<std::uint64_t> saved_{0};
 };
 

@@ -1,6 +1,8 @@
 #include "primitives/compose.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "engine/lease_state.hpp"
@@ -38,6 +40,10 @@ asio::awaitable<outcome<lock_doc>> engine_ref::read(std::string name) const {
   co_return co_await p_->ops.read(name, read_mode::primary);
 }
 
+std::shared_ptr<void> engine_ref::gather(const std::vector<std::string>& names) const {
+  return p_->grouped->gather(p_->ex, names);
+}
+
 asio::awaitable<outcome<bool>> write_value(const std::shared_ptr<lease_state>& st, std::string value) {
   auto p = st->prov;
   co_return co_await p->ops.proclaim(st->name, st->owner, st->token, value);
@@ -66,11 +72,31 @@ std::optional<std::chrono::milliseconds> left_until(steady_deadline deadline) {
 
 bool cancelled(const asio::cancellation_state& s) noexcept { return s.cancelled() != asio::cancellation_type::none; }
 
-asio::awaitable<void> release_each(std::vector<lease>& held) {
-  for (auto& l : held) {
-    auto op = l.async_release(asio::as_tuple(asio::use_awaitable));
-    co_await std::move(op);
+asio::awaitable<std::vector<error_code>> release_together(std::vector<lease>& held, std::vector<diagnostics>& diags) {
+  diags.assign(held.size(), diagnostics{});  // sized before any release points into it
+  std::vector<std::string> names;
+  std::shared_ptr<provider_impl> p;
+  for (const auto& l : held) {
+    if (!l) continue;
+    names.push_back(l.name());
+    if (!p) p = access::state(l)->prov;
   }
+  if (names.empty()) co_return std::vector<error_code>(held.size(), make_error_code(errc::not_held));
+  // Held until every release has reached the store (or the gathering's bound passed).
+  const auto gathered = p->grouped->gather(p->ex, names);
+  std::vector<decltype(held.front().async_release(diags.front(), asio::deferred))> ops;
+  ops.reserve(held.size());
+  for (std::size_t i = 0; i < held.size(); ++i) ops.push_back(held[i].async_release(diags[i], asio::deferred));
+  auto group = asio::experimental::make_parallel_group(std::move(ops));
+  auto all = std::move(group).async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
+  auto [order, codes] = co_await std::move(all);
+  co_return codes;
+}
+
+asio::awaitable<void> release_each(std::vector<lease>& held) {
+  std::vector<diagnostics> diags;
+  auto all = release_together(held, diags);
+  co_await std::move(all);
   held.clear();
 }
 

@@ -51,6 +51,10 @@ class engine_ref {
   boost::asio::awaitable<outcome<declaration>> declare(std::string name, declaration mine, steady_deadline deadline) const;
   // `name`'s document, read from the primary.
   boost::asio::awaitable<outcome<lock_doc>> read(std::string name) const;
+  // The takes and releases the caller is about to make of `names`, one operation per name, go
+  // out as one command (docs/design.md section 14) while the handle is held; drop it once every
+  // operation has been started (or is over). Null when there is nothing to gather.
+  std::shared_ptr<void> gather(const std::vector<std::string>& names) const;
 
  private:
   std::shared_ptr<provider_impl> p_;
@@ -118,8 +122,13 @@ inline std::string member_reason(const std::string& label, boost::system::error_
   return ec == errc::busy ? label + " is held" : label;
 }
 
-// Releases each lease in turn and waits for each (a failed release: that lock expires or is retried
-// on its own); `held` is empty afterwards. For whatever a failed acquisition of several took.
+// Releases every lease of `held` at once, their releases as one command (docs/design.md section
+// 14), and waits for all: codes[i] and diags[i] are held[i]'s.
+boost::asio::awaitable<std::vector<boost::system::error_code>> release_together(std::vector<lease>& held,
+                                                                                std::vector<diagnostics>& diags);
+// Releases every lease of `held` (release_together) and waits (a failed release: that lock expires
+// or is retried on its own); `held` is empty afterwards. For whatever a failed acquisition of
+// several took.
 boost::asio::awaitable<void> release_each(std::vector<lease>& held);
 
 // What a take of a whole set reports: its error and reason, the leases it got.

@@ -1,8 +1,10 @@
 // multi_lock: the locks of a set taken one by one in byte order of their names, each with the
-// single-lock acquire (its waiting, line and hand-off included), and given back on any failure.
+// single-lock acquire (its waiting, line and hand-off included), and given back on any failure. A
+// waiting one first looks at all of them at once, and is done in one round trip if all are free.
 #include "mongolock/multi_lock.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/deferred.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -82,11 +84,66 @@ asio::awaitable<detail::set_take> take_each(std::vector<lock>& locks, detail::st
   co_return r;
 }
 
+// A waiting multi-lock's first look (docs/design.md section 14): every lock at once, each one try
+// that leaves a lock with a line to its waiters, their takes as one command; the whole set in one
+// round trip when all are free. Tries never wait, so no order is needed to rule out a deadlock.
+// Into `held` whatever it got. `whole` when that is every lock; else an error other than busy (the
+// first in name order: what the ordered wait would have met too) to end the acquire with; with
+// neither (only busy members) the caller gives back what it got and waits in order.
+struct first_look {
+  bool whole = false;
+  detail::set_take failed;
+};
+asio::awaitable<first_look> take_all_at_once(std::vector<lock>& locks, detail::steady_deadline deadline,
+                                             std::vector<lease>& held) {
+  first_look r;
+  const auto left = detail::left_until(deadline);
+  if (left && left->count() <= 0) co_return r;
+  std::vector<std::string> names;
+  for (const auto& l : locks) names.push_back(l.name());
+  std::vector<diagnostics> diags(locks.size());  // sized before any operation points into it
+  const auto gathered = detail::engine_ref(locks.front()).gather(names);
+  using try_op = decltype(detail::acquire(locks[0], detail::acquire_mode::try_in_turn, left, nullptr, asio::deferred));
+  std::vector<try_op> ops;
+  ops.reserve(locks.size());
+  for (std::size_t i = 0; i < locks.size(); ++i)
+    ops.push_back(detail::acquire(locks[i], detail::acquire_mode::try_in_turn, left, &diags[i], asio::deferred));
+  auto group = asio::experimental::make_parallel_group(std::move(ops));
+  auto all = std::move(group).async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
+  auto [order, codes, leases] = co_await std::move(all);
+  r.whole = true;
+  for (std::size_t i = 0; i < leases.size(); ++i) {
+    r.whole = r.whole && !codes[i] && leases[i].held();
+    if (!codes[i] && leases[i]) held.push_back(std::move(leases[i]));
+    if (codes[i] && codes[i] != errc::busy && !r.failed.ec) {
+      r.failed.ec = codes[i];
+      r.failed.why = detail::member_reason("lock '" + locks[i].name() + "'", codes[i], diags[i]);
+    }
+  }
+  co_return r;
+}
+
 asio::awaitable<result> acquire_all(std::vector<lock> locks, detail::acquire_mode mode,
                                     std::optional<std::chrono::milliseconds> timeout, diagnostics* d) {
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
   const auto deadline = detail::deadline_of(timeout);
+  if (mode == detail::acquire_mode::wait && locks.size() > 1) {
+    std::vector<lease> held;
+    held.reserve(locks.size());
+    auto look = take_all_at_once(locks, deadline, held);
+    const auto seen = co_await std::move(look);
+    if (seen.whole) {
+      if (d) d->reason.clear();
+      co_return result{error_code{}, detail::make_multi_lease(std::move(held))};
+    }
+    auto give_back = detail::release_each(held);
+    co_await std::move(give_back);
+    if (seen.failed.ec) {
+      if (d) d->reason = seen.failed.why;
+      co_return result{seen.failed.ec, multi_lease{}};
+    }
+  }
   // A lease taken early may be lost while a later lock is awaited: then the set is not ours, and
   // is taken again from the start, within the same timeout.
   auto take = [&](std::vector<lease>& held) { return take_each(locks, deadline, mode, held); };
@@ -149,13 +206,9 @@ std::chrono::milliseconds multi_lease::time_left() const noexcept {
 void multi_lease::start_release(shared s, diagnostics* d, handler_ec h) {
   auto ex = s->front().get_executor();
   auto body = [](shared s, diagnostics* d) -> asio::awaitable<std::tuple<error_code>> {
-    // Sized before any release points into it.
-    std::vector<diagnostics> diags(s->size());
-    std::vector<decltype(s->front().async_release(diags.front(), asio::deferred))> ops;
-    for (std::size_t i = 0; i < s->size(); ++i) ops.push_back((*s)[i].async_release(diags[i], asio::deferred));
-    auto group = asio::experimental::make_parallel_group(std::move(ops));
-    auto all = std::move(group).async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
-    auto [order, codes] = co_await std::move(all);
+    std::vector<diagnostics> diags;
+    auto all = detail::release_together(*s, diags);  // one command for the set (section 14)
+    auto codes = co_await std::move(all);
     for (std::size_t i = 0; i < codes.size(); ++i) {  // in name order, whatever order they completed in
       if (!codes[i]) continue;
       if (d) d->reason = "lock '" + (*s)[i].name() + "': " + diags[i].reason;

@@ -45,7 +45,8 @@ bool is_free(engine& e, const std::string& name) { return e.store->get(name).hel
 
 BOOST_AUTO_TEST_SUITE(multi_lock_suite)
 
-BOOST_AUTO_TEST_CASE(takes_every_lock_in_name_order_each_with_its_own_token) {
+// Held in name order. (Free, they were taken at once by the first look: docs/design.md section 14.)
+BOOST_AUTO_TEST_CASE(holds_every_lock_in_name_order_each_with_its_own_token) {
   engine e;
   e.store->put("m-b", free_doc(41));
   auto [ec, held] = acquire(e, multi(e.p, {"m-c", "m-a", "m-b"}), 1s);
@@ -57,10 +58,7 @@ BOOST_AUTO_TEST_CASE(takes_every_lock_in_name_order_each_with_its_own_token) {
   BOOST_TEST(held.leases()[2].name() == "m-c");
   BOOST_TEST(held.fencing_token("m-b") == 42);
   BOOST_TEST(held.fencing_token("m-z") == 0);
-  std::vector<std::string> order;
-  for (auto& c : e.store->calls())
-    if (c.what == op::take) order.push_back(c.name);
-  BOOST_TEST((order == std::vector<std::string>{"m-a", "m-b", "m-c"}));
+  for (auto n : {"m-a", "m-b", "m-c"}) BOOST_TEST(takes_of(e, n) == 1u, n);
   auto released = engine::ec_future([&](auto h) { held.async_release(h); });
   BOOST_REQUIRE(e.wait(released, 2s));
   BOOST_TEST(!released.get());
@@ -122,19 +120,20 @@ BOOST_AUTO_TEST_CASE(one_timeout_covers_the_whole_set) {
   BOOST_TEST(is_free(e, "w-a"), "taken after 300 ms, released at the timeout");
 }
 
-// A server error on a later member ends the acquire with that error, and what was taken before
-// it is released.
-BOOST_AUTO_TEST_CASE(an_error_on_a_later_member_releases_the_earlier_ones) {
+// A server error on one member ends the acquire with that error (the first look takes both at
+// once, so either may meet it), and what was taken is released: no ordered retry after it.
+BOOST_AUTO_TEST_CASE(an_error_on_one_member_releases_the_others) {
   engine e;
   e.store->inject(op::take, {fault::kind::pass});
   e.store->inject(op::take, {fault::kind::unavailable});
   ml::diagnostics d;
   auto [ec, held] = acquire(e, multi(e.p, {"e-1", "e-2"}), 1s, &d);
   BOOST_TEST((ec == ml::errc::server_unavailable), ec.message());
-  BOOST_TEST(d.reason.find("e-2") != std::string::npos, d.reason);
+  BOOST_TEST(d.reason.find("lock 'e-") == 0u, d.reason);
   BOOST_TEST(!held);
-  BOOST_TEST(takes_of(e, "e-1") == 1u);
+  BOOST_TEST(takes_of(e, "e-1") + takes_of(e, "e-2") == 2u);
   BOOST_TEST(is_free(e, "e-1"));
+  BOOST_TEST(is_free(e, "e-2"));
 }
 
 BOOST_AUTO_TEST_CASE(cancelling_while_waiting_releases_what_was_taken) {

@@ -1,0 +1,185 @@
+// Gathering a set (docs/design.md section 14): the takes and releases of a set the caller is about
+// to make, one operation per name, go out as one command once every member has reached the store;
+// a member that never does holds the others back only until the gathering's bound. Used by a
+// rw_lock writer's permits, a multi-lock's first look and a set's release.
+#include <boost/asio.hpp>
+#include <boost/test/unit_test.hpp>
+#include <string>
+#include <vector>
+
+#include "engine_harness.hpp"
+#include "mongolock/multi_lock.hpp"
+#include "mongolock/rw_lock.hpp"
+
+using namespace test;  // the harness: asio, ml, error_code, steady, engine, fast, fault, op, ...
+
+namespace {
+
+// `name` free, and remembered so by the provider: its acquire takes at once, without a read.
+void plant_remembered(engine& e, const std::string& name) {
+  e.store->put(name, free_doc(5));
+  e.p->names.remember_free(name, free_doc(5));
+}
+
+std::shared_ptr<waiter> try_one(engine& e, const std::string& name) {
+  auto w = std::make_shared<waiter>();
+  e.lock(name).async_try_acquire([w](error_code ec, ml::lease l) {
+    w->ec = ec;
+    w->held = std::move(l);
+    w->done = true;
+  });
+  return w;
+}
+
+std::size_t sent(engine& e) { return e.store->count(op::take) + e.store->count(op::write_grouped); }
+
+// The statements of each grouped command since call `from`, in order (a record's token is its count).
+std::vector<std::int64_t> grouped_sizes(engine& e, std::size_t from) {
+  std::vector<std::int64_t> out;
+  const auto calls = e.store->calls();
+  for (std::size_t i = from; i < calls.size(); ++i)
+    if (calls[i].what == op::write_grouped) out.push_back(calls[i].token);
+  return out;
+}
+
+template <class Result, class Start>
+Result run_op(engine& e, Start s) {
+  auto done = std::make_shared<std::promise<Result>>();
+  auto f = done->get_future();
+  s([done](error_code ec, auto got) { done->set_value({ec, std::move(got)}); });
+  BOOST_REQUIRE_MESSAGE(e.wait(f, 5s), "the operation did not complete in time");
+  return f.get();
+}
+
+error_code release(engine& e, ml::multi_lease& m) {
+  auto f = engine::ec_future([&](auto h) { m.async_release(h); });
+  BOOST_REQUIRE(e.wait(f, 5s));
+  return f.get();
+}
+
+using set_result = std::tuple<error_code, ml::multi_lease>;
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(gather_suite)
+
+BOOST_AUTO_TEST_CASE(a_gathered_set_goes_as_one_command_once_every_member_reached_the_store) {
+  engine e;
+  for (auto n : {"a", "b", "c"}) plant_remembered(e, n);
+  auto gathering = e.p->grouped->gather(e.p->ex, {"a", "b", "c"}, 10s);
+  auto a = try_one(e, "a"), b = try_one(e, "b");
+  e.run_for(50ms);
+  BOOST_TEST(sent(e) == 0u);  // held: "c" has not reached the store yet
+  auto c = try_one(e, "c");
+  BOOST_REQUIRE(run_until(e, [&] { return a->done && b->done && c->done; }, 3s));  // long before the 10 s bound
+  for (auto& w : {a, b, c}) BOOST_TEST((!w->ec && w->held.held()));
+  BOOST_TEST(e.store->count(op::take) == 0u);
+  BOOST_TEST(grouped_sizes(e, 0) == std::vector<std::int64_t>{3});
+}
+
+BOOST_AUTO_TEST_CASE(a_member_that_never_reaches_the_store_holds_the_others_only_until_the_bound) {
+  engine e;
+  for (auto n : {"a", "b"}) plant_remembered(e, n);
+  auto gathering = e.p->grouped->gather(e.p->ex, {"a", "b", "never"}, 300ms);
+  auto a = try_one(e, "a"), b = try_one(e, "b");
+  e.run_for(100ms);
+  BOOST_TEST(sent(e) == 0u);
+  BOOST_REQUIRE(run_until(e, [&] { return a->done && b->done; }, 3s));
+  BOOST_TEST((!a->ec && !b->ec));
+  BOOST_TEST(grouped_sizes(e, 0) == std::vector<std::int64_t>{2});
+}
+
+BOOST_AUTO_TEST_CASE(dropping_the_handle_sends_what_was_held) {
+  engine e;
+  plant_remembered(e, "a");
+  auto gathering = e.p->grouped->gather(e.p->ex, {"a", "b"}, 10s);
+  auto a = try_one(e, "a");
+  e.run_for(50ms);
+  BOOST_TEST(sent(e) == 0u);
+  gathering.reset();
+  BOOST_REQUIRE(run_until(e, [&] { return a->done; }, 3s));
+  BOOST_TEST(!a->ec);
+  BOOST_TEST(e.store->count(op::take) == 1u);  // alone: its own single command
+}
+
+// A read (the member did not know its document) and a park (behind another acquire of its name
+// in this provider) each count as heard from: the others go without waiting for the bound.
+BOOST_AUTO_TEST_CASE(a_member_that_reads_or_parks_does_not_hold_the_set_back) {
+  engine e;
+  e.store->put("unknown", free_doc(5));  // not remembered: its try reads first
+  plant_remembered(e, "b");
+  auto [ec, mine] = e.acquire("parked", std::nullopt);
+  BOOST_REQUIRE(!ec);
+  auto gathering = e.p->grouped->gather(e.p->ex, {"unknown", "parked", "b"}, 10s);
+  auto u = try_one(e, "unknown");
+  auto p = wait_for_lock(e.p, "parked", 5s);  // parks behind `mine`
+  auto b = try_one(e, "b");
+  BOOST_REQUIRE(run_until(e, [&] { return u->done && b->done; }, 3s));
+  BOOST_TEST((!u->ec && !b->ec));
+  BOOST_TEST(!p->done);
+  BOOST_TEST(!e.release(mine));
+  BOOST_REQUIRE(run_until(e, [&] { return p->done; }, 3s));
+  BOOST_TEST(!p->ec);
+}
+
+// An uncontended write: NAME#w, then every permit in one command, and the whole set released in
+// one. (The first cycle reads each document; the second knows them free from its own release.)
+BOOST_AUTO_TEST_CASE(a_rw_lock_write_cycle_is_three_commands) {
+  engine e;
+  ml::rw_options o;
+  o.max_readers = 16;
+  auto rw = ml::detail::access::make_provider(e.p).create_rw_lock("x", o);
+  for (int cycle = 0; cycle < 2; ++cycle) {
+    const auto from = e.store->calls().size();
+    auto [ec, held] = run_op<set_result>(e, [&](auto h) { rw.async_acquire_write(h); });
+    BOOST_REQUIRE(!ec);
+    BOOST_TEST(held.leases().size() == 17u);
+    BOOST_TEST(!release(e, held));
+    if (cycle == 0) continue;
+    const auto calls = e.store->calls();
+    BOOST_TEST(calls.size() - from == 3u);
+    BOOST_TEST(grouped_sizes(e, from) == (std::vector<std::int64_t>{16, 17}));
+    for (int k = 1; k <= 16; ++k) BOOST_TEST(e.store->get("x#" + std::to_string(k)).held.owner.empty());
+  }
+}
+
+// A multi-lock of free locks: its first look takes them all in one command; its release is one.
+BOOST_AUTO_TEST_CASE(a_multi_lock_of_free_locks_is_one_command_to_take_and_one_to_release) {
+  engine e;
+  auto set = ml::detail::access::make_provider(e.p).create_multi_lock({"m1", "m2", "m3", "m4"});
+  for (int cycle = 0; cycle < 2; ++cycle) {
+    const auto from = e.store->calls().size();
+    auto [ec, held] = run_op<set_result>(e, [&](auto h) { set.async_acquire(h); });
+    BOOST_REQUIRE(!ec);
+    BOOST_TEST(held.leases().size() == 4u);
+    BOOST_TEST(!release(e, held));
+    if (cycle == 0) continue;
+    BOOST_TEST(e.store->calls().size() - from == 2u);
+    BOOST_TEST(grouped_sizes(e, from) == (std::vector<std::int64_t>{4, 4}));
+  }
+}
+
+// The first look finds one lock held: what it got is given back, and the ordered wait takes the
+// set once the holder lets go.
+BOOST_AUTO_TEST_CASE(a_multi_lock_whose_first_look_finds_one_held_waits_in_order_for_the_set) {
+  engine e;
+  auto other = other_provider(e);
+  auto [ec, theirs] = e.acquire("n2", std::nullopt);
+  BOOST_REQUIRE(!ec);
+  auto set = ml::detail::access::make_provider(other).create_multi_lock({"n1", "n2", "n3"});
+  auto done = std::make_shared<std::promise<set_result>>();
+  auto f = done->get_future();
+  set.async_acquire_for(5s, [done](error_code ec, ml::multi_lease got) { done->set_value({ec, std::move(got)}); });
+  e.run_for(100ms);
+  // The first look took n1 and n3 and gave them back; the ordered wait holds n1 and waits for n2.
+  BOOST_TEST(!e.store->get("n1").held.owner.empty());
+  BOOST_TEST(e.store->get("n3").held.owner.empty());
+  BOOST_TEST(e.store->get("n3").held.token > 0);
+  BOOST_TEST(!e.release(theirs));
+  BOOST_REQUIRE(e.wait(f, 5s));
+  auto [got_ec, got] = f.get();
+  BOOST_TEST(!got_ec);
+  BOOST_TEST(got.leases().size() == 3u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
