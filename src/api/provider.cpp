@@ -75,7 +75,12 @@ asio::awaitable<std::tuple<error_code, std::size_t>> release_all_body(std::share
 // lock_options::expiry has passed (by then what it would free has expired on its own).
 asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_impl> p, diagnostics* d) {
   const auto started = steady::now();
-  for (auto& st : p->close()) {
+  const auto live = p->close();
+  std::vector<std::string> names;
+  for (const auto& st : live) names.push_back(st->name);
+  // Their releases as one command (docs/design.md section 14), once each has reached the store.
+  const auto gathered = p->grouped->gather(p->ex, names);
+  for (auto& st : live) {
     // On the lease's strand, and awaited: the release's ticket exists before shutdown waits.
     co_await asio::dispatch(asio::bind_executor(st->strand, asio::use_awaitable));
     st->release_in_background();

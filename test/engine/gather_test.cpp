@@ -182,4 +182,22 @@ BOOST_AUTO_TEST_CASE(a_multi_lock_whose_first_look_finds_one_held_waits_in_order
   BOOST_TEST(got.leases().size() == 3u);
 }
 
+// Shutdown releases every live lease: one command for all of them.
+BOOST_AUTO_TEST_CASE(shutdown_releases_its_leases_in_one_command) {
+  engine e;
+  std::vector<ml::lease> held;
+  for (auto n : {"s1", "s2", "s3", "s4", "s5", "s6"}) {
+    auto [ec, l] = e.acquire(n, std::nullopt);
+    BOOST_REQUIRE(!ec);
+    held.push_back(std::move(l));
+  }
+  const auto from = e.store->calls().size();
+  auto done = engine::ec_future([&](auto h) { ml::detail::access::make_provider(e.p).async_shutdown(h); });
+  BOOST_REQUIRE(e.wait(done, 5s));
+  BOOST_TEST(!done.get());
+  BOOST_TEST(grouped_sizes(e, from) == std::vector<std::int64_t>{6});
+  BOOST_TEST(e.store->count(op::release) == 0u);
+  for (auto n : {"s1", "s2", "s3", "s4", "s5", "s6"}) BOOST_TEST(e.store->get(n).held.owner.empty(), n);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
