@@ -276,6 +276,14 @@ result give_up(provider_impl& p, diagnostics* d, const acquire_fsm& fsm, const a
   return fail(p, d, a.ec, fsm.name(), a.why);
 }
 
+// However an acquire ends, a set gathered with it (docs/design.md section 14) stops waiting for
+// it: one that ends before any store call (refused, cancelled, out of time) is never heard from.
+struct heard_at_end {
+  std::shared_ptr<provider_impl> p;
+  std::string name;
+  ~heard_at_end() { p->grouped->heard_from(name); }
+};
+
 asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_type strand, std::string name,
                                      std::shared_ptr<const lock_options> timing, bool plain, acquire_mode mode,
                                      std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
@@ -283,6 +291,7 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
                                      std::optional<line_enrollment> enrolled) {
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
+  const heard_at_end ended{p, name};
   // `turn` passes on when this frame ends, unless the lease granted below took it over.
   std::string why;
   enrolled_guard place(p, name, std::move(enrolled));

@@ -68,7 +68,7 @@ std::shared_ptr<void> grouping_store::gather(const boost::asio::any_io_executor&
   timer->async_wait([timer, weak_self, weak_g](boost::system::error_code) {
     auto self = weak_self.lock();
     auto g = weak_g.lock();
-    if (self && g) self->close(g);
+    if (self && g && self->close(g)) self->at_bound_.fetch_add(1, std::memory_order_relaxed);
   });
   // The handle: dropping it ends the gathering (the caller's set is under way or over).
   return std::shared_ptr<void>(nullptr, [weak_self, g](void*) {
@@ -106,7 +106,6 @@ bool grouping_store::hold_if_gathered(pending& p, bool take, std::shared_ptr<gat
 }
 
 void grouping_store::end_gathering(gathering& g, std::vector<pending>& takes, std::vector<pending>& releases) {
-  if (!g.open) return;
   g.open = false;
   for (const auto& n : g.awaited) gathered_.erase(n);
   g.awaited.clear();
@@ -114,14 +113,16 @@ void grouping_store::end_gathering(gathering& g, std::vector<pending>& takes, st
   releases = std::move(g.releases);
 }
 
-void grouping_store::close(const std::shared_ptr<gathering>& g) {
+bool grouping_store::close(const std::shared_ptr<gathering>& g) {
   std::vector<pending> takes, releases;
   {
     std::lock_guard lock(mu_);
+    if (!g->open) return false;
     end_gathering(*g, takes, releases);
   }
   send_now(takes_, std::move(takes));
   send_now(releases_, std::move(releases));
+  return true;
 }
 
 void grouping_store::send_now(queue& q, std::vector<pending> ops) {
@@ -153,7 +154,10 @@ void grouping_store::submit(queue& q, pending p) {
       now = next_command(q, expired);
     }
   }
-  if (complete) return close(complete);
+  if (complete) {
+    close(complete);
+    return;
+  }
   for (auto& e : expired) e.done(unsent());
   send(q, std::move(now));
 }
@@ -217,7 +221,8 @@ void grouping_store::finished(queue& q) {
   {
     std::lock_guard g(mu_);
     --q.in_flight;
-    next = next_command(q, expired);
+    // Still at the limit after a gathered set went over it (send_now): the queue waits.
+    if (q.in_flight < q.in_flight_limit) next = next_command(q, expired);
   }
   for (auto& e : expired) e.done(unsent());
   send(q, std::move(next));

@@ -65,6 +65,8 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
 
   // Statements that rode in another operation's command: the commands saved (stats::server_calls).
   std::uint64_t saved() const noexcept { return saved_.load(std::memory_order_relaxed); }
+  // Gatherings that went at their bound, some member never heard from (for tests).
+  std::uint64_t gatherings_at_bound() const noexcept { return at_bound_.load(std::memory_order_relaxed); }
 
   // Forwarded as they are.
   void prepare(reply<outcome<server_info>> r) override { inner_->prepare(std::move(r)); }
@@ -139,8 +141,8 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   bool hold_if_gathered(pending& p, bool take, std::shared_ptr<gathering>& complete);
   // Under mu_: marks `name` heard from; its gathering when that was the last name awaited.
   std::shared_ptr<gathering> note_heard(const std::string& name);
-  // Ends `g` (if still open) and sends what it held.
-  void close(const std::shared_ptr<gathering>& g);
+  // Ends `g` (if still open: true) and sends what it held.
+  bool close(const std::shared_ptr<gathering>& g);
   // Under mu_: ends `g` and takes its held operations out.
   void end_gathering(gathering& g, std::vector<pending>& takes, std::vector<pending>& releases);
   // Sends `ops` of `q` now, whatever is in flight, at most max_per_command per command.
@@ -157,7 +159,7 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   std::mutex mu_;
   queue takes_{takes_in_flight}, releases_{releases_in_flight};
   std::unordered_map<std::string, std::shared_ptr<gathering>> gathered_;  // name: its open gathering
-  std::atomic<std::uint64_t> saved_{0};
+  std::atomic<std::uint64_t> saved_{0}, at_bound_{0};
 };
 
 }  // namespace mongolock::detail

@@ -77,13 +77,13 @@ asio::awaitable<std::vector<error_code>> release_together(std::vector<lease>& he
   std::vector<std::string> names;
   std::shared_ptr<provider_impl> p;
   for (const auto& l : held) {
-    if (!l) continue;
+    if (!l.held()) continue;  // its release makes no store call: nothing to wait for
     names.push_back(l.name());
     if (!p) p = access::state(l)->prov;
   }
-  if (names.empty()) co_return std::vector<error_code>(held.size(), make_error_code(errc::not_held));
   // Held until every release has reached the store (or the gathering's bound passed).
-  const auto gathered = p->grouped->gather(p->ex, names);
+  const auto gathered = p ? p->grouped->gather(p->ex, names) : nullptr;
+  if (held.empty()) co_return std::vector<error_code>{};
   std::vector<decltype(held.front().async_release(diags.front(), asio::deferred))> ops;
   ops.reserve(held.size());
   for (std::size_t i = 0; i < held.size(); ++i) ops.push_back(held[i].async_release(diags[i], asio::deferred));

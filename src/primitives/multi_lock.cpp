@@ -84,43 +84,32 @@ asio::awaitable<detail::set_take> take_each(std::vector<lock>& locks, detail::st
   co_return r;
 }
 
-// A waiting multi-lock's first look (docs/design.md section 14): every lock at once, each one try
-// that leaves a lock with a line to its waiters, their takes as one command; the whole set in one
-// round trip when all are free. Tries never wait, so no order is needed to rule out a deadlock.
-// Into `held` whatever it got. `whole` when that is every lock; else an error other than busy (the
-// first in name order: what the ordered wait would have met too) to end the acquire with; with
-// neither (only busy members) the caller gives back what it got and waits in order.
-struct first_look {
-  bool whole = false;
-  detail::set_take failed;
-};
-asio::awaitable<first_look> take_all_at_once(std::vector<lock>& locks, detail::steady_deadline deadline,
-                                             std::vector<lease>& held) {
-  first_look r;
+// A waiting multi-lock's first look (docs/design.md section 8): every lock at once, each one try
+// that leaves a lock with a line to its waiters, their takes gathered into one command (section
+// 14); the whole set in one round trip when all are free. Tries never wait, so no order is needed
+// to rule out a deadlock. Into `held` whatever it got; true when that is every lock. Anything
+// less (a busy member, a late grant, an error, a cancellation) is left to the ordered wait after
+// the give-back: it meets whatever is still true, as it would have without this look.
+asio::awaitable<bool> take_all_at_once(std::vector<lock>& locks, detail::steady_deadline deadline,
+                                       std::vector<lease>& held) {
   const auto left = detail::left_until(deadline);
-  if (left && left->count() <= 0) co_return r;
+  if (left && left->count() <= 0) co_return false;
   std::vector<std::string> names;
   for (const auto& l : locks) names.push_back(l.name());
-  std::vector<diagnostics> diags(locks.size());  // sized before any operation points into it
   const auto gathered = detail::engine_ref(locks.front()).gather(names);
   using try_op = decltype(detail::acquire(locks[0], detail::acquire_mode::try_in_turn, left, nullptr, asio::deferred));
   std::vector<try_op> ops;
   ops.reserve(locks.size());
-  for (std::size_t i = 0; i < locks.size(); ++i)
-    ops.push_back(detail::acquire(locks[i], detail::acquire_mode::try_in_turn, left, &diags[i], asio::deferred));
+  for (auto& l : locks) ops.push_back(detail::acquire(l, detail::acquire_mode::try_in_turn, left, nullptr, asio::deferred));
   auto group = asio::experimental::make_parallel_group(std::move(ops));
   auto all = std::move(group).async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
   auto [order, codes, leases] = co_await std::move(all);
-  r.whole = true;
+  bool whole = true;
   for (std::size_t i = 0; i < leases.size(); ++i) {
-    r.whole = r.whole && !codes[i] && leases[i].held();
+    whole = whole && !codes[i] && leases[i].held();
     if (!codes[i] && leases[i]) held.push_back(std::move(leases[i]));
-    if (codes[i] && codes[i] != errc::busy && !r.failed.ec) {
-      r.failed.ec = codes[i];
-      r.failed.why = detail::member_reason("lock '" + locks[i].name() + "'", codes[i], diags[i]);
-    }
   }
-  co_return r;
+  co_return whole;
 }
 
 asio::awaitable<result> acquire_all(std::vector<lock> locks, detail::acquire_mode mode,
@@ -132,17 +121,12 @@ asio::awaitable<result> acquire_all(std::vector<lock> locks, detail::acquire_mod
     std::vector<lease> held;
     held.reserve(locks.size());
     auto look = take_all_at_once(locks, deadline, held);
-    const auto seen = co_await std::move(look);
-    if (seen.whole) {
+    if (co_await std::move(look)) {
       if (d) d->reason.clear();
       co_return result{error_code{}, detail::make_multi_lease(std::move(held))};
     }
     auto give_back = detail::release_each(held);
     co_await std::move(give_back);
-    if (seen.failed.ec) {
-      if (d) d->reason = seen.failed.why;
-      co_return result{seen.failed.ec, multi_lease{}};
-    }
   }
   // A lease taken early may be lost while a later lock is awaited: then the set is not ours, and
   // is taken again from the start, within the same timeout.

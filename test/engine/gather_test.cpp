@@ -139,6 +139,7 @@ BOOST_AUTO_TEST_CASE(a_rw_lock_write_cycle_is_three_commands) {
     const auto calls = e.store->calls();
     BOOST_TEST(calls.size() - from == 3u);
     BOOST_TEST(grouped_sizes(e, from) == (std::vector<std::int64_t>{16, 17}));
+    BOOST_TEST(e.p->grouped->gatherings_at_bound() == 0u);  // each went as its last member arrived
     for (int k = 1; k <= 16; ++k) BOOST_TEST(e.store->get("x#" + std::to_string(k)).held.owner.empty());
   }
 }
@@ -198,6 +199,35 @@ BOOST_AUTO_TEST_CASE(shutdown_releases_its_leases_in_one_command) {
   BOOST_TEST(grouped_sizes(e, from) == std::vector<std::int64_t>{6});
   BOOST_TEST(e.store->count(op::release) == 0u);
   for (auto n : {"s1", "s2", "s3", "s4", "s5", "s6"}) BOOST_TEST(e.store->get(n).held.owner.empty(), n);
+}
+
+// A late grant in the first look (its reply after the take's bound) ends that try, not the
+// waiting multi-lock: the ordered wait takes the set, as a single wait goes on to a fresh take.
+BOOST_AUTO_TEST_CASE(a_late_grant_in_the_first_look_does_not_end_a_waiting_multi_lock) {
+  engine e(fast(1000ms));
+  e.store->inject(op::take, {fault::kind::hang, 1500ms});
+  auto set = ml::detail::access::make_provider(e.p).create_multi_lock({"late-a", "late-b"});
+  auto [ec, held] = run_op<set_result>(e, [&](auto h) { set.async_acquire_for(5s, h); });
+  BOOST_TEST(!ec, ec.message());
+  BOOST_TEST(held.leases().size() == 2u);
+}
+
+// A member whose lease was lost makes no store call on release: the others' releases do not
+// wait for it (the gathering names only the leases still held).
+BOOST_AUTO_TEST_CASE(a_lost_member_does_not_hold_back_the_release_of_the_others) {
+  engine e;
+  auto set = ml::detail::access::make_provider(e.p).create_multi_lock({"lost-a", "lost-b"});
+  auto [ec, held] = run_op<set_result>(e, [&](auto h) { set.async_acquire_for(2s, h); });
+  BOOST_REQUIRE(!ec);
+  auto doc = e.store->get("lost-a");  // someone else writes over lost-a: its next renewal loses it
+  doc.held.owner = "intruder";
+  doc.held.token += 100;
+  e.store->put("lost-a", doc);
+  BOOST_REQUIRE(run_until(e, [&] { return held.leases()[0].status() == ml::errc::lease_lost; }, 3s));
+  const auto before = e.p->grouped->gatherings_at_bound();
+  BOOST_TEST((release(e, held) == ml::errc::lease_lost));
+  BOOST_TEST(e.store->get("lost-b").held.owner.empty());
+  BOOST_TEST(e.p->grouped->gatherings_at_bound() == before);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
