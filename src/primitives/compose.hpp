@@ -52,8 +52,8 @@ class engine_ref {
   // `name`'s document, read from the primary.
   boost::asio::awaitable<outcome<lock_doc>> read(std::string name) const;
   // The takes and releases the caller is about to make of `names`, one operation per name, go
-  // out as one command (docs/design.md section 14) while the handle is held; drop it once every
-  // operation has been started (or is over). Null when there is nothing to gather.
+  // out as one command (docs/design.md section 14). Keep the handle while those operations run:
+  // dropping it sends at once whatever is held. Null when there is nothing to gather.
   std::shared_ptr<void> gather(const std::vector<std::string>& names) const;
 
  private:
