@@ -9,6 +9,8 @@
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_state.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/strand.hpp>
 #include <chrono>
 #include <cstdint>
@@ -68,6 +70,19 @@ auto acquire(lock& l, acquire_mode m, std::optional<std::chrono::milliseconds> t
   return access::acquire(l, m, timeout, d, std::forward<Token>(token));
 }
 inline multi_lease make_multi_lease(std::vector<lease> leases) { return access::make_multi_lease(std::move(leases)); }
+
+// An acquire of every lock of `locks` at once, each in mode `m` within `left`, as a parallel group
+// for the caller to wait on as it needs; `diags[i]` gets lock i's reason (sized here, before any
+// operation points into it).
+inline auto acquire_each_at_once(std::vector<lock>& locks, acquire_mode m, std::optional<std::chrono::milliseconds> left,
+                                 std::vector<diagnostics>& diags) {
+  diags.assign(locks.size(), diagnostics{});
+  using op = decltype(acquire(locks[0], m, left, nullptr, boost::asio::deferred));
+  std::vector<op> ops;
+  ops.reserve(locks.size());
+  for (std::size_t i = 0; i < locks.size(); ++i) ops.push_back(acquire(locks[i], m, left, &diags[i], boost::asio::deferred));
+  return boost::asio::experimental::make_parallel_group(std::move(ops));
+}
 
 // ---- an election's value on its lease ----
 // Writes `value` as the election value of the lease's holder: true if written, false if the

@@ -97,11 +97,8 @@ asio::awaitable<bool> take_all_at_once(std::vector<lock>& locks, detail::steady_
   std::vector<std::string> names;
   for (const auto& l : locks) names.push_back(l.name());
   const auto gathered = detail::engine_ref(locks.front()).gather(names);
-  using try_op = decltype(detail::acquire(locks[0], detail::acquire_mode::try_in_turn, left, nullptr, asio::deferred));
-  std::vector<try_op> ops;
-  ops.reserve(locks.size());
-  for (auto& l : locks) ops.push_back(detail::acquire(l, detail::acquire_mode::try_in_turn, left, nullptr, asio::deferred));
-  auto group = asio::experimental::make_parallel_group(std::move(ops));
+  std::vector<diagnostics> diags;  // unused: what is short of the whole set is the ordered wait's
+  auto group = detail::acquire_each_at_once(locks, detail::acquire_mode::try_in_turn, left, diags);
   auto all = std::move(group).async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
   auto [order, codes, leases] = co_await std::move(all);
   bool whole = true;

@@ -59,13 +59,7 @@ inline std::string permit_reason(const lock& slot, const diagnostics& d) {
 // permit i's reason (sized here, before any operation points into it).
 inline auto wait_on_every_permit(semaphore_state& s, std::optional<std::chrono::milliseconds> left,
                                  std::vector<diagnostics>& diags) {
-  diags.assign(s.slots.size(), diagnostics{});
-  using wait_op = decltype(acquire(s.slots[0], acquire_mode::wait, left, nullptr, boost::asio::deferred));
-  std::vector<wait_op> ops;
-  ops.reserve(diags.size());
-  for (std::size_t i = 0; i < diags.size(); ++i)
-    ops.push_back(acquire(s.slots[i], acquire_mode::wait, left, &diags[i], boost::asio::deferred));
-  return boost::asio::experimental::make_parallel_group(std::move(ops));
+  return acquire_each_at_once(s.slots, acquire_mode::wait, left, diags);
 }
 
 }  // namespace mongolock::detail

@@ -59,6 +59,22 @@ error_code release(engine& e, ml::multi_lease& m) {
 
 using set_result = std::tuple<error_code, ml::multi_lease>;
 
+// Two cycles of taking a set of `size` leases with `acquire(handler)` and releasing it: the first
+// reads each document, the second knows them free from its own release. The index of the store's
+// first call of the second cycle.
+template <class Acquire>
+std::size_t second_cycle_from(engine& e, std::size_t size, Acquire acquire) {
+  std::size_t from = 0;
+  for (int cycle = 0; cycle < 2; ++cycle) {
+    from = e.store->calls().size();
+    auto [ec, held] = run_op<set_result>(e, acquire);
+    BOOST_REQUIRE(!ec);
+    BOOST_TEST(held.leases().size() == size);
+    BOOST_TEST(!release(e, held));
+  }
+  return from;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(gather_suite)
@@ -123,41 +139,26 @@ BOOST_AUTO_TEST_CASE(a_member_that_reads_or_parks_does_not_hold_the_set_back) {
 }
 
 // An uncontended write: NAME#w, then every permit in one command, and the whole set released in
-// one. (The first cycle reads each document; the second knows them free from its own release.)
+// one.
 BOOST_AUTO_TEST_CASE(a_rw_lock_write_cycle_is_three_commands) {
   engine e;
   ml::rw_options o;
   o.max_readers = 16;
   auto rw = ml::detail::access::make_provider(e.p).create_rw_lock("x", o);
-  for (int cycle = 0; cycle < 2; ++cycle) {
-    const auto from = e.store->calls().size();
-    auto [ec, held] = run_op<set_result>(e, [&](auto h) { rw.async_acquire_write(h); });
-    BOOST_REQUIRE(!ec);
-    BOOST_TEST(held.leases().size() == 17u);
-    BOOST_TEST(!release(e, held));
-    if (cycle == 0) continue;
-    const auto calls = e.store->calls();
-    BOOST_TEST(calls.size() - from == 3u);
-    BOOST_TEST(grouped_sizes(e, from) == (std::vector<std::int64_t>{16, 17}));
-    BOOST_TEST(e.p->grouped->gatherings_at_bound() == 0u);  // each went as its last member arrived
-    for (int k = 1; k <= 16; ++k) BOOST_TEST(e.store->get("x#" + std::to_string(k)).held.owner.empty());
-  }
+  const auto from = second_cycle_from(e, 17, [&](auto h) { rw.async_acquire_write(h); });
+  BOOST_TEST(e.store->calls().size() - from == 3u);
+  BOOST_TEST(grouped_sizes(e, from) == (std::vector<std::int64_t>{16, 17}));
+  BOOST_TEST(e.p->grouped->gatherings_at_bound() == 0u);  // each went as its last member arrived
+  for (int k = 1; k <= 16; ++k) BOOST_TEST(e.store->get("x#" + std::to_string(k)).held.owner.empty());
 }
 
 // A multi-lock of free locks: its first look takes them all in one command; its release is one.
 BOOST_AUTO_TEST_CASE(a_multi_lock_of_free_locks_is_one_command_to_take_and_one_to_release) {
   engine e;
   auto set = ml::detail::access::make_provider(e.p).create_multi_lock({"m1", "m2", "m3", "m4"});
-  for (int cycle = 0; cycle < 2; ++cycle) {
-    const auto from = e.store->calls().size();
-    auto [ec, held] = run_op<set_result>(e, [&](auto h) { set.async_acquire(h); });
-    BOOST_REQUIRE(!ec);
-    BOOST_TEST(held.leases().size() == 4u);
-    BOOST_TEST(!release(e, held));
-    if (cycle == 0) continue;
-    BOOST_TEST(e.store->calls().size() - from == 2u);
-    BOOST_TEST(grouped_sizes(e, from) == (std::vector<std::int64_t>{4, 4}));
-  }
+  const auto from = second_cycle_from(e, 4, [&](auto h) { set.async_acquire(h); });
+  BOOST_TEST(e.store->calls().size() - from == 2u);
+  BOOST_TEST(grouped_sizes(e, from) == (std::vector<std::int64_t>{4, 4}));
 }
 
 // The first look finds one lock held: what it got is given back, and the ordered wait takes the
