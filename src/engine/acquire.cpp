@@ -303,6 +303,8 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   const auto working = p->begin_work();  // async_shutdown waits for this acquire to end
   const in_progress gauge(p->count.acquiring);
   if (p->closing()) co_return fail(*p, d, asio::error::operation_aborted, name, "the provider is shutting down");
+  // Another acquire of the name in this provider has the turn: a look in turn does not pass it.
+  if (mode == acquire_mode::try_in_turn && !turn.held()) co_return fail(*p, d, make_error_code(errc::busy), name, {});
   const lock_options& opts = timing ? *timing : p->opts;
   const auto wait_for = timeout.value_or(opts.acquire_timeout);
   // From now: a parked acquire's timeout is what was left of it when its turn came.

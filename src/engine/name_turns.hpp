@@ -6,7 +6,9 @@
 // it won ends (after that lease's release has been answered, so the next acquire can swap against
 // the document the release left, in one round trip).
 //
-// Tries (async_try_acquire, async_acquire_for(0)) never park: they look once, as before.
+// Tries (async_try_acquire, async_acquire_for(0)) never park: they look once, as before. A look
+// that must not overtake (acquire_mode::try_in_turn) takes the turn if it is free and is busy at
+// once if not; the turn it took goes on as a wait's does.
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -72,6 +74,11 @@ class name_turns {
     on_park();
     it->second.queue.push_back(w);
     return false;
+  }
+  // True: the caller has the turn now. False: another acquire has it (nothing is kept).
+  bool take_if_free(const std::string& name) {
+    std::lock_guard g(mu_);
+    return taken_.try_emplace(name).second;
   }
   // The acquire that had the turn is done with it: returns the next parked acquire (which now has
   // the turn), or null when none waits (the turn is then free, unless `free_if_none` is false:

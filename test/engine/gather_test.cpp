@@ -231,4 +231,30 @@ BOOST_AUTO_TEST_CASE(a_lost_member_does_not_hold_back_the_release_of_the_others)
   BOOST_TEST(e.p->grouped->gatherings_at_bound() == before);
 }
 
+// The first look's leases hold their names' turns in this provider (section 7), as a waiting
+// acquire's lease does: another waiting acquire of one of those names parks behind the set (no
+// read, no entry in the line) and the set's release hands the name over here.
+BOOST_AUTO_TEST_CASE(a_first_look_lease_holds_its_names_turn_in_the_provider) {
+  engine e;
+  auto set = ml::detail::access::make_provider(e.p).create_multi_lock({"turn-a", "turn-b"});
+  auto [ec, held] = run_op<set_result>(e, [&](auto h) { set.async_acquire_for(2s, h); });
+  BOOST_REQUIRE(!ec);
+  const auto from = e.store->calls().size();
+  auto w = wait_for_lock(e.p, "turn-a", 5s);
+  e.run_for(200ms);
+  BOOST_TEST(!w->done);
+  BOOST_TEST(!release(e, held));
+  BOOST_REQUIRE(run_until(e, [&] { return w->done; }, 3s));
+  BOOST_TEST(!w->ec);
+  std::size_t reads = 0, joins = 0;
+  const auto calls = e.store->calls();
+  for (std::size_t i = from; i < calls.size(); ++i) {
+    if (calls[i].name != "turn-a") continue;
+    reads += calls[i].what == op::read;
+    joins += calls[i].what == op::join_line;
+  }
+  BOOST_TEST(reads == 0u);  // parked, then took the document its release left
+  BOOST_TEST(joins == 0u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -6,8 +6,10 @@
 namespace mongolock::detail {
 
 // try_confirming: a try that may watch a long-silent holder (try_options::confirm_silent_holder).
-// try_in_turn: one look that takes a free lock only while nobody is in its line (a semaphore's
-// first look at each permit: a newcomer does not overtake waiters).
+// try_in_turn: one look that takes a free lock only while nobody is in its line, and only with
+// its provider's turn for the name, which it then keeps like a wait (a semaphore's first look at
+// each permit, a multi-lock's first look at its locks: a newcomer overtakes no waiter, here or
+// elsewhere).
 enum class acquire_mode { wait, try_once, try_confirming, try_in_turn };
 
 // The mode of a call given a timeout (every primitive's async_*_for): 0 is one look.
