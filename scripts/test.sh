@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, starts the servers the tests need
-# (through ctest fixtures) and runs the tests in three builds: -Werror debug (everything),
-# AddressSanitizer + UndefinedBehaviorSanitizer (everything), ThreadSanitizer (the in-process
-# suites, where the io_context threads and the driver's worker threads meet), plus a few seconds
-# of each libFuzzer target on its seed corpus (scripts/fuzz.sh, fuzz/make_corpus.py). Idempotent.
+# (through ctest fixtures) and runs the tests in three builds, plus a few seconds of each libFuzzer
+# target on its seed corpus (scripts/fuzz.sh, fuzz/make_corpus.py). Idempotent.
+#   - AddressSanitizer + UndefinedBehaviorSanitizer, -Werror: every test but the consumer checks;
+#   - -Werror debug without a sanitizer: what a sanitizer cannot run (the consumer builds, the
+#     CLI's fork check with its preload shim, the cron stress under libfaketime), and only the
+#     targets those need. With MONGOLOCK_SKIP_ASAN it builds and runs everything instead;
+#   - ThreadSanitizer: the in-process suites, where the io_context threads and the driver's worker
+#     threads meet.
 #   MONGOLOCK_SKIP_ASAN=1 / MONGOLOCK_SKIP_TSAN=1   skip a sanitizer pass (quick local runs)
 #   MONGOLOCK_TEST_URI=...  run the integration tests against your own server instead
 set -euo pipefail
@@ -18,21 +22,29 @@ scripts/fetch-mongod.sh >/dev/null
 echo "server: $(scripts/mongod kind)"
 
 jobs=$(nproc)
+# run_preset PRESET [BUILD TARGET...] [-- CTEST ARGS...]
 run_preset() {
   local preset=$1; shift
+  local targets=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do targets+=(--target "$1"); shift; done
+  [ $# -gt 0 ] && shift
   step "configure + build ($preset)"
   cmake --preset "$preset" -DMONGOLOCK_BUILD_TESTS=ON >/dev/null
-  cmake --build --preset "$preset" -j"$jobs"
+  cmake --build --preset "$preset" -j"$jobs" "${targets[@]}"
   step "tests ($preset)"
   ctest --preset "$preset" -j2 "$@"
 }
 
-run_preset dev
+if [ -z "${MONGOLOCK_SKIP_ASAN:-}" ]; then
+  run_preset dev mongolock-cli fork_check -- -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*)$'
+else
+  run_preset dev
+fi
 step "fuzz smoke (scripts/fuzz.sh: clang, libFuzzer, ASan + UBSan)"
 scripts/fuzz.sh "${MONGOLOCK_FUZZ_SECONDS:-5}"
 if [ -z "${MONGOLOCK_SKIP_ASAN:-}" ]; then
-  # The consumer checks build plain Release trees: once (above) is enough.
-  run_preset asan -E consumer_
+  # The consumer checks ran above: they build and install plain trees.
+  run_preset asan -- -E consumer_
 fi
 if [ -z "${MONGOLOCK_SKIP_TSAN:-}" ]; then
   run_preset tsan  # its test preset selects the suites and the suppressions (test/tsan.supp)

@@ -1,9 +1,10 @@
-# The two ways a downstream project uses mongolock, built and run from scratch:
-#   MODE=install (default): build and install the library into a scratch prefix, then configure,
-#     build and run test/consumer against it with find_package;
+# The two ways a downstream project uses mongolock, each built and run:
+#   MODE=install (default): install the library of the build tree BUILD_DIR (the one under test)
+#     into a scratch prefix, then configure, build and run test/consumer against it with
+#     find_package;
 #   MODE=subdirectory: test/consumer_subdir adds the source tree with add_subdirectory, as a
-#     shared library (BUILD_SHARED_LIBS=ON), in a project where Boost.Test cannot be found.
-set(build ${WORK_DIR}/lib-build)
+#     shared library (BUILD_SHARED_LIBS=ON), in a project where Boost.Test cannot be found. No
+#     build type: the check is about the build's wiring, and unoptimized code compiles fastest.
 set(prefix ${WORK_DIR}/prefix)
 file(REMOVE_RECURSE ${WORK_DIR})
 function(run)
@@ -13,7 +14,7 @@ function(run)
   endif()
 endfunction()
 if(MODE STREQUAL "subdirectory")
-  run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/test/consumer_subdir -B ${WORK_DIR}/consumer -DCMAKE_BUILD_TYPE=Release
+  run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/test/consumer_subdir -B ${WORK_DIR}/consumer
       -DMONGOLOCK_SOURCE_DIR=${SOURCE_DIR}
       # A consumer without Boost.Test: configuring fails if mongolock asks for it.
       -DCMAKE_DISABLE_FIND_PACKAGE_boost_unit_test_framework=ON)
@@ -21,10 +22,7 @@ if(MODE STREQUAL "subdirectory")
   run(${WORK_DIR}/consumer/consumer)
   return()
 endif()
-run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${build} -DCMAKE_BUILD_TYPE=Release -DMONGOLOCK_BUILD_TESTS=OFF
-    -DMONGOLOCK_BUILD_EXAMPLES=OFF -DMONGOLOCK_BUILD_TOOLS=OFF -DMONGOLOCK_BUILD_BENCH=OFF -DCMAKE_INSTALL_PREFIX=${prefix})
-run(${CMAKE_COMMAND} --build ${build} -j2)
-run(${CMAKE_COMMAND} --install ${build})
+run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/test/consumer -B ${WORK_DIR}/consumer -DCMAKE_PREFIX_PATH=${prefix})
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/consumer)
 run(${WORK_DIR}/consumer/consumer)
