@@ -1,6 +1,6 @@
 // A lock's acquire: a try or a timeout it refuses starts at once; a wait takes its provider's turn
-// for the name first, or parks behind the acquire that has it (docs/design.md section 7); a look
-// in turn takes the turn if it is free (and is busy at once if not).
+// for the name first, or parks behind the acquire that has it (docs/design.md section 7); a
+// try_taking_turn takes the turn if it is free (and is busy at once if not).
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -19,9 +19,10 @@ void lock::start_acquire(impl_ptr p, std::string name, std::shared_ptr<const loc
   const auto since = std::chrono::steady_clock::now();
   // A try looks once and never parks; a timeout acquire_body will refuse is refused at once.
   const bool bad_timeout = static_cast<bool>(detail::check_acquire_timeout(timeout));
-  if (mode == detail::acquire_mode::try_in_turn && !bad_timeout && !p->closing()) {
+  if (mode == detail::acquire_mode::try_taking_turn && !bad_timeout && !p->closing()) {
     detail::name_turn turn;
-    if (p->turns.take_if_free(name)) turn = detail::name_turn(p, name);
+    auto key = name;  // copied before the turn is taken: nothing may throw between the two
+    if (p->turns.take_if_free(key)) turn = detail::name_turn(p, std::move(key));
     return detail::start_body(std::move(p), std::move(name), std::move(timing), plain, mode, timeout, d, since,
                               std::move(turn), std::move(h));
   }

@@ -23,8 +23,8 @@ struct access {
                         std::shared_ptr<const lock_options> timing = nullptr, bool plain = false) {
     return lock(std::move(p), std::move(name), std::move(timing), plain);
   }
-  // The lock's acquire in any mode (permits.cpp uses acquire_mode::try_in_turn, which lock
-  // does not offer).
+  // The lock's acquire in any mode (permits.cpp uses acquire_mode::try_in_turn, multi_lock.cpp
+  // try_taking_turn, which lock does not offer).
   template <class Token>
   static auto acquire(lock& l, acquire_mode m, std::optional<std::chrono::milliseconds> t, diagnostics* d,
                       Token&& token) {

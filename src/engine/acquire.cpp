@@ -140,7 +140,7 @@ acquire_fsm new_fsm(provider_impl& p, const lock_options& o, std::string name, a
   acquire_params params;
   params.try_once = mode != acquire_mode::wait;
   params.confirm_silent = mode == acquire_mode::try_confirming;
-  params.in_turn = mode == acquire_mode::try_in_turn;
+  params.in_turn = mode == acquire_mode::try_in_turn || mode == acquire_mode::try_taking_turn;
   if (enrolled) {
     params.owner = std::move(enrolled->owner);
     params.enrolled = acquire_params::line_place{enrolled->ticket, enrolled->sent};
@@ -303,8 +303,9 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   const auto working = p->begin_work();  // async_shutdown waits for this acquire to end
   const in_progress gauge(p->count.acquiring);
   if (p->closing()) co_return fail(*p, d, asio::error::operation_aborted, name, "the provider is shutting down");
-  // Another acquire of the name in this provider has the turn: a look in turn does not pass it.
-  if (mode == acquire_mode::try_in_turn && !turn.held()) co_return fail(*p, d, make_error_code(errc::busy), name, {});
+  // Another acquire of the name in this provider has the turn: a try_taking_turn does not pass it.
+  if (mode == acquire_mode::try_taking_turn && !turn.held())
+    co_return fail(*p, d, make_error_code(errc::busy), name, {});
   const lock_options& opts = timing ? *timing : p->opts;
   const auto wait_for = timeout.value_or(opts.acquire_timeout);
   // From now: a parked acquire's timeout is what was left of it when its turn came.

@@ -28,7 +28,7 @@ struct lease_state;
 // passed on exactly once, by its last owner: explicitly, or when that owner ends without doing so.
 class name_turn {
  public:
-  name_turn() noexcept = default;  // no turn (a try, or a look in turn that found it taken)
+  name_turn() noexcept = default;  // no turn (a try; a try_taking_turn that found it taken)
   name_turn(std::shared_ptr<provider_impl> p, std::string name) noexcept;
   name_turn(name_turn&& other) noexcept;
   // Passes a turn still held here first: an owner replaced loses nothing.
@@ -69,8 +69,8 @@ std::shared_ptr<lease_state> make_held_lease(const std::shared_ptr<provider_impl
                                              std::chrono::steady_clock::time_point since, name_turn& turn,
                                              line_seen_at_grant seen = {});
 
-// Runs one acquire on a strand of its own. `turn`: its name's turn, if it has it (a wait, a look
-// in turn); a try never does, and a look in turn without it is busy at once. `enrolled`: the line entry a hand-off of this provider made for it.
+// Runs one acquire on a strand of its own. `turn`: its name's turn, if it has it (a wait, a
+// try_taking_turn); other tries never do, and a try_taking_turn without it is busy at once. `enrolled`: the line entry a hand-off of this provider made for it.
 void start_body(std::shared_ptr<provider_impl> p, std::string name, std::shared_ptr<const lock_options> timing,
                 bool plain, acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
                 std::chrono::steady_clock::time_point since, name_turn turn,

@@ -6,9 +6,9 @@
 // it won ends (after that lease's release has been answered, so the next acquire can swap against
 // the document the release left, in one round trip).
 //
-// Tries (async_try_acquire, async_acquire_for(0)) never park: they look once, as before. A look
-// that must not overtake (acquire_mode::try_in_turn) takes the turn if it is free and is busy at
-// once if not; the turn it took goes on as a wait's does.
+// Tries (async_try_acquire, async_acquire_for(0)) never park: they look once, as before. A
+// multi-lock's first look (acquire_mode::try_taking_turn) takes the turn if it is free and is busy
+// at once if not; the turn it took goes on as a wait's does.
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/steady_timer.hpp>

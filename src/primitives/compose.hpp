@@ -63,8 +63,8 @@ class engine_ref {
 };
 
 // A lock's acquire in any mode: a primitive's try looks at each member in the mode its
-// try_options ask for (docs/design.md section 12), and a permit's look uses
-// acquire_mode::try_in_turn, which the public lock does not offer.
+// try_options ask for (docs/design.md section 12), a permit's look uses acquire_mode::try_in_turn
+// and a multi-lock's first look try_taking_turn, which the public lock does not offer.
 template <class Token>
 auto acquire(lock& l, acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d, Token&& token) {
   return access::acquire(l, m, timeout, d, std::forward<Token>(token));

@@ -85,8 +85,8 @@ asio::awaitable<detail::set_take> take_each(std::vector<lock>& locks, detail::st
 }
 
 // A waiting multi-lock's first look (docs/design.md section 8): every lock at once, each one try
-// that leaves a lock with a line to its waiters, their takes gathered into one command (section
-// 14); the whole set in one round trip when all are free. Tries never wait, so no order is needed
+// that leaves a lock with a line to its waiters and takes the name's turn in this provider
+// (section 7), their takes gathered into one command (section 14); the whole set in one round trip when all are free. Tries never wait, so no order is needed
 // to rule out a deadlock. Into `held` whatever it got; true when that is every lock. Anything
 // less (a busy member, a late grant, an error, a cancellation) is left to the ordered wait after
 // the give-back: it meets whatever is still true, as it would have without this look.
@@ -98,7 +98,7 @@ asio::awaitable<bool> take_all_at_once(std::vector<lock>& locks, detail::steady_
   for (const auto& l : locks) names.push_back(l.name());
   const auto gathered = detail::engine_ref(locks.front()).gather(names);
   std::vector<diagnostics> diags;  // unused: what is short of the whole set is the ordered wait's
-  auto group = detail::acquire_each_at_once(locks, detail::acquire_mode::try_in_turn, left, diags);
+  auto group = detail::acquire_each_at_once(locks, detail::acquire_mode::try_taking_turn, left, diags);
   auto all = std::move(group).async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);
   auto [order, codes, leases] = co_await std::move(all);
   bool whole = true;

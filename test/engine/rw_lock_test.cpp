@@ -291,4 +291,44 @@ BOOST_AUTO_TEST_CASE(bad_options_are_refused_before_any_server_call) {
   BOOST_TEST(e.store->calls().empty());
 }
 
+// Writer preference when the permit the writer waits for is held by a reader of its own provider,
+// won by the reader's first look: that look takes no turn of the permit in the provider, so the
+// writer does not park behind the reader; it joins the permit's line, and a reader of another
+// provider that comes after it waits behind it (as in
+// a_waiting_writer_goes_before_readers_that_came_after_it, with the first reader local).
+BOOST_AUTO_TEST_CASE(a_writer_behind_a_local_reader_goes_before_a_later_remote_reader) {
+  engine e;
+  auto [ec0, local_reader] = read(e, rw(e.p, "q", 1), 1s);  // a wait: its first look takes q#1
+  BOOST_REQUIRE(!ec0);
+  std::vector<std::string> order;
+  bool wdone = false, rdone = false;
+  write_result wres;
+  read_result rres;
+  rw(e.p, "q", 1).async_acquire_write_for(5s, [&](error_code ec, ml::multi_lease m) {
+    order.push_back("writer");
+    wres = {ec, std::move(m)};
+    wdone = true;
+  });
+  e.run_for(200ms);  // the writer holds q#w and waits for q#1
+  rw(other_provider(e), "q", 1).async_acquire_read_for(5s, [&](error_code ec, ml::lease l) {
+    order.push_back("reader");
+    rres = {ec, std::move(l)};
+    rdone = true;
+  });
+  e.run_for(200ms);
+  BOOST_REQUIRE(!wdone);
+  BOOST_REQUIRE(!rdone);
+  BOOST_TEST_MESSAGE("line of q#1: " << e.store->get("q#1").line.size() << " entries");
+  BOOST_REQUIRE(!e.release(local_reader));
+  BOOST_REQUIRE(run_until(e, [&] { return wdone || rdone; }, 3s));
+  e.run_for(100ms);
+  BOOST_TEST((order == std::vector<std::string>{"writer"}), "first: " << order.front() << ", " << order.size());
+  bool r_released = false, w_released = false;
+  if (rdone && !std::get<0>(rres)) r_released = !e.release(std::get<1>(rres));
+  if (wdone && !std::get<0>(wres)) w_released = !release(e, std::get<1>(wres));
+  BOOST_REQUIRE(run_until(e, [&] { return wdone && rdone; }, 5s));
+  if (!r_released && !std::get<0>(rres)) BOOST_TEST(!e.release(std::get<1>(rres)));
+  if (!w_released && !std::get<0>(wres)) BOOST_TEST(!release(e, std::get<1>(wres)));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -207,31 +207,6 @@ BOOST_AUTO_TEST_CASE(a_newcomer_does_not_overtake_a_permits_line) {
   BOOST_TEST(tried.name() == "q#1");
 }
 
-// A permit's look takes its turn in this provider (section 7): a second waiter here neither reads
-// nor joins the line of the permit the first one holds; it parks, and the release hands it over.
-BOOST_AUTO_TEST_CASE(a_second_waiter_in_one_provider_parks_behind_the_holder_of_the_permit) {
-  engine e;
-  auto [ec, first] = acquire(e, sem(e.p, "t", 1), 2s);
-  BOOST_REQUIRE_MESSAGE(!ec, ec.message());
-  const auto from = e.store->calls().size();
-  auto f = start_waiting(sem(e.p, "t", 1), 3s);
-  e.run_for(200ms);
-  BOOST_TEST((f.wait_for(0s) == std::future_status::timeout), "the permit is held");
-  BOOST_REQUIRE(!e.release(first));
-  BOOST_REQUIRE(e.wait(f, 2s));
-  auto [ec_second, second] = f.get();
-  BOOST_TEST(!ec_second, ec_second.message());
-  std::size_t reads = 0, joins = 0;
-  const auto calls = e.store->calls();
-  for (std::size_t i = from; i < calls.size(); ++i) {
-    if (calls[i].name != "t#1") continue;
-    reads += calls[i].what == op::read;
-    joins += calls[i].what == op::join_line;
-  }
-  BOOST_TEST(reads == 0u);
-  BOOST_TEST(joins == 0u);
-}
-
 BOOST_AUTO_TEST_CASE(a_different_number_of_permits_is_a_declaration_mismatch) {
   engine e;
   auto [ec0, first] = acquire(e, sem(e.p, "m", 3), std::nullopt);

@@ -1,16 +1,18 @@
 #pragma once
-// How an acquire looks at its lock; lock's public operations each pick one, and the semaphore's
-// first look at each permit uses try_in_turn, which lock does not offer.
+// How an acquire looks at its lock; lock's public operations each pick one. The semaphore's first
+// look at each permit uses try_in_turn and a multi-lock's first look try_taking_turn, which lock
+// does not offer.
 #include <chrono>
 
 namespace mongolock::detail {
 
 // try_confirming: a try that may watch a long-silent holder (try_options::confirm_silent_holder).
-// try_in_turn: one look that takes a free lock only while nobody is in its line, and only with
-// its provider's turn for the name, which it then keeps like a wait (a semaphore's first look at
-// each permit, a multi-lock's first look at its locks: a newcomer overtakes no waiter, here or
-// elsewhere).
-enum class acquire_mode { wait, try_once, try_confirming, try_in_turn };
+// try_in_turn: one look that takes a free lock only while nobody is in its line (a semaphore's
+// first look at each permit: a newcomer does not overtake waiters).
+// try_taking_turn: try_in_turn that also takes its provider's turn for the name, and is busy if
+// another acquire there has it; its lease keeps the turn as a wait's does (a multi-lock's first
+// look, docs/design.md section 8).
+enum class acquire_mode { wait, try_once, try_confirming, try_in_turn, try_taking_turn };
 
 // The mode of a call given a timeout (every primitive's async_*_for): 0 is one look.
 inline acquire_mode mode_for(std::chrono::milliseconds timeout) noexcept {
