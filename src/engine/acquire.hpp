@@ -70,7 +70,8 @@ std::shared_ptr<lease_state> make_held_lease(const std::shared_ptr<provider_impl
                                              line_seen_at_grant seen = {});
 
 // Runs one acquire on a strand of its own. `turn`: its name's turn, if it has it (a wait, a
-// try_taking_turn); other tries never do, and a try_taking_turn without it is busy at once. `enrolled`: the line entry a hand-off of this provider made for it.
+// try_taking_turn); other tries never do, and a try_taking_turn without it is busy at once.
+// `enrolled`: the line entry a hand-off of this provider made for it.
 void start_body(std::shared_ptr<provider_impl> p, std::string name, std::shared_ptr<const lock_options> timing,
                 bool plain, acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
                 std::chrono::steady_clock::time_point since, name_turn turn,

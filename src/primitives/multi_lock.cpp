@@ -86,10 +86,11 @@ asio::awaitable<detail::set_take> take_each(std::vector<lock>& locks, detail::st
 
 // A waiting multi-lock's first look (docs/design.md section 8): every lock at once, each one try
 // that leaves a lock with a line to its waiters and takes the name's turn in this provider
-// (section 7), their takes gathered into one command (section 14); the whole set in one round trip when all are free. Tries never wait, so no order is needed
-// to rule out a deadlock. Into `held` whatever it got; true when that is every lock. Anything
-// less (a busy member, a late grant, an error, a cancellation) is left to the ordered wait after
-// the give-back: it meets whatever is still true, as it would have without this look.
+// (section 7), their takes gathered into one command (section 14); the whole set in one round
+// trip when all are free. Tries never wait, so no order is needed to rule out a deadlock. Into
+// `held` whatever it got; true when that is every lock. Anything less (a busy member, a late
+// grant, an error, a cancellation) is left to the ordered wait after the give-back: it meets
+// whatever is still true, as it would have without this look.
 asio::awaitable<bool> take_all_at_once(std::vector<lock>& locks, detail::steady_deadline deadline,
                                        std::vector<lease>& held) {
   const auto left = detail::left_until(deadline);
