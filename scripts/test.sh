@@ -5,7 +5,8 @@
 #   - AddressSanitizer + UndefinedBehaviorSanitizer, -Werror: every test but the consumer checks;
 #   - -Werror debug without a sanitizer: what a sanitizer cannot run (the consumer builds, the
 #     CLI's fork check with its preload shim, the cron stress under libfaketime), and only the
-#     targets those need. With MONGOLOCK_SKIP_ASAN it builds and runs everything instead;
+#     targets those need, plus the benchmark (which no sanitizer build compiles). With
+#     MONGOLOCK_SKIP_ASAN it builds and runs everything instead;
 #   - ThreadSanitizer: the in-process suites, where the io_context threads and the driver's worker
 #     threads meet.
 #   MONGOLOCK_SKIP_ASAN=1 / MONGOLOCK_SKIP_TSAN=1   skip a sanitizer pass (quick local runs)
@@ -36,7 +37,7 @@ run_preset() {
 }
 
 if [ -z "${MONGOLOCK_SKIP_ASAN:-}" ]; then
-  run_preset dev mongolock-cli fork_check -- -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*)$'
+  run_preset dev mongolock-cli fork_check mongolock-bench -- -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*)$'
 else
   run_preset dev
 fi
