@@ -2,11 +2,14 @@
 # The README's test command: installs what is missing, builds, starts the servers the tests need
 # (through ctest fixtures) and runs the tests in three builds, plus a few seconds of each libFuzzer
 # target on its seed corpus (scripts/fuzz.sh, fuzz/make_corpus.py). Idempotent.
-#   - AddressSanitizer + UndefinedBehaviorSanitizer, -Werror: every test but the consumer checks;
-#   - -Werror debug without a sanitizer: what a sanitizer cannot run (the consumer builds, the
-#     CLI's fork check with its preload shim, the cron stress under libfaketime), and only the
-#     targets those need, plus the benchmark (which no sanitizer build compiles). With
+#   - -Werror debug without a sanitizer, first: what a sanitizer cannot run (the consumer checks,
+#     which install this build; the CLI's fork check with its preload shim; the cron stress under
+#     libfaketime; the soak's memory-growth check), built with only the targets those need, plus
+#     the examples and the benchmark, so that they compile without a sanitizer too. With
 #     MONGOLOCK_SKIP_ASAN it builds and runs everything instead;
+#   - AddressSanitizer + UndefinedBehaviorSanitizer, -Werror: every other test (the asan test
+#     preset leaves out the consumer checks; the tests above that need the build without a
+#     sanitizer exist only there);
 #   - ThreadSanitizer: the in-process suites, where the io_context threads and the driver's worker
 #     threads meet.
 #   MONGOLOCK_SKIP_ASAN=1 / MONGOLOCK_SKIP_TSAN=1   skip a sanitizer pass (quick local runs)
@@ -37,15 +40,15 @@ run_preset() {
 }
 
 if [ -z "${MONGOLOCK_SKIP_ASAN:-}" ]; then
-  run_preset dev mongolock-cli fork_check mongolock-bench -- -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*)$'
+  run_preset dev mongolock-cli fork_check mongolock-soak mongolock-bench mongolock-worker mongolock-leader \
+    mongolock-http-backend -- -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*|integration\.soak)$'
 else
   run_preset dev
 fi
 step "fuzz smoke (scripts/fuzz.sh: clang, libFuzzer, ASan + UBSan)"
 scripts/fuzz.sh "${MONGOLOCK_FUZZ_SECONDS:-5}"
 if [ -z "${MONGOLOCK_SKIP_ASAN:-}" ]; then
-  # The consumer checks ran above: they build and install plain trees.
-  run_preset asan -- -E consumer_
+  run_preset asan
 fi
 if [ -z "${MONGOLOCK_SKIP_TSAN:-}" ]; then
   run_preset tsan  # its test preset selects the suites and the suppressions (test/tsan.supp)

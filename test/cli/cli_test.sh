@@ -229,7 +229,7 @@ n=$(name forkcheck)
 if [ -n "$fork_check" ]; then
   [ -f "$fork_check" ] || bad "fork_check shim missing: $fork_check"
 else
-  echo "skipped: child of fork: async-signal-safe calls only (sanitizer build; the -Werror build checks it)"
+  echo "skipped: child of fork: async-signal-safe calls only (sanitizer build; the build without a sanitizer checks it)"
 fi
 MONGOLOCK_FENCING_TOKEN=stale LD_PRELOAD=$fork_check "$bin" run "$n" \
   sh -c 'echo "$MONGOLOCK_NAME $MONGOLOCK_FENCING_TOKEN $MONGOLOCK_OWNER"' >"$work/fc.out" 2>"$work/fc.err"; rc=$?

@@ -1,7 +1,8 @@
 # The two ways a downstream project uses mongolock, each built and run:
-#   MODE=install (default): install the library of the build tree BUILD_DIR (the one under test)
-#     into a scratch prefix, then configure, build and run test/consumer against it with
-#     find_package;
+#   MODE=install (default): configure the README's install recipe (top level, Release; tests,
+#     examples and benchmark off; Boost.Test not findable), then install the build tree BUILD_DIR
+#     (the one under test) into a scratch prefix, and configure, build and run test/consumer
+#     against it with find_package;
 #   MODE=subdirectory: test/consumer_subdir adds the source tree with add_subdirectory, as a
 #     shared library (BUILD_SHARED_LIBS=ON), in a project where Boost.Test cannot be found. No
 #     build type: the check is about the build's wiring, and unoptimized code compiles fastest.
@@ -22,6 +23,9 @@ if(MODE STREQUAL "subdirectory")
   run(${WORK_DIR}/consumer/consumer)
   return()
 endif()
+run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/readme-recipe -DCMAKE_BUILD_TYPE=Release
+    -DMONGOLOCK_BUILD_TESTS=OFF -DMONGOLOCK_BUILD_BENCH=OFF -DMONGOLOCK_BUILD_EXAMPLES=OFF
+    -DCMAKE_DISABLE_FIND_PACKAGE_boost_unit_test_framework=ON)
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/test/consumer -B ${WORK_DIR}/consumer -DCMAKE_PREFIX_PATH=${prefix})
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/consumer)

@@ -257,4 +257,35 @@ BOOST_AUTO_TEST_CASE(a_first_look_lease_holds_its_names_turn_in_the_provider) {
   BOOST_TEST(joins == 0u);
 }
 
+// A first look whose name's turn another acquire of this provider has is busy at once for that
+// name (section 7): no read of it; what it took is given back, and the ordered wait parks behind
+// that acquire and takes the set after it.
+BOOST_AUTO_TEST_CASE(a_first_look_is_busy_at_once_for_a_name_whose_turn_another_acquire_has) {
+  engine e;
+  e.store->inject(op::read, {fault::kind::hang, 2000ms});  // the local wait's read: it keeps the turn
+  auto local = wait_for_lock(e.p, "busy-a", 5s);
+  e.run_for(100ms);
+  BOOST_REQUIRE(!local->done);
+  const auto from = e.store->calls().size();
+  auto set = ml::detail::access::make_provider(e.p).create_multi_lock({"busy-a", "busy-b"});
+  auto done = std::make_shared<std::promise<set_result>>();
+  auto f = done->get_future();
+  set.async_acquire_for(8s, [done](error_code ec, ml::multi_lease got) { done->set_value({ec, std::move(got)}); });
+  e.run_for(300ms);
+  BOOST_TEST((f.wait_for(0s) == std::future_status::timeout), "busy-a is the local wait's");
+  std::size_t reads = 0;
+  const auto calls = e.store->calls();
+  for (std::size_t i = from; i < calls.size(); ++i) reads += calls[i].name == "busy-a" && calls[i].what == op::read;
+  BOOST_TEST(reads == 0u);
+  BOOST_TEST(e.store->get("busy-b").held.owner.empty());  // taken by the look, given back
+  BOOST_REQUIRE(run_until(e, [&] { return local->done; }, 5s));
+  BOOST_REQUIRE(!local->ec);
+  BOOST_TEST(!e.release(local->held));
+  BOOST_REQUIRE(e.wait(f, 5s));
+  auto [ec, got] = f.get();
+  BOOST_TEST(!ec, ec.message());
+  BOOST_TEST(got.leases().size() == 2u);
+  BOOST_TEST(!release(e, got));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
