@@ -19,16 +19,16 @@ void lock::start_acquire(impl_ptr p, std::string name, std::shared_ptr<const loc
   const auto since = std::chrono::steady_clock::now();
   // A try looks once and never parks; a timeout acquire_body will refuse is refused at once.
   const bool bad_timeout = static_cast<bool>(detail::check_acquire_timeout(timeout));
-  if (mode == detail::acquire_mode::try_taking_turn && !bad_timeout && !p->closing()) {
-    detail::name_turn turn;
-    auto key = name;  // copied before the turn is taken: nothing may throw between the two
-    if (p->turns.take_if_free(key)) turn = detail::name_turn(p, std::move(key));
+  const bool closing = p->closing();
+  if (mode != detail::acquire_mode::wait || bad_timeout || closing) {
+    detail::name_turn turn;  // only a try_taking_turn's, and only if the turn is free
+    if (mode == detail::acquire_mode::try_taking_turn && !bad_timeout && !closing) {
+      auto key = name;  // copied before the turn is taken: nothing may throw between the two
+      if (p->turns.take_if_free(key)) turn = detail::name_turn(p, std::move(key));
+    }
     return detail::start_body(std::move(p), std::move(name), std::move(timing), plain, mode, timeout, d, since,
                               std::move(turn), std::move(h));
   }
-  if (mode != detail::acquire_mode::wait || bad_timeout || p->closing())
-    return detail::start_body(std::move(p), std::move(name), std::move(timing), plain, mode, timeout, d, since, {},
-                              std::move(h));
   auto w = std::make_shared<detail::parked_acquire>(std::move(h));
   w->name = std::move(name);
   w->timing = std::move(timing);

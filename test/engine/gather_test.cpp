@@ -42,6 +42,14 @@ std::vector<std::int64_t> grouped_sizes(engine& e, std::size_t from) {
   return out;
 }
 
+// The store's calls of kind `what` on `name` since call `from`.
+std::size_t calls_on(engine& e, std::size_t from, const std::string& name, op what) {
+  const auto calls = e.store->calls();
+  std::size_t n = 0;
+  for (std::size_t i = from; i < calls.size(); ++i) n += calls[i].name == name && calls[i].what == what;
+  return n;
+}
+
 template <class Result, class Start>
 Result run_op(engine& e, Start s) {
   auto done = std::make_shared<std::promise<Result>>();
@@ -246,15 +254,8 @@ BOOST_AUTO_TEST_CASE(a_first_look_lease_holds_its_names_turn_in_the_provider) {
   BOOST_TEST(!release(e, held));
   BOOST_REQUIRE(run_until(e, [&] { return w->done; }, 3s));
   BOOST_TEST(!w->ec);
-  std::size_t reads = 0, joins = 0;
-  const auto calls = e.store->calls();
-  for (std::size_t i = from; i < calls.size(); ++i) {
-    if (calls[i].name != "turn-a") continue;
-    reads += calls[i].what == op::read;
-    joins += calls[i].what == op::join_line;
-  }
-  BOOST_TEST(reads == 0u);  // parked, then took the document its release left
-  BOOST_TEST(joins == 0u);
+  BOOST_TEST(calls_on(e, from, "turn-a", op::read) == 0u);  // parked, then took the document its release left
+  BOOST_TEST(calls_on(e, from, "turn-a", op::join_line) == 0u);
 }
 
 // A first look whose name's turn another acquire of this provider has is busy at once for that
@@ -273,10 +274,7 @@ BOOST_AUTO_TEST_CASE(a_first_look_is_busy_at_once_for_a_name_whose_turn_another_
   set.async_acquire_for(8s, [done](error_code ec, ml::multi_lease got) { done->set_value({ec, std::move(got)}); });
   e.run_for(300ms);
   BOOST_TEST((f.wait_for(0s) == std::future_status::timeout), "busy-a is the local wait's");
-  std::size_t reads = 0;
-  const auto calls = e.store->calls();
-  for (std::size_t i = from; i < calls.size(); ++i) reads += calls[i].name == "busy-a" && calls[i].what == op::read;
-  BOOST_TEST(reads == 0u);
+  BOOST_TEST(calls_on(e, from, "busy-a", op::read) == 0u);
   BOOST_TEST(e.store->get("busy-b").held.owner.empty());  // taken by the look, given back
   BOOST_REQUIRE(run_until(e, [&] { return local->done; }, 5s));
   BOOST_REQUIRE(!local->ec);
