@@ -51,6 +51,8 @@ if [ -z "${MONGOLOCK_SKIP_ASAN:-}" ]; then
   run_preset asan
 fi
 if [ -z "${MONGOLOCK_SKIP_TSAN:-}" ]; then
-  run_preset tsan  # its test preset selects the suites and the suppressions (test/tsan.supp)
+  # Its test preset selects the suites and the suppressions (test/tsan.supp); the build, only
+  # what those suites run (none of them starts the examples or the tool).
+  run_preset tsan unit_tests engine_tests integration_tests
 fi
 step "all tests passed"
