@@ -47,6 +47,7 @@ set output "$out/independent.png"
 set title "Independent locks: acquire+release cycles per second (server: $kind)"
 unset logscale; set logscale x 2; set xlabel "concurrent locks (k)"; set ylabel "cycles/s"; set key top left
 plot "$out/independent.dat" using 1:2 with linespoints lw 2 title "mongolock (one io thread, 4 workers)", \
-     "$out/independent.dat" using 1:3 with linespoints lw 2 title "floor: libmongoc, min(k,4) threads"
+     "$out/independent.dat" using 1:3 with linespoints lw 2 title "floor: libmongoc, min(k,4) threads", \
+     "$out/independent.dat" using 1:4 with linespoints lw 2 title "the same floor, each lock's declaration beside it"
 GP
 echo "[bench] results: $out/results.json, plots: $out/handoff.png $out/independent.png"
