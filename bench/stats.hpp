@@ -3,6 +3,7 @@
 // machine (CLOCK_MONOTONIC), resident memory, and a minimal JSON writer.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -38,7 +39,12 @@ struct row {
   explicit row(std::string name) : scenario(std::move(name)) {}
   std::string scenario;
   std::vector<std::pair<std::string, std::string>> fields;
+  // A ratio to a reference that measured nothing (0 cycles) is not a number: null, which JSON has.
   row& num(const std::string& k, double v) {
+    if (!std::isfinite(v)) {
+      fields.emplace_back(k, "null");
+      return *this;
+    }
     std::ostringstream s;
     s << v;
     fields.emplace_back(k, s.str());
