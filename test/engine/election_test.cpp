@@ -128,19 +128,22 @@ BOOST_AUTO_TEST_CASE(an_observer_sees_each_leader_in_rising_terms) {
 // observer may see the previous leader's value under the new term.
 BOOST_AUTO_TEST_CASE(a_new_term_never_shows_the_previous_leaders_value) {
   engine e;
-  auto second = other_provider(e);
+  // b's take is answered 2 s late (room for a stalled run to look in between); b's leases last
+  // 5 s so that this reply is still a grant (a reply after sent + E - m is not: docs/design.md
+  // section 4).
+  auto second = other_provider(e, fast(5000ms));
   auto el = election_of(e.p, "val");
   auto [ec, a] = campaign(e, el, "old");
   BOOST_REQUIRE(!ec);
-  e.store->inject(op::take, {fault::kind::hang, 300ms});  // b's take: applied now, answered later
+  e.store->inject(op::take, {fault::kind::hang, 2000ms});  // b's take: applied now, answered later
   auto b_wins = start_campaign(election_of(second, "val"), "new");
   auto resigned = engine::ec_future([&](auto h) { a.async_resign(h); });
   BOOST_REQUIRE(e.wait(resigned, 2s));
-  e.run_for(100ms);  // b's take is in; it cannot proclaim before the reply
+  // b's take is in (the new term is in the document); it cannot proclaim before the reply.
+  BOOST_REQUIRE(run_until(e, [&] { return e.store->get("val").held.token > a.term(); }, 2s));
   auto mid = leader(e, el);
-  BOOST_REQUIRE(e.store->get("val").held.token > a.term());  // the new term is in the document
   BOOST_TEST(!mid.has_leader, "term " << mid.term << " shows '" << mid.value << "'");
-  BOOST_REQUIRE(e.wait(b_wins, 2s));
+  BOOST_REQUIRE(e.wait(b_wins, 5s));
   BOOST_TEST(leader(e, el).value == "new");
 }
 

@@ -150,11 +150,13 @@ BOOST_AUTO_TEST_CASE(a_waiter_timing_out_during_a_slow_hand_off_completes_on_tim
   });
   const auto t0 = steady::now();
   e.run_for(30ms);
-  e.store->inject(op::take, fault(fault::kind::hang, 500ms));
+  // The hand-off's reply takes 2 s: completing when it answers would take 2 s or more, on time
+  // 150 ms; 1200 ms leaves a stalled run room between the two.
+  e.store->inject(op::take, fault(fault::kind::hang, 2000ms));
   auto released = engine::ec_future([&](auto h) { first.async_release(h); });
-  BOOST_REQUIRE(run_until(e, [&] { return out->done; }, 2s));
+  BOOST_REQUIRE(run_until(e, [&] { return out->done; }, 4s));
   BOOST_TEST((out->ec == ml::errc::timeout), out->ec.message());
-  BOOST_TEST((steady::now() - t0 < 300ms), "completed at its own deadline, not when the hand-off answered");
+  BOOST_TEST((steady::now() - t0 < 1200ms), "completed at its own deadline, not when the hand-off answered");
   BOOST_REQUIRE(e.wait(released, 2s));
   BOOST_TEST(!released.get());
   e.run_for(100ms);

@@ -18,11 +18,21 @@ BOOST_AUTO_TEST_CASE(time_left_is_the_local_deadline_and_moves_with_renewals) {
   const auto before = steady::now();
   auto [ec, held] = e.acquire("left", 1s);
   BOOST_REQUIRE(!ec);
-  const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - before);
-  BOOST_TEST(held.time_left() <= 900ms);
-  BOOST_TEST(held.time_left() >= 900ms - spent - 5ms, held.time_left().count() << " ms");
-  e.run_for(600ms);  // a renewal or more since
-  BOOST_TEST(held.time_left() > 400ms, "moved on by a renewal: " << held.time_left().count() << " ms");
+  // The take was sent after `before`, and time_left() is read before `spent` is: the deadline
+  // minus the read's time is at least 900 ms - spent, with no slack (time_left() rounds down,
+  // spent up), however long this thread stalls.
+  const auto left = held.time_left();
+  const auto read_by = steady::now();
+  const auto spent = std::chrono::ceil<std::chrono::milliseconds>(read_by - before);
+  BOOST_TEST(left <= 900ms);
+  BOOST_TEST(left >= 900ms - spent, left.count() << " ms, " << spent.count() << " ms after the call");
+  const auto first_deadline_by = read_by + left + 1ms;  // the first deadline is before this
+  e.run_for(600ms);  // a renewal or more since (every 333 ms)
+  // The deadline itself, not the time left, is compared: a stall after run_for shortens the
+  // time left, not the deadline. now + time_left() read after it is at most the deadline.
+  const auto now = steady::now();
+  const auto moved = std::chrono::duration_cast<std::chrono::milliseconds>(now + held.time_left() - first_deadline_by);
+  BOOST_TEST(moved > 100ms, "moved on by a renewal: " << moved.count() << " ms later");
   BOOST_TEST(!e.release(held));
   BOOST_TEST(held.time_left() == 0ms);
   BOOST_TEST(ml::lease{}.time_left() == 0ms);

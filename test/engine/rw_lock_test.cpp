@@ -104,7 +104,12 @@ BOOST_AUTO_TEST_CASE(a_waiting_writer_goes_before_readers_that_came_after_it) {
       h(ec, std::move(m));
     });
   });
-  e.run_for(200ms);  // the writer holds p#w and the free permit, and is in line for the other
+  // The writer holds p#w and the free permit, and is in line for the reader's (observed, not
+  // assumed after a fixed time).
+  BOOST_REQUIRE(run_until(e, [&] {
+    const auto other = first_reader.name() == "p#1" ? "p#2" : "p#1";
+    return !is_free(e, "p#w") && !is_free(e, other) && !e.store->get(first_reader.name()).line.empty();
+  }, 3s));
   BOOST_TEST((std::get<0>(read(e, rw(other_provider(e), "p", 2), 0ms)) == ml::errc::busy));
   auto late_reader = start<read_result>([&](auto h) {
     rw(other_provider(e), "p", 2).async_acquire_read_for(5s, [&order, h](error_code ec, ml::lease l) mutable {
@@ -188,15 +193,15 @@ BOOST_AUTO_TEST_CASE(a_writer_that_loses_its_writer_lock_while_waiting_gives_its
   auto [ec0, reader] = read(e, rw(other_provider(e), "l", 2), 0ms);
   BOOST_REQUIRE(!ec0);
   auto writer = start<write_result>([&](auto h) { rw(e.p, "l", 2).async_acquire_write_for(8s, h); });
-  e.run_for(200ms);  // the writer holds l#w and the free permit, and waits for the reader's
+  // The writer holds l#w and the free permit, and waits for the reader's.
   const std::string other = reader.name() == "l#1" ? "l#2" : "l#1";
-  BOOST_REQUIRE(!is_free(e, other));
+  BOOST_REQUIRE(run_until(e, [&] { return !is_free(e, "l#w") && !is_free(e, other); }, 3s));
   auto moved = e.store->get("l#w");  // l#w moves on, as a force release and another's take would
   moved.held.owner = std::string(32, 'b');
   moved.held.token += 1;
   e.store->put("l#w", moved);
-  e.run_for(800ms);  // the writer's next renewal finds l#w gone
-  BOOST_TEST(is_free(e, other), "the permit is given back once l#w is lost");
+  // The writer's next renewal (every 333 ms) finds l#w gone, and the permit is given back.
+  BOOST_TEST(run_until(e, [&] { return is_free(e, other); }, 3s), "the permit is given back once l#w is lost");
   e.store->put("l#w", free_doc(moved.held.token));
   BOOST_REQUIRE(!e.release(reader));
   BOOST_REQUIRE(e.wait(writer, 5s));
@@ -309,13 +314,15 @@ BOOST_AUTO_TEST_CASE(a_writer_behind_a_local_reader_goes_before_a_later_remote_r
     wres = {ec, std::move(m)};
     wdone = true;
   });
-  e.run_for(200ms);  // the writer holds q#w and waits for q#1
+  // The writer holds q#w and is in q#1's line (observed, not assumed after a fixed time).
+  BOOST_REQUIRE(run_until(e, [&] { return !is_free(e, "q#w") && !e.store->get("q#1").line.empty(); }, 3s));
   rw(other_provider(e), "q", 1).async_acquire_read_for(5s, [&](error_code ec, ml::lease l) {
     order.push_back("reader");
     rres = {ec, std::move(l)};
     rdone = true;
   });
-  e.run_for(200ms);
+  // The reader has looked at q#1 and waits behind the writer.
+  BOOST_REQUIRE(run_until(e, [&] { return e.store->get("q#1").line.size() >= 2; }, 3s));
   BOOST_REQUIRE(!wdone);
   BOOST_REQUIRE(!rdone);
   BOOST_TEST_MESSAGE("line of q#1: " << e.store->get("q#1").line.size() << " entries");

@@ -30,13 +30,13 @@ std::future<error_code> acquire_in_background(engine& e, const std::string& name
   return done->get_future();
 }
 
-// An acquire of NAME whose take is applied at once but answered 300 ms later, cancelled at 50 ms:
-// it ends as cancelled.
-void cancel_an_acquire_whose_take_is_in_flight(engine& e, const std::string& name) {
-  e.store->inject(op::take, fault(fault::kind::hang, 300ms));
+// An acquire of NAME whose take is applied at once but answered `hang` later, cancelled once the
+// take is out (observed, not assumed after a fixed time): it ends as cancelled.
+void cancel_an_acquire_whose_take_is_in_flight(engine& e, const std::string& name, std::chrono::milliseconds hang) {
+  e.store->inject(op::take, fault(fault::kind::hang, hang));
   asio::cancellation_signal cancel;
   auto acquired = acquire_in_background(e, name, 5s, cancel.slot());
-  e.run_for(50ms);
+  BOOST_REQUIRE(run_until(e, [&] { return e.store->count(op::take) == 1; }, 1s));
   cancel.emit(asio::cancellation_type::terminal);
   BOOST_REQUIRE(e.wait(acquired, 1s));
   BOOST_TEST((acquired.get() == asio::error::operation_aborted));
@@ -52,13 +52,21 @@ ml::detail::lock_doc held_by(std::string owner) {
 
 BOOST_AUTO_TEST_SUITE(shutdown_suite)
 
-// The take is applied at once but its reply takes 300 ms; the acquire is cancelled at 50 ms. It
-// gives the take back as it ends, without waiting for the reply: a process may end before it.
+// The take is applied at once but its reply takes 1000 ms; the acquire is cancelled once the take
+// is out. It gives the take back as it ends, without waiting for the reply: a process may end
+// before it. The give-back runs in the background: the lock is observed free, and the release
+// must have reached the store before the take's reply was due.
 BOOST_AUTO_TEST_CASE(a_cancelled_take_is_given_back_before_its_reply_comes) {
   engine e;
-  cancel_an_acquire_whose_take_is_in_flight(e, "a");
-  e.run_for(20ms);  // the give-back runs in the background
-  BOOST_TEST(e.store->get("a").held.owner.empty(), "free long before the take's reply");
+  cancel_an_acquire_whose_take_is_in_flight(e, "a", 1000ms);
+  BOOST_REQUIRE(run_until(e, [&] { return e.store->get("a").held.owner.empty(); }, 1s));
+  std::optional<steady::time_point> taken, released;
+  for (auto& c : e.store->calls()) {
+    if (c.what == op::take && c.name == "a" && !taken) taken = c.at;
+    if (c.what == op::release && c.name == "a" && !released) released = c.at;
+  }
+  BOOST_REQUIRE((taken && released));
+  BOOST_TEST((*released < *taken + 1000ms), "released before the take's reply");
 }
 
 // As above, but that first give-back finds no server: shutdown must not complete before the late
@@ -66,7 +74,8 @@ BOOST_AUTO_TEST_CASE(a_cancelled_take_is_given_back_before_its_reply_comes) {
 BOOST_AUTO_TEST_CASE(cancel_in_flight_then_shutdown_leaves_the_lock_free) {
   engine e;
   e.store->inject(op::release, fault(fault::kind::unavailable));
-  cancel_an_acquire_whose_take_is_in_flight(e, "a");
+  // 300 ms: the reply must come within the 1 s that shutdown waits for background work.
+  cancel_an_acquire_whose_take_is_in_flight(e, "a", 300ms);
   BOOST_TEST(!e.store->get("a").held.owner.empty(), "the take landed; its reply is still on its way");
   auto done = shutdown(e);
   BOOST_REQUIRE(e.wait(done, 3s));
@@ -77,11 +86,14 @@ BOOST_AUTO_TEST_CASE(cancel_in_flight_then_shutdown_leaves_the_lock_free) {
 
 // Shutdown while a take is in flight and the acquire is not cancelled: the grant arrives after
 // the live leases were collected, so the acquire gives it back instead of handing out a lease.
+// The take's reply comes 1000 ms after it is sent, and shutdown starts once it is out; 5 s leases
+// so that the reply is still in time for a grant (a take is bounded by sent + E - m:
+// docs/design.md section 4).
 BOOST_AUTO_TEST_CASE(grant_arriving_during_shutdown_is_given_back) {
-  engine e;
-  e.store->inject(op::take, fault(fault::kind::hang, 200ms));
+  engine e(fast(5000ms));
+  e.store->inject(op::take, fault(fault::kind::hang, 1000ms));
   auto acquired = acquire_in_background(e, "a", 5s);
-  e.run_for(50ms);
+  BOOST_REQUIRE(run_until(e, [&] { return e.store->count(op::take) == 1; }, 1s));
   auto done = shutdown(e);
   BOOST_REQUIRE(e.wait(done, 3s));
   BOOST_TEST(!done.get());

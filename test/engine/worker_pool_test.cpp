@@ -36,17 +36,23 @@ BOOST_AUTO_TEST_CASE(maintenance_overtakes_queued_acquisition_traffic) {
 }
 
 namespace {
-// Both workers of `pool` run a job at the same time once, then go idle.
+// Both workers of `pool` run a job at the same time once, then go idle: observed, not assumed
+// after a sleep (a loaded machine may take longer). While both jobs wait at the gate, every
+// earlier sleep of either worker is counted and neither has gone back to sleep yet; each then
+// goes back to the idle stack once, counted as it gets there.
 void warm_up_two(worker_pool& pool) {
-  std::promise<void> first, second;
-  auto a = first.get_future().share(), b = second.get_future().share();
-  std::promise<void> done1, done2;
-  auto d1 = done1.get_future(), d2 = done2.get_future();
-  BOOST_REQUIRE(pool.post([&, b](mongoc_client_t*) { first.set_value(); b.wait(); done1.set_value(); }));
-  BOOST_REQUIRE(pool.post([&, a](mongoc_client_t*) { second.set_value(); a.wait(); done2.set_value(); }));
-  d1.wait();
-  d2.wait();
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // both back in the idle stack
+  std::promise<void> first, second, gate;
+  auto opened = gate.get_future().share();
+  BOOST_REQUIRE(pool.post([&, opened](mongoc_client_t*) { first.set_value(); opened.wait(); }));
+  BOOST_REQUIRE(pool.post([&, opened](mongoc_client_t*) { second.set_value(); opened.wait(); }));
+  first.get_future().wait();
+  second.get_future().wait();
+  const auto slept = pool.idle_waits();
+  gate.set_value();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (pool.idle_waits() < slept + 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  BOOST_REQUIRE_MESSAGE(pool.idle_waits() == slept + 2, "both workers back in the idle stack");
 }
 }  // namespace
 
