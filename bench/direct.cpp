@@ -58,7 +58,7 @@ void insert_declaration(direct_conn& c, const std::string& name) {
   BSON_APPEND_UTF8(&id, "name", name.c_str());
   bson_append_document_end(&doc, &id);
   BSON_APPEND_UTF8(&doc, "kind", "lock");
-  BSON_APPEND_INT32(&doc, "permits", 1);
+  BSON_APPEND_INT64(&doc, "permits", 1);
   mongoc_collection_insert_one(c.coll, &doc, nullptr, nullptr, nullptr);
   bson_destroy(&doc);
 }

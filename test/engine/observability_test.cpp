@@ -29,9 +29,12 @@ BOOST_AUTO_TEST_CASE(time_left_is_the_local_deadline_and_moves_with_renewals) {
   const auto first_deadline_by = read_by + left + 1ms;  // the first deadline is before this
   e.run_for(600ms);  // a renewal or more since (every 333 ms)
   // The deadline itself, not the time left, is compared: a stall after run_for shortens the
-  // time left, not the deadline. now + time_left() read after it is at most the deadline.
+  // time left, not the deadline. now + time_left() read after it is at most the deadline, as
+  // long as the deadline is ahead (time_left() is 0 past it, which would make this now).
   const auto now = steady::now();
-  const auto moved = std::chrono::duration_cast<std::chrono::milliseconds>(now + held.time_left() - first_deadline_by);
+  const auto left_now = held.time_left();
+  BOOST_REQUIRE(left_now > 0ms);
+  const auto moved = std::chrono::duration_cast<std::chrono::milliseconds>(now + left_now - first_deadline_by);
   BOOST_TEST(moved > 100ms, "moved on by a renewal: " << moved.count() << " ms later");
   BOOST_TEST(!e.release(held));
   BOOST_TEST(held.time_left() == 0ms);
