@@ -4,6 +4,7 @@
 // rw_lock writer's permits, a multi-lock's first look and a set's release.
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -44,10 +45,8 @@ std::vector<std::int64_t> grouped_sizes(engine& e, std::size_t from) {
 
 // The store's calls of kind `what` on `name` since call `from`.
 std::size_t calls_on(engine& e, std::size_t from, const std::string& name, op what) {
-  const auto calls = e.store->calls();
-  std::size_t n = 0;
-  for (std::size_t i = from; i < calls.size(); ++i) n += calls[i].name == name && calls[i].what == what;
-  return n;
+  const auto calls = calls_since(e, from, what);
+  return static_cast<std::size_t>(std::count_if(calls.begin(), calls.end(), [&](const call_record& c) { return c.name == name; }));
 }
 
 template <class Result, class Start>

@@ -32,11 +32,7 @@ acquire_fsm joined() {
   return f;
 }
 
-std::size_t count_since(engine& e, std::size_t from, op what) {
-  const auto calls = e.store->calls();
-  return static_cast<std::size_t>(std::count_if(calls.begin() + static_cast<std::ptrdiff_t>(from), calls.end(),
-                                                [&](const call_record& c) { return c.what == what; }));
-}
+std::size_t count_since(engine& e, std::size_t from, op what) { return calls_since(e, from, what).size(); }
 
 // Waits until `name`'s line has `n` entries.
 void until_in_line(engine& e, const std::string& name, std::size_t n) {

@@ -32,9 +32,7 @@ std::int64_t largest_renewal_within(engine& e, std::chrono::milliseconds limit, 
   std::int64_t largest = 0;
   while (largest < want && steady::now() < end) {
     e.run_for(20ms);
-    const auto calls = e.store->calls();
-    for (auto i = from; i < calls.size(); ++i)
-      if (calls[i].what == op::renew) largest = std::max(largest, calls[i].token);  // token: leases renewed
+    for (auto& c : calls_since(e, from, op::renew)) largest = std::max(largest, c.token);  // token: leases renewed
   }
   return largest;
 }
@@ -56,10 +54,7 @@ BOOST_AUTO_TEST_CASE(one_command_per_tick_renews_every_lease) {
   const auto from = e.store->calls().size();
   const auto before = e.store->count(op::renew);
   BOOST_REQUIRE(run_until(e, [&] { return e.store->count(op::renew) >= before + 5; }, 3000ms));
-  std::vector<call_record> renewals;
-  const auto calls = e.store->calls();
-  for (auto i = from; i < calls.size(); ++i)
-    if (calls[i].what == op::renew) renewals.push_back(calls[i]);
+  const auto renewals = calls_since(e, from, op::renew);
   BOOST_REQUIRE(renewals.size() >= 5u);
   for (std::size_t i = 0; i < renewals.size(); ++i)
     BOOST_TEST(renewals[i].token == 12, "renewal command " << i << " renewed " << renewals[i].token << " leases");

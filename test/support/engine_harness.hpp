@@ -4,6 +4,7 @@
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
 #include <future>
+#include <vector>
 
 #include "engine/access.hpp"
 #include "engine/lease_state.hpp"
@@ -117,6 +118,15 @@ inline bool run_until(engine& e, const std::function<bool()>& done, std::chrono:
   const auto end = steady::now() + limit;
   while (!done() && steady::now() < end) e.run_one();
   return done();
+}
+
+// The store's calls of kind `what` since call number `from` (e.store->calls().size() earlier).
+inline std::vector<call_record> calls_since(engine& e, std::size_t from, op what) {
+  const auto calls = e.store->calls();
+  std::vector<call_record> out;
+  for (auto i = from; i < calls.size(); ++i)
+    if (calls[i].what == what) out.push_back(calls[i]);
+  return out;
 }
 
 inline ml::detail::lock_doc free_doc(std::int64_t token) {
