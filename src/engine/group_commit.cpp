@@ -14,8 +14,8 @@ outcome<bool> unjudged() {
   outcome<bool> o;
   o.ec = make_error_code(errc::server_unavailable);
   o.ambiguous = true;
-  o.message = "the grouped command matched fewer statements than it sent, and the read after it could not tell "
-              "whether this one applied";
+  o.message = "the grouped command matched fewer statements than it sent, and whether this one applied is not "
+              "known";
   return o;
 }
 
@@ -24,6 +24,15 @@ outcome<bool> unsent() {
   outcome<bool> o;
   o.ec = make_error_code(errc::timeout);
   o.message = "the take's bound passed while it waited for a command; it was not sent";
+  return o;
+}
+
+// A join whose leave came while it waited for a command: its caller has gone, and unsent it can
+// leave no entry behind.
+outcome<bool> left_unsent() {
+  outcome<bool> o;
+  o.ec = make_error_code(boost::asio::error::operation_aborted);
+  o.message = "the acquire left the line before its join was sent; it was not sent";
   return o;
 }
 
@@ -40,14 +49,63 @@ void grouping_store::take(const take_request& t, reply<outcome<bool>> r) {
     heard_from(t.name);
     return inner_->take(t, std::move(r));
   }
-  pending p{{grouped_write::kind::take, t, {}, 0}, std::move(r)};
+  pending p{{grouped_write::kind::take, t, {}, 0, {}}, std::move(r)};
   submit(takes_, std::move(p));
 }
 
 void grouping_store::release(const std::string& name, const std::string& owner, std::int64_t token,
                              reply<outcome<bool>> r) {
-  pending p{{grouped_write::kind::release, {}, held_lease{name, owner, token}, 0}, std::move(r)};
+  pending p{{grouped_write::kind::release, {}, held_lease{name, owner, token}, 0, {}}, std::move(r)};
   submit(releases_, std::move(p));
+}
+
+void grouping_store::join_line(const std::string& name, const std::string& owner, std::int64_t ticket,
+                               reply<outcome<bool>> r) {
+  heard_from(name);
+  pending p{{grouped_write::kind::join, {}, {}, 0, line_write{name, owner, ticket}}, std::move(r)};
+  submit(joins_, std::move(p));
+}
+
+void grouping_store::leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) {
+  heard_from(name);
+  pending p{{grouped_write::kind::leave, {}, {}, 0, line_write{name, owner, 0}}, std::move(r)};
+  std::vector<pending> unsent;
+  bool after_join = false;
+  {
+    std::lock_guard lock(mu_);
+    const auto key = entry_key(p.write.line);
+    auto& queued = joins_.waiting;
+    for (auto it = queued.begin(); it != queued.end();) {
+      if (entry_key(it->write.line) != key) {
+        ++it;
+        continue;
+      }
+      unsent.push_back(std::move(*it));
+      it = queued.erase(it);
+    }
+    after_join = joins_out_.count(key) > 0;
+    if (after_join) leaves_after_join_[key].push_back(std::move(p));
+  }
+  for (auto& j : unsent) j.done(left_unsent());
+  // The leave still goes: an earlier join of the same acquire may have written the entry.
+  if (!after_join) submit(leaves_, std::move(p));
+}
+
+void grouping_store::joins_answered(const std::vector<pending>& ops) {
+  std::vector<pending> go;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& op : ops) {
+      const auto key = entry_key(op.write.line);
+      if (auto it = joins_out_.find(key); it != joins_out_.end()) joins_out_.erase(it);
+      if (joins_out_.count(key) > 0) continue;
+      auto waiting = leaves_after_join_.find(key);
+      if (waiting == leaves_after_join_.end()) continue;
+      for (auto& l : waiting->second) go.push_back(std::move(l));
+      leaves_after_join_.erase(waiting);
+    }
+  }
+  for (auto& l : go) submit(leaves_, std::move(l));
 }
 
 std::shared_ptr<void> grouping_store::gather(const boost::asio::any_io_executor& ex,
@@ -147,8 +205,10 @@ void grouping_store::submit(queue& q, pending p) {
   std::shared_ptr<gathering> complete;
   {
     std::lock_guard g(mu_);
-    // Held for its set: nothing of the queue moves; the set goes once complete.
-    if (gathered_.empty() || !hold_if_gathered(p, &q == &takes_, complete)) {
+    // Held for its set: nothing of the queue moves; the set goes once complete. Only takes and
+    // releases are held (a line write was heard from as it came).
+    const bool holdable = &q == &takes_ || &q == &releases_;
+    if (gathered_.empty() || !holdable || !hold_if_gathered(p, &q == &takes_, complete)) {
       q.waiting.push_back(std::move(p));
       if (q.in_flight >= q.in_flight_limit) return;  // it goes with the command after the next reply
       now = next_command(q, expired);
@@ -177,6 +237,7 @@ std::vector<grouping_store::pending> grouping_store::next_command(queue& q, std:
       ++it;
       continue;
     }
+    if (&q == &joins_) joins_out_.insert(entry_key(w.line));  // before the lock is let go
     ops.push_back(std::move(*it));
     it = q.waiting.erase(it);
   }
@@ -189,12 +250,20 @@ void grouping_store::send(queue& q, std::vector<pending> ops) {
   auto self = shared_from_this();
   if (ops.size() == 1) {  // alone: its own single command, exactly as without grouping
     const grouped_write w = ops.front().write;
-    auto done = [self, &q, answer = std::move(ops.front().done)](outcome<bool> r) mutable {
+    auto sent = std::vector<pending>{{w, nullptr}};  // for joins_answered
+    auto done = [self, &q, answer = std::move(ops.front().done), sent = std::move(sent)](outcome<bool> r) mutable {
       answer(std::move(r));
+      if (&q == &self->joins_) self->joins_answered(sent);
       self->finished(q);
     };
-    if (w.what == grouped_write::kind::take) inner_->take(w.take, std::move(done));
-    else inner_->release(w.release.name, w.release.owner, w.release.token, std::move(done));
+    switch (w.what) {
+      case grouped_write::kind::take: return inner_->take(w.take, std::move(done));
+      case grouped_write::kind::release:
+        return inner_->release(w.release.name, w.release.owner, w.release.token, std::move(done));
+      case grouped_write::kind::join:
+        return inner_->join_line(w.line.name, w.line.owner, w.line.ticket, std::move(done));
+      case grouped_write::kind::leave: return inner_->leave_line(w.line.name, w.line.owner, std::move(done));
+    }
     return;
   }
   saved_.fetch_add(ops.size() - 1, std::memory_order_relaxed);
@@ -210,8 +279,12 @@ void grouping_store::send(queue& q, std::vector<pending> ops) {
       }
       outcome<bool> one = failure_from<bool>(r);
       one.value = !r.ec && judged == grouped_outcome::applied;
+      // A join judged missed by a read that may predate the command (grouped_write.hpp's judge).
+      if (!r.ec && judged == grouped_outcome::missed && ops[i].write.what == grouped_write::kind::join)
+        one.ambiguous = true;
       ops[i].done(std::move(one));
     }
+    if (&q == &self->joins_) self->joins_answered(ops);
     self->finished(q);
   });
 }

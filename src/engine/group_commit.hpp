@@ -1,14 +1,14 @@
 #pragma once
-// Group commit (docs/design.md section 14): takes and releases of one provider that are ready
-// while earlier ones are still in flight go out together, as one command of many statements
-// (lock_store::write_grouped), the way a database log commits the records queued behind the
-// write in progress. A lone operation goes out at once, as its own command: batching costs no
-// latency when there is nothing to batch.
+// Group commit (docs/design.md section 14): takes, releases, and joins and leaves of lines, of one
+// provider, that are ready while earlier ones of their kind are still in flight go out together,
+// as one command of many statements (lock_store::write_grouped), the way a database log commits
+// the records queued behind the write in progress. A lone operation goes out at once, as its own
+// command: batching costs no latency when there is nothing to batch.
 //
 // It sits on the store seam as a lock_store itself, so every caller keeps its one-operation view:
-// each take and each release is answered exactly once with its own outcome, and every rule of the
-// single command (the take's clock from a send time measured before the call, its bound, the
-// ambiguity of a lost reply or a write-concern error, give-backs) applies to it unchanged.
+// each operation is answered exactly once with its own outcome, and every rule of the single
+// command (the take's clock from a send time measured before the call, its bound, the ambiguity
+// of a lost reply or a write-concern error, give-backs) applies to it unchanged.
 #include <boost/asio/any_io_executor.hpp>
 #include <atomic>
 #include <chrono>
@@ -37,6 +37,10 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   // lease's release back while a worker is free (they ride the maintenance lane).
   static constexpr std::size_t takes_in_flight = 2;
   static constexpr std::size_t releases_in_flight = 4;
+  // Joins and leaves of lines (a semaphore's wait joins every permit's line, and leaves all but
+  // the one it got): two each, as takes, on the acquisition lane as their single commands.
+  static constexpr std::size_t joins_in_flight = 2;
+  static constexpr std::size_t leaves_in_flight = 2;
 
   // How long a gathering (below) waits at most for a member it has not heard from: one that ends
   // before its first store call (cancelled, timed out, refused) never makes one.
@@ -60,9 +64,13 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   void heard_from(const std::string& name);
 
   // Grouped: a take of an existing document (not a hand-over, which rides the maintenance lane
-  // alone, nor an insert, another command) and every release.
+  // alone, nor an insert, another command), every release, every join and leave of a line. Only
+  // takes and releases are held for a gathering: a line write counts as heard from.
   void take(const take_request& t, reply<outcome<bool>> r) override;
   void release(const std::string& name, const std::string& owner, std::int64_t token, reply<outcome<bool>> r) override;
+  void join_line(const std::string& name, const std::string& owner, std::int64_t ticket,
+                 reply<outcome<bool>> r) override;
+  void leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) override;
 
   // Statements that rode in another operation's command: the commands saved (stats::server_calls).
   std::uint64_t saved() const noexcept { return saved_.load(std::memory_order_relaxed); }
@@ -87,15 +95,6 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   void release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
                       reply<outcome<std::int64_t>> r) override {
     inner_->release_owners(names, owners, std::move(r));
-  }
-  void join_line(const std::string& name, const std::string& owner, std::int64_t ticket,
-                 reply<outcome<bool>> r) override {
-    heard_from(name);
-    inner_->join_line(name, owner, ticket, std::move(r));
-  }
-  void leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) override {
-    heard_from(name);
-    inner_->leave_line(name, owner, std::move(r));
   }
   void refresh_line(const std::string& name, const std::string& owner, std::int64_t ticket,
                     reply<outcome<bool>> r) override {
@@ -122,7 +121,8 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
     grouped_write write;
     reply<outcome<bool>> done;
   };
-  // One per kind: takes and releases never share a command (they run on different lanes).
+  // One per kind: kinds never share a command (takes and releases run on different lanes, and a
+  // line write's outcome is judged by other rules).
   struct queue {
     explicit queue(std::size_t limit) : in_flight_limit(limit) {}
     const std::size_t in_flight_limit;
@@ -156,10 +156,21 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   void send(queue& q, std::vector<pending> ops);
   void finished(queue& q);
 
+  // A leave never overtakes the join of the same entry (docs/design.md section 14), or the join
+  // could land after it and leave an entry nobody will use (a head that never comes, a window for
+  // every waiter behind it). A leave whose join still waits in the queue takes that join out (it
+  // was never sent: nothing of it can land); one whose join is in flight waits for its reply.
+  // Owner ids have a fixed length, so owner + name names an entry.
+  static std::string entry_key(const line_write& l) { return l.owner + l.name; }
+  // The joins of `ops`, answered: leaves waiting for them go on.
+  void joins_answered(const std::vector<pending>& ops);
+
   const std::shared_ptr<lock_store> inner_;
   std::mutex mu_;
-  queue takes_{takes_in_flight}, releases_{releases_in_flight};
+  queue takes_{takes_in_flight}, releases_{releases_in_flight}, joins_{joins_in_flight}, leaves_{leaves_in_flight};
   std::unordered_map<std::string, std::shared_ptr<gathering>> gathered_;  // name: its open gathering
+  std::unordered_multiset<std::string> joins_out_;                        // entry keys of joins in flight
+  std::unordered_map<std::string, std::vector<pending>> leaves_after_join_;  // entry key: leaves waiting
   std::atomic<std::uint64_t> saved_{0}, at_bound_{0};
 };
 

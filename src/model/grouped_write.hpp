@@ -1,8 +1,10 @@
 #pragma once
-// One statement of a grouped write (docs/design.md section 14): a take of an existing document or
-// a release, sent with others of its kind in one `update` command of many statements. The server
-// answers only how many statements matched in all; when that is every statement, each applied.
-// Otherwise a read of the named documents judges each statement by `judge`.
+// One statement of a grouped write (docs/design.md section 14): a take of an existing document, a
+// release, or a join or leave of a lock's line (section 7), sent with others of its kind in one
+// `update` command of many statements. The server answers only how many statements matched in
+// all; when that is every statement, each applied. Otherwise a read of the named documents judges
+// each statement by `judge` (a leave is never judged so: see there).
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -10,17 +12,38 @@
 
 namespace mongolock::detail {
 
+// A write of one entry of a lock's line (section 7): a join with `ticket` (the next ticket the
+// last read showed; applied only if the document still says so), or a leave (ticket unused).
+struct line_write {
+  std::string name, owner;
+  std::int64_t ticket = 0;
+};
+
 struct grouped_write {
-  enum class kind { take, release };
+  enum class kind { take, release, join, leave };
   kind what = kind::take;
   take_request take;   // what == take: a swap of an existing document (never an insert)
   held_lease release;  // what == release: frees the document `name` if it names (owner, token)
-  // The heartbeat this statement writes, drawn by the store as it builds the command: random, so
-  // a document that carries it carries this statement's write and no other (section 2, step 2).
+  // The heartbeat this statement writes (a take or a release), drawn by the store as it builds the
+  // command: random, so a document that carries it carries this statement's write and no other
+  // (section 2, step 2). A line write changes no beat.
   std::int64_t beat = 0;
+  line_write line;  // what == join or leave
 
-  const std::string& name() const { return what == kind::take ? take.name : release.name; }
+  const std::string& name() const {
+    switch (what) {
+      case kind::take: return take.name;
+      case kind::release: return release.name;
+      default: return line.name;
+    }
+  }
 };
+
+// Whether a short count is followed by a read to judge this statement. A leave's is not: an entry
+// gone says nothing (left now, or never there: handed the lock, or removed as a head that never
+// came), and an entry still there may be a read that predates the command; either way the caller
+// does what it does for a leave that did not apply (section 7, point 8), so it is answered unknown.
+inline bool judged_by_reading(const grouped_write& w) { return w.what != grouped_write::kind::leave; }
 
 enum class grouped_outcome {
   applied,  // the document carries this statement's own write
@@ -36,9 +59,29 @@ enum class grouped_outcome {
 // shows the state the statement was written against: the read may come from a node whose
 // majority snapshot predates the command (a new primary), or the statement failed alone. Missed
 // otherwise: the document moved on to a state no applied write of ours could have left.
+//
+// A join is never judged applied by a read: an entry of our owner id may be an earlier join of the
+// same acquire, whose send the acquire keeps as the entry's clock (section 7, point 2), and a
+// lock handed to us needs an entry some join of ours wrote. Both are unknown, as is a document
+// whose next ticket is still the join's or older, or that is missing (a read that may predate the
+// command, or the document's insert). Missed only when the ticket moved on and nothing names our
+// owner id. Within one life of the document tickets only rise, so that is a lost race; but a
+// document removed (TTL, section 1) and inserted again restarts them at 0, and a read that
+// predates the removal could show a higher ticket than a join that applied in the new life. So
+// the caller keeps the join's send as the earliest an entry of ours may have been written
+// (acquire_fsm::on_joined).
 inline grouped_outcome judge(const grouped_write& w, const lock_doc& after) {
-  if (!after.exists) return grouped_outcome::missed;  // a take or a release leaves its document there
+  if (!judged_by_reading(w)) return grouped_outcome::unknown;
   const auto& h = after.held;
+  if (w.what == grouped_write::kind::join) {
+    const auto& l = w.line;
+    if (!after.exists) return grouped_outcome::unknown;
+    const bool in_line = std::any_of(after.line.begin(), after.line.end(),
+                                     [&](const line_entry& e) { return e.owner == l.owner; });
+    if (h.owner == l.owner || in_line || after.tickets <= l.ticket) return grouped_outcome::unknown;
+    return grouped_outcome::missed;
+  }
+  if (!after.exists) return grouped_outcome::missed;  // a take or a release leaves its document there
   if (w.what == grouped_write::kind::take) {
     const auto& t = w.take;
     if (h.owner == t.owner && h.token == t.token && h.beat == w.beat) return grouped_outcome::applied;

@@ -198,7 +198,11 @@ acquire_action acquire_fsm::on_joined(const outcome<bool>& r, time_point sent, t
   // Applied, raced (someone joined with that ticket first: the next read shows the new one), or
   // unknown (the next read shows whether it landed): the wait goes on either way.
   if (!r.ec && !r.value) {
-    ++lost_tickets_;  // definitely not in line: nothing to leave, and only these count towards max_joins
+    ++lost_tickets_;  // not in line: nothing to leave, and only these count towards max_joins
+    // Judged not applied by the read after a grouped command (docs/design.md section 14), which
+    // may predate the command: the send stays the earliest an entry of ours may have been written,
+    // so that a hand-off it enabled never starts our clock later (section 7, point 2).
+    if (r.ambiguous && !entry_sent_) entry_sent_ = sent;
     return after_line_write_;
   }
   ++joins_;  // counted first: a join abandoned in flight may still land, and is left on give-up

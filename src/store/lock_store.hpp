@@ -54,7 +54,9 @@ class lock_store {
   virtual void write_grouped(const std::vector<grouped_write>& writes,
                              reply<outcome<std::vector<grouped_outcome>>>) = 0;
   // Joins the lock's line with `ticket` (what the last read showed as the next one): applied
-  // only if the document still says so (value false: someone joined first, or it is gone).
+  // only if the document still says so (value false: someone joined first, or it is gone). A
+  // value false that is also `ambiguous` was judged so by a read that may predate the write (a
+  // grouped join, docs/design.md section 14): the entry may still have been written.
   virtual void join_line(const std::string& name, const std::string& owner, std::int64_t ticket,
                          reply<outcome<bool>>) = 0;
   // Leaves the line (an acquire that gives up); value false if `owner` was not in it.

@@ -624,13 +624,17 @@ outcome<std::vector<grouped_outcome>> grouped_failure(const bson_error_t& e) {
 // read back as our own write (find_what_we_wrote), judged by `judge` (model/grouped_write.hpp).
 outcome<std::vector<grouped_outcome>> judge_each(mongoc_collection_t* coll, const store_config& cfg,
                                                  const std::vector<grouped_write>& writes) {
+  outcome<std::vector<grouped_outcome>> out;
+  out.value.assign(writes.size(), grouped_outcome::unknown);
   std::vector<std::string> names;
-  for (const auto& w : writes) names.push_back(w.name());
+  for (const auto& w : writes)
+    if (judged_by_reading(w)) names.push_back(w.name());
+  if (names.empty()) return out;  // leaves only: nothing a read could tell
   bson_doc filter;
   append_in(filter.get(), "_id", names);
   mongoc_cursor_t* cur = find_what_we_wrote(coll, filter.get(), cfg);
-  outcome<std::vector<grouped_outcome>> out;
-  out.value.assign(writes.size(), grouped_outcome::missed);  // a document not found: gone, missed
+  for (std::size_t i = 0; i < writes.size(); ++i)  // a document not found is judged as missing
+    out.value[i] = judge(writes[i], lock_doc{});
   const bson_t* doc = nullptr;
   while (mongoc_cursor_next(cur, &doc)) {
     const auto name = get_str(doc, "_id");
@@ -663,8 +667,14 @@ outcome<std::vector<grouped_outcome>> write_grouped(mongoc_client_t* client, con
   for (auto& w : writes) {
     w.beat = new_beat();
     bson_doc filter, change;
-    if (w.what == grouped_write::kind::take) build_swap(w.take, now, filter.get(), change.get(), w.beat);
-    else build_release(w.release.name, w.release.owner, w.release.token, filter.get(), change.get(), w.beat);
+    switch (w.what) {
+      case grouped_write::kind::take: build_swap(w.take, now, filter.get(), change.get(), w.beat); break;
+      case grouped_write::kind::release:
+        build_release(w.release.name, w.release.owner, w.release.token, filter.get(), change.get(), w.beat);
+        break;
+      case grouped_write::kind::join: build_join(w.line.name, w.line.owner, w.line.ticket, filter.get(), change.get()); break;
+      case grouped_write::kind::leave: build_leave(w.line.name, w.line.owner, filter.get(), change.get()); break;
+    }
     if (!mongoc_bulk_operation_update_one_with_opts(bulk, filter.get(), change.get(), nullptr, &err)) {
       mongoc_bulk_operation_destroy(bulk);
       return failure_from<std::vector<grouped_outcome>>(classify<bool>(err, false));  // nothing was sent

@@ -48,10 +48,10 @@ void mongo_store::release(const std::string& name, const std::string& owner, std
 
 void mongo_store::write_grouped(const std::vector<grouped_write>& writes,
                                 reply<outcome<std::vector<grouped_outcome>>> r) {
-  // Each statement on the lane its single command takes (docs/design.md section 5): takes wait behind
-  // maintenance, releases do not.
-  const bool takes = !writes.empty() && writes.front().what == grouped_write::kind::take;
-  run(takes ? lane::acquisition : lane::maintenance, std::move(r),
+  // Each statement on the lane its single command takes (docs/design.md section 5): takes and line
+  // writes wait behind maintenance, releases do not.
+  const bool releases = !writes.empty() && writes.front().what == grouped_write::kind::release;
+  run(releases ? lane::maintenance : lane::acquisition, std::move(r),
       [cfg = cfg_, writes](mongoc_client_t* c) { return detail::write_grouped(c, *cfg, writes); });
 }
 

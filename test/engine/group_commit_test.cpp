@@ -250,7 +250,7 @@ BOOST_AUTO_TEST_CASE(a_document_naming_our_owner_and_token_by_another_write_is_n
   u.observed = free_doc(5);  // stale: b is at 9, so this one misses too
   std::promise<outcome<std::vector<ml::detail::grouped_outcome>>> got;
   auto f = got.get_future();
-  e.store->write_grouped({{ml::detail::grouped_write::kind::take, t, {}, 0}, {ml::detail::grouped_write::kind::take, u, {}, 0}},
+  e.store->write_grouped({{ml::detail::grouped_write::kind::take, t, {}, 0, {}}, {ml::detail::grouped_write::kind::take, u, {}, 0, {}}},
                          [&](auto r) { got.set_value(std::move(r)); });
   BOOST_REQUIRE(e.wait(f, 1s));
   const auto r = f.get();

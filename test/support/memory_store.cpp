@@ -125,6 +125,13 @@ void memory_store::write(op o, call_record rec, reply<outcome<T>> r, Apply apply
       return answer(std::move(r), error<T>(ml::errc::server_unavailable, true, "socket error: request in flight"),
                     std::chrono::milliseconds{0});
     }
+    case fault::kind::slow_request: {
+      auto timer = std::make_shared<asio::steady_timer>(ex_, f->delay);
+      timer->async_wait([this, timer, applied, r = std::move(r)](boost::system::error_code) mutable {
+        answer(std::move(r), applied(), std::chrono::milliseconds{0});
+      });
+      return;
+    }
     case fault::kind::unavailable:
       return answer(std::move(r), error<T>(ml::errc::server_unavailable, false, "no server selected"), f->delay);
     case fault::kind::pass:
@@ -271,7 +278,10 @@ void memory_store::write_grouped(const std::vector<grouped_write>& writes,
                                  reply<outcome<std::vector<grouped_outcome>>> r) {
   std::string names;
   for (auto& w : writes) names += (names.empty() ? "" : ",") + w.name();
-  call_record rec{op::write_grouped, names, {}, static_cast<std::int64_t>(writes.size())};
+  // Its owner field names the statements' kind (one kind per command).
+  static const char* const kinds[] = {"take", "release", "join", "leave"};
+  const auto* kind = writes.empty() ? "" : kinds[static_cast<int>(writes.front().what)];
+  call_record rec{op::write_grouped, names, kind, static_cast<std::int64_t>(writes.size())};
   auto stamped = writes;
   for (auto& w : stamped) {
     w.beat = fresh_beat();
@@ -290,18 +300,23 @@ void memory_store::write_grouped(const std::vector<grouped_write>& writes,
     const auto before = docs_;
     std::size_t matched = 0;
     for (const auto& w : stamped) {
-      const auto one = w.what == grouped_write::kind::take
-                           ? apply_take(w.take, w.beat)
-                           : apply_release(w.release.name, w.release.owner, w.release.token, w.beat);
-      matched += one.value;
+      switch (w.what) {
+        case grouped_write::kind::take: matched += apply_take(w.take, w.beat).value; break;
+        case grouped_write::kind::release:
+          matched += apply_release(w.release.name, w.release.owner, w.release.token, w.beat).value;
+          break;
+        case grouped_write::kind::join: matched += apply_join(w.line.name, w.line.owner, w.line.ticket).value; break;
+        case grouped_write::kind::leave: matched += apply_leave(w.line.name, w.line.owner).value; break;
+      }
     }
     if (matched == stamped.size()) return success(std::vector<grouped_outcome>(stamped.size(), grouped_outcome::applied));
-    ++grouped_reads_;
+    if (std::any_of(stamped.begin(), stamped.end(), [](auto& w) { return mongolock::detail::judged_by_reading(w); }))
+      ++grouped_reads_;  // leaves only: no read (mongo_commands.cpp's judge_each)
     const auto& seen = stale ? before : docs_;
     std::vector<grouped_outcome> judged;
     for (const auto& w : stamped) {
       auto it = seen.find(w.name());
-      judged.push_back(it == seen.end() ? grouped_outcome::missed : judge(w, it->second));
+      judged.push_back(judge(w, it == seen.end() ? lock_doc{} : it->second));
     }
     return success(std::move(judged));
   });
@@ -328,33 +343,39 @@ void memory_store::release_owners(const std::vector<std::string>& names, const s
 
 void memory_store::join_line(const std::string& name, const std::string& owner, std::int64_t ticket,
                              reply<outcome<bool>> r) {
-  write<bool>(op::join_line, {op::join_line, name, owner, ticket}, std::move(r), [this, name, owner, ticket] {
-    auto it = docs_.find(name);
-    if (it == docs_.end() || it->second.tickets != ticket) return success(false);
-    auto& d = it->second;
-    // As MongoDB's `$set line.<owner>`: an entry already there gets the new ticket (one entry per
-    // owner id), and `$inc waiting` counts it again all the same.
-    auto mine = std::find_if(d.line.begin(), d.line.end(), [&](auto& e) { return e.owner == owner; });
-    if (mine != d.line.end()) mine->ticket = ticket;
-    else d.line.push_back({owner, ticket});
-    std::stable_sort(d.line.begin(), d.line.end(), [](auto& a, auto& b) { return a.ticket < b.ticket; });
-    d.tickets = ticket + 1;
-    ++d.waiting;
-    return success(true);
-  });
+  write<bool>(op::join_line, {op::join_line, name, owner, ticket}, std::move(r),
+              [this, name, owner, ticket] { return apply_join(name, owner, ticket); });
+}
+
+outcome<bool> memory_store::apply_join(const std::string& name, const std::string& owner, std::int64_t ticket) {
+  auto it = docs_.find(name);
+  if (it == docs_.end() || it->second.tickets != ticket) return success(false);
+  auto& d = it->second;
+  // As MongoDB's `$set line.<owner>`: an entry already there gets the new ticket (one entry per
+  // owner id), and `$inc waiting` counts it again all the same.
+  auto mine = std::find_if(d.line.begin(), d.line.end(), [&](auto& e) { return e.owner == owner; });
+  if (mine != d.line.end()) mine->ticket = ticket;
+  else d.line.push_back({owner, ticket});
+  std::stable_sort(d.line.begin(), d.line.end(), [](auto& a, auto& b) { return a.ticket < b.ticket; });
+  d.tickets = ticket + 1;
+  ++d.waiting;
+  return success(true);
 }
 
 void memory_store::leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) {
-  write<bool>(op::leave_line, {op::leave_line, name, owner}, std::move(r), [this, name, owner] {
-    auto it = docs_.find(name);
-    if (it == docs_.end()) return success(false);
-    auto& line = it->second.line;
-    auto at = std::find_if(line.begin(), line.end(), [&](auto& e) { return e.owner == owner; });
-    if (at == line.end()) return success(false);
-    line.erase(at);
-    --it->second.waiting;
-    return success(true);
-  });
+  write<bool>(op::leave_line, {op::leave_line, name, owner}, std::move(r),
+              [this, name, owner] { return apply_leave(name, owner); });
+}
+
+outcome<bool> memory_store::apply_leave(const std::string& name, const std::string& owner) {
+  auto it = docs_.find(name);
+  if (it == docs_.end()) return success(false);
+  auto& line = it->second.line;
+  auto at = std::find_if(line.begin(), line.end(), [&](auto& e) { return e.owner == owner; });
+  if (at == line.end()) return success(false);
+  line.erase(at);
+  --it->second.waiting;
+  return success(true);
 }
 
 void memory_store::refresh_line(const std::string& name, const std::string& owner, std::int64_t ticket,

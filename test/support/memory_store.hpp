@@ -30,6 +30,7 @@ struct fault {
     stream_error_after,   // applied; answer server_unavailable, ambiguous (the reply was lost)
     hang,                 // apply now, answer after `delay`
     apply_late,           // answer server_unavailable (ambiguous) now, apply after `delay`
+    slow_request,         // arrive after `delay` (a request slow on its way): apply then, answer at once
     stale_read,           // answer a read with `stale` instead of the current document; for
                           // write_grouped: its read after a short count shows the documents as
                           // they were before the command
@@ -112,6 +113,9 @@ class memory_store final : public mongolock::detail::lock_store {
   // Under mu_: one take or release on the current view (take and release, one each or grouped).
   outcome<bool> apply_take(const mongolock::detail::take_request& t, std::int64_t beat);
   outcome<bool> apply_release(const std::string& name, const std::string& owner, std::int64_t token, std::int64_t beat);
+  // Under mu_: one join or leave of a line, alone or grouped.
+  outcome<bool> apply_join(const std::string& name, const std::string& owner, std::int64_t ticket);
+  outcome<bool> apply_leave(const std::string& name, const std::string& owner);
   std::atomic<std::size_t> grouped_reads_{0};
   std::atomic<std::size_t> late_takes_{0};
   void note_arrival(const mongolock::detail::take_request& t) {
