@@ -449,6 +449,32 @@ void start_turn(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<p
   start_body(p, w->name, std::move(w->timing), w->plain, acquire_mode::wait, left, w->diag, w->since, std::move(turn),
              std::move(w->handler), std::move(enrolled));
 }
+
+// Frees whatever document of `name` names `owner`, the owner id of an acquire that ended without
+// a lease: a releaser may have handed it the lock (docs/design.md section 7, point 8). Those that
+// come in one turn of the executor (the leaves of one grouped command are answered together,
+// section 14) go as one command. Its filter pairs every name with every owner id, and that frees
+// nothing it should not: a document that names any of these owner ids holds a lock that nobody
+// will renew or release.
+void free_abandoned_owner(const std::shared_ptr<provider_impl>& p, const std::string& name, const std::string& owner) {
+  bool first = false;
+  {
+    std::lock_guard lock(p->abandoned.mu);
+    first = p->abandoned.owners.empty();
+    p->abandoned.names.push_back(name);
+    p->abandoned.owners.push_back(owner);
+  }
+  if (!first) return;  // the command already posted takes this one too
+  asio::post(p->ex, [p, working = p->begin_work()] {
+    std::vector<std::string> names, owners;
+    {
+      std::lock_guard lock(p->abandoned.mu);
+      names.swap(p->abandoned.names);
+      owners.swap(p->abandoned.owners);
+    }
+    p->ops.release_owners(names, owners, [working](outcome<std::int64_t>) {});
+  });
+}
 }  // namespace
 
 void leave_line_in_background(const std::shared_ptr<provider_impl>& p, const std::string& name,
@@ -458,8 +484,7 @@ void leave_line_in_background(const std::shared_ptr<provider_impl>& p, const std
   // else uses and no lease holds.
   p->ops.leave_line(name, owner, [p, name, owner, why, working = p->begin_work()](outcome<bool> r) {
     if ((!r.ec && r.value) || why == leaving::granted) return;
-    const std::vector<std::string> names{name}, owners{owner};
-    p->ops.release_owners(names, owners, [working](outcome<std::int64_t>) {});
+    free_abandoned_owner(p, name, owner);
   });
 }
 

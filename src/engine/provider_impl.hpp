@@ -106,6 +106,12 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   provider_life life;
   // The free documents of its own releases and the names declared plain (name_memory.hpp).
   name_memory names;
+  // Owner ids of acquires that ended without a lease and whose leave found no entry, with their
+  // names, waiting to be freed together (acquire.cpp, free_abandoned_owner).
+  struct abandoned_owners {
+    std::mutex mu;
+    std::vector<std::string> names, owners;
+  } abandoned;
 
  private:
   std::mutex seed_mu;

@@ -80,22 +80,23 @@ struct waiting_on_all {
   std::vector<ml::lease> theirs;
   std::future<result> ours;
   std::size_t before = 0;
+  asio::cancellation_signal cancel;  // bound to ours
 };
-waiting_on_all wait_on_every_permit(engine& e) {
-  waiting_on_all w;
+void wait_on_every_permit(engine& e, waiting_on_all& w) {
   w.them = other_provider(e);
   w.theirs = hold_every_permit(e, w.them);
   hold_two_in_flight(e, op::join_line);
   w.before = e.store->calls().size();
   auto done = std::make_shared<std::promise<result>>();
   w.ours = done->get_future();
-  sem(e.p).async_acquire_for(10s, [done](error_code ec, ml::lease l) { done->set_value({ec, std::move(l)}); });
+  sem(e.p).async_acquire_for(10s, asio::bind_cancellation_slot(w.cancel.slot(), [done](error_code ec, ml::lease l) {
+                                done->set_value({ec, std::move(l)});
+                              }));
   BOOST_REQUIRE(run_until(e, [&] {
     for (int k = 1; k <= permits; ++k)
       if (e.store->get(permit(k)).line.size() != 1) return false;
     return true;
   }, 5s));
-  return w;
 }
 
 // A grouped command straight on the store (no engine in between), to completion.
@@ -126,7 +127,8 @@ BOOST_AUTO_TEST_SUITE(line_group_suite)
 // here), the six that come meanwhile go as one command; before, each was its own (eight).
 BOOST_AUTO_TEST_CASE(a_semaphore_wait_joins_the_lines_of_its_permits_in_one_command) {
   engine e;
-  auto w = wait_on_every_permit(e);
+  waiting_on_all w;
+  wait_on_every_permit(e, w);
   const auto joins = calls_since(e, w.before, op::join_line);
   const auto grouped = grouped_since(e, w.before, "join");
   BOOST_TEST(joins.size() == 2u);
@@ -144,7 +146,8 @@ BOOST_AUTO_TEST_CASE(a_semaphore_wait_joins_the_lines_of_its_permits_in_one_comm
 // command (before: seven); every line is empty afterwards, and the caller holds exactly one permit.
 BOOST_AUTO_TEST_CASE(the_waits_that_lose_leave_their_lines_in_one_command) {
   engine e;
-  auto w = wait_on_every_permit(e);
+  waiting_on_all w;
+  wait_on_every_permit(e, w);
   hold_two_in_flight(e, op::leave_line);
   const auto before = e.store->calls().size();
   BOOST_REQUIRE(!e.release(w.theirs[3]));
@@ -199,6 +202,43 @@ BOOST_AUTO_TEST_CASE(a_leave_never_overtakes_the_join_of_its_entry) {
   }, 3s));
   for (int k = 1; k <= permits; ++k) BOOST_TEST(e.store->get(permit(k)).waiting == 0, permit(k));
   BOOST_TEST(grouped_since(e, before, "join").empty(), "the queued joins were never sent");
+}
+
+// The wait gives up (cancelled) after every entry of ours went (here: removed by hand), and one
+// permit was handed to our entry meanwhile: each of the eight leaves finds no entry, and each
+// acquire must free whatever names its owner id (docs/design.md section 7, point 8). Those
+// fallbacks come together (the grouped leaves are answered together) and go as few commands;
+// before, one each (eight). The handed permit is freed.
+BOOST_AUTO_TEST_CASE(the_fallbacks_of_leaves_that_found_no_entry_go_together) {
+  engine e;
+  waiting_on_all w;
+  wait_on_every_permit(e, w);
+  std::vector<std::string> ours;
+  for (int k = 1; k <= permits; ++k) ours.push_back(e.store->get(permit(k)).line.at(0).owner);
+  // In one turn, before our waits read again: every entry gone, permit 1 handed to ours, cancel.
+  for (int k = 1; k <= permits; ++k) {
+    auto d = e.store->get(permit(k));
+    d.line.clear();
+    d.waiting = 0;
+    if (k == 1) {
+      d.held.owner = ours[0];
+      d.held.token += 1;
+    }
+    e.store->put(permit(k), d);
+  }
+  hold_two_in_flight(e, op::leave_line);  // the other six leaves go as one command
+  const auto before = e.store->calls().size();
+  w.cancel.emit(asio::cancellation_type::terminal);
+  BOOST_REQUIRE(e.wait(w.ours, 5s));
+  BOOST_TEST((std::get<0>(w.ours.get()) == asio::error::operation_aborted));
+  BOOST_REQUIRE(run_until(e, [&] { return e.store->get(permit(1)).held.owner.empty(); }, 3s));
+  e.run_for(100ms);
+  const auto fallbacks = calls_since(e, before, op::release_owners);
+  std::size_t owners = 0;
+  for (auto& c : fallbacks) owners += static_cast<std::size_t>(c.token);
+  BOOST_TEST(owners == static_cast<std::size_t>(permits), "every acquire's owner id is freed");
+  BOOST_TEST_MESSAGE(fallbacks.size() << " commands for " << permits << " fallbacks");
+  BOOST_TEST(fallbacks.size() <= 3u, fallbacks.size() << " commands for " << permits << " fallbacks");
 }
 
 // After a short count, a join is judged only as far as the read can tell: never applied (an

@@ -98,6 +98,9 @@ class memory_store final : public mongolock::detail::lock_store {
                      reply<outcome<std::vector<mongolock::detail::grouped_outcome>>> r) override;
   // Grouped commands that matched fewer statements than they sent (each then reads its documents).
   std::size_t grouped_reads() const { return grouped_reads_.load(); }
+  // Grouped statements that went while a fault waited for a single call of their kind: the fault
+  // did not reach them (the harness checks that none did, so no fault test passes without its fault).
+  std::size_t bypassed_faults() const { return bypassed_.load(); }
   // Takes (alone or grouped) that arrived after their bound (take_request::send_by).
   std::size_t late_takes() const { return late_takes_.load(); }
   void refresh_line(const std::string& name, const std::string& owner, std::int64_t ticket,
@@ -118,6 +121,7 @@ class memory_store final : public mongolock::detail::lock_store {
   outcome<bool> apply_leave(const std::string& name, const std::string& owner);
   std::atomic<std::size_t> grouped_reads_{0};
   std::atomic<std::size_t> late_takes_{0};
+  std::atomic<std::size_t> bypassed_{0};
   void note_arrival(const mongolock::detail::take_request& t) {
     if (t.send_by && *t.send_by <= mongolock::detail::boot_clock::now()) ++late_takes_;
   }
