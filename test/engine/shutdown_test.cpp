@@ -76,7 +76,10 @@ BOOST_AUTO_TEST_CASE(cancel_in_flight_then_shutdown_leaves_the_lock_free) {
   e.store->inject(op::release, fault(fault::kind::unavailable));
   // 300 ms: the reply must come within the 1 s that shutdown waits for background work.
   cancel_an_acquire_whose_take_is_in_flight(e, "a", 300ms);
-  BOOST_TEST(!e.store->get("a").held.owner.empty(), "the take landed; its reply is still on its way");
+  // The take landed (applied as it arrived); the give-back failed. Which frees the lock first, the
+  // give-back's retry or the late reply's own give-back, is a matter of timing: only that it is
+  // free once shutdown completes is claimed.
+  BOOST_TEST(e.store->count(op::release) >= 1u, "the give-back was tried");
   auto done = shutdown(e);
   BOOST_REQUIRE(e.wait(done, 3s));
   const auto ec = done.get();
