@@ -315,8 +315,9 @@ void memory_store::write_grouped(const std::vector<grouped_write>& writes,
       }
     }
     if (matched == stamped.size()) return success(std::vector<grouped_outcome>(stamped.size(), grouped_outcome::applied));
+    // A command of leaves only is not followed by a read (mongo_commands.cpp's judge_each).
     if (std::any_of(stamped.begin(), stamped.end(), [](auto& w) { return mongolock::detail::judged_by_reading(w); }))
-      ++grouped_reads_;  // leaves only: no read (mongo_commands.cpp's judge_each)
+      ++grouped_reads_;
     const auto& seen = stale ? before : docs_;
     std::vector<grouped_outcome> judged;
     for (const auto& w : stamped) {
