@@ -139,6 +139,14 @@ BOOST_AUTO_TEST_CASE(a_semaphore_wait_joins_the_lines_of_its_permits_in_one_comm
     BOOST_TEST(d.waiting == 1, permit(k));
     BOOST_TEST(d.tickets == 1, permit(k));
   }
+  // The wait ends before the engine does (a coroutine left suspended would outlive it).
+  w.cancel.emit(asio::cancellation_type::terminal);
+  BOOST_REQUIRE(e.wait(w.ours, 5s));
+  BOOST_TEST(run_until(e, [&] {
+    for (int k = 1; k <= permits; ++k)
+      if (!e.store->get(permit(k)).line.empty()) return false;
+    return true;
+  }, 3s));
 }
 
 // One permit comes free: the wait on it takes it (its take removes its own entry), the seven
