@@ -3,9 +3,9 @@
 # (through ctest fixtures) and runs the tests in three builds, plus a few seconds of each libFuzzer
 # target on its seed corpus (scripts/fuzz.sh, fuzz/make_corpus.py). Idempotent.
 #   - -Werror debug without a sanitizer, first: what a sanitizer cannot run (the consumer checks,
-#     which install this build; the CLI's fork check with its preload shim; the cron stress under
-#     libfaketime; the soak's memory-growth check), built with only the targets those need, plus
-#     the examples and the benchmark, so that they compile without a sanitizer too. With
+#     which install this build; the CLI's fork check with its preload shim; the cron stress with
+#     its wall clock shim; the soak's memory-growth check), built with only the targets those
+#     need, plus the examples and the benchmark, so that they compile without a sanitizer too. With
 #     MONGOLOCK_SKIP_ASAN it builds and runs everything instead;
 #   - AddressSanitizer + UndefinedBehaviorSanitizer, -Werror: every other test (the asan test
 #     preset leaves out the consumer checks; the tests above that need the build without a
@@ -40,8 +40,8 @@ run_preset() {
 }
 
 if [ -z "${MONGOLOCK_SKIP_ASAN:-}" ]; then
-  run_preset dev mongolock-cli fork_check mongolock-soak mongolock-bench mongolock-worker mongolock-leader \
-    mongolock-http-backend -- -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*|integration\.soak)$'
+  run_preset dev mongolock-cli fork_check wall_clock_offset mongolock-soak mongolock-bench mongolock-worker \
+    mongolock-leader mongolock-http-backend -- -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*|integration\.soak)$'
 else
   run_preset dev
 fi

@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
 # Black-box test of scheduled jobs through the CLI (README "Scheduled jobs", docs/design.md
 # section 13): HOSTS simulated hosts run the same "cron" job every period with
-# `run --once-per D`, each under libfaketime with its own clock offset of up to +-1 h, each with
-# its own state directory (what that host has seen). A host fires at its own phase in each period
-# (the spread of clocks and schedulers), waits up to W for the lock, and its job logs its start
-# and its end. Now and then a host's `mongolock` is SIGKILLed (its job dies with it).
+# `run --once-per D`, each with its own wall clock offset of up to +-1 h (wall_clock_offset.cpp,
+# preloaded), each with its own state directory (what that host has seen). A host fires at its
+# own phase in each period (the spread of clocks and schedulers), waits up to W for the lock, and
+# its job logs its start and its end. Now and then a host's `mongolock` is SIGKILLed (its job dies
+# with it).
 # Verdict, per period (the period whose firing started the run, as cron would count it):
 #   - double runs: two completed runs in one period (0 expected). A second run is excused only if
 #     the first one's `mongolock` was SIGKILLed after its job ended and before it could record the
 #     run (the job and its record cannot be one atomic step; counted and shown as "unrecorded");
 #   - missed periods: a period with no completed run (0 expected: every host stays alive).
-# Usage: cron_stress.sh PATH_TO_MONGOLOCK [HOSTS [PERIODS [--no-once-per]]]; the server URI as in
-# cli_test.sh. --no-once-per: the verdict's own test: the hosts run without --once-per, and it
-# must then report double runs (ctest integration.cli_cron_checker expects exactly that).
+# Usage: cron_stress.sh PATH_TO_MONGOLOCK PATH_TO_WALL_CLOCK_SHIM [HOSTS [PERIODS [--no-once-per]]];
+# the server URI as in cli_test.sh. --no-once-per: the verdict's own test: the hosts run without
+# --once-per, and it must then report double runs (ctest integration.cli_cron_checker expects
+# exactly that).
 set -u
-bin=$1 hosts=${2:-20} periods=${3:-200} check=${4:-}
+bin=$1 shim=$2 hosts=${3:-20} periods=${4:-200} check=${5:-}
 uri=${MONGOLOCK_TEST_URI:-$(cat "$MONGOLOCK_TEST_SERVER_DIR/uri")}
 export MONGOLOCK_URI=$uri MONGOLOCK_DATABASE=mongolock_cron_stress MONGOC_DISABLE_SHM=1
-libfaketime=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
-[ -e "$libfaketime" ] || { echo "cron_stress: libfaketime missing (scripts/install-deps.sh installs it)"; exit 1; }
+[ -e "$shim" ] || { echo "cron_stress: no wall clock shim at '$shim'"; exit 1; }
+# The shim must really move the wall clock (date reads it as the tool does, through clock_gettime).
+skew=$(( $(LD_PRELOAD=$shim MONGOLOCK_WALL_OFFSET_S=-3600 date +%s) - $(date +%s) ))
+[ "$skew" -le -3599 ] && [ "$skew" -ge -3601 ] ||
+  { echo "cron_stress: the shim moved the clock by $skew s, not -3600"; exit 1; }
 work=$(mktemp -d)
 trap 'pkill -KILL -P $$ 2>/dev/null; rm -rf "$work"' EXIT
 name="cron-$RANDOM$RANDOM"
@@ -41,9 +46,9 @@ host() {
     local at=$(( start + k * period_ms + phase )) left
     left=$(( at - $(now_ms) ))
     [ "$left" -gt 0 ] && sleep "$(printf '%d.%03d' $((left / 1000)) $((left % 1000)))"
-    LD_PRELOAD=$libfaketime FAKETIME="$offset" ASAN_OPTIONS=verify_asan_link_order=0 \
+    LD_PRELOAD=$shim MONGOLOCK_WALL_OFFSET_S="$offset" \
       "$bin" --ttl "$ttl" --wait "$wait" --quiet run "${once[@]}" --state-dir "$work/state.$h" "$name" -- \
-      env -u LD_PRELOAD -u FAKETIME sh -c "
+      env -u LD_PRELOAD -u MONGOLOCK_WALL_OFFSET_S sh -c "
         echo start $h \$\$ \$(( \$(date +%s%N) / 1000000 )) $k >> $log
         sleep 0.0\$(( \$\$ % 4 + 2 ))
         echo done $h \$\$ \$(( \$(date +%s%N) / 1000000 )) >> $log" 2>>"$work/stderr.$h" &
@@ -55,9 +60,7 @@ host() {
 }
 
 for ((h = 0; h < hosts; h++)); do
-  offset=$(( RANDOM % 7201 - 3600 ))
-  [ "$offset" -ge 0 ] && offset="+$offset"
-  host "$h" "${offset}s" $(( RANDOM % (spread_ms + 1) )) 2>/dev/null &
+  host "$h" $(( RANDOM % 7201 - 3600 )) $(( RANDOM % (spread_ms + 1) )) 2>/dev/null &
 done
 # The killer: in about one period in four, SIGKILL one host's current `mongolock`, 20..200 ms
 # into the period (most often the holder, whose job is running then).
