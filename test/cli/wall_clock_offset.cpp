@@ -1,12 +1,14 @@
-// LD_PRELOAD shim for cron_stress.sh: the process's wall clock reads MONGOLOCK_WALL_OFFSET_S
-// seconds off (a host whose clock is wrong); its monotonic and boot clocks and its timers are left
-// alone, as on such a host. libfaketime is not used there: it also moves the absolute instants of
-// timerfd_settime, and Asio arms its timerfd at the absolute 1 ns whenever a timer is already due,
-// so a process more than its uptime behind, or any amount ahead, can stop firing timers for good
+// LD_PRELOAD shim for cron_stress.sh: the process's wall clock, as std::chrono::system_clock and
+// date(1) read it (clock_gettime), is MONGOLOCK_WALL_OFFSET_S seconds off: a host whose clock is
+// wrong. Its monotonic and boot clocks and its timers are left alone, as on such a host.
+// gettimeofday is left alone too: libmongoc adds its timeouts to it for pthread_cond_timedwait,
+// whose deadline the kernel reads on the true clock, so a host behind by more than the server
+// selection timeout would find every wait over at once ("server unreachable").
+// libfaketime is not used here: it also moves the absolute instants of timerfd_settime, and Asio
+// arms its timerfd at the absolute 1 ns whenever a timer is already due, so a process more than
+// its uptime behind, or any amount ahead, can stop firing timers for good
 // (test/integration/processes.hpp, behind(); seen as a `mongolock run` asleep for minutes).
 #include <dlfcn.h>
-#include <sys/time.h>
-
 #include <cstdlib>
 #include <ctime>
 
@@ -33,20 +35,6 @@ int clock_gettime(clockid_t id, timespec* ts) noexcept {
   const int r = real(id, ts);
   if (r == 0 && is_wall(id)) ts->tv_sec += offset_seconds();
   return r;
-}
-
-int gettimeofday(timeval* tv, void*) noexcept {
-  timespec ts{};
-  const int r = clock_gettime(CLOCK_REALTIME, &ts);
-  if (r == 0) *tv = timeval{ts.tv_sec, static_cast<suseconds_t>(ts.tv_nsec / 1000)};
-  return r;
-}
-
-time_t time(time_t* out) noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  if (out) *out = ts.tv_sec;
-  return ts.tv_sec;
 }
 
 }  // extern "C"
