@@ -101,12 +101,14 @@ load_result library_requests(const config& c) {
     const auto base = unique("http");
     std::vector<mongolock::lock> by_id;
     for (int i = 0; i < ids; ++i) by_id.push_back(locks.create_lock(base + "-" + std::to_string(i)));
-    failures failed;
+    failures warm_up_failed, failed;
     const auto warm_from = std::chrono::steady_clock::now();
-    co_await use_every_id(by_id, failed);
+    co_await use_every_id(by_id, warm_up_failed);
+    if (warm_up_failed.count > 0)  // an id without its documents: not the steady state this times
+      std::cout << "  (9: " << warm_up_failed.count << " first uses failed; the first: " << warm_up_failed.first << ")\n";
     const double first_use_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - warm_from).count();
     const auto calls_before = locks.snapshot().server_calls;
-    std::atomic<long> served{0};
+    std::atomic<long> served{0}, requests{0};  // served: by `end`, the rate's window
     std::atomic<int> running{requests_at_once};
     std::vector<double> latencies;
     const auto start = std::chrono::steady_clock::now(), end = start + std::chrono::seconds(c.seconds);
@@ -120,19 +122,23 @@ load_result library_requests(const config& c) {
           const bool ok = co_await use_once(lock, std::chrono::seconds(5), failed);
           // A failed request's time counts too (its answer, an error, came that late).
           latencies.push_back((bench::now_ns() - t0) / 1e3);  // one io thread: no race
-          if (ok) ++served;
+          ++requests;
+          if (ok && std::chrono::steady_clock::now() <= end) ++served;
         }
         --running;
       }, asio::detached);
     }
     co_await until_zero(running);
     load_result out;
-    out.per_s = served / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // The rate over the run's window only: the requests still in flight at its end drain at a
+    // falling concurrency, which is not the load this times.
+    out.per_s = served / std::chrono::duration<double>(end - start).count();
     out.p99_us = bench::percentile(latencies, .99);
-    out.commands = static_cast<double>(locks.snapshot().server_calls - calls_before) / std::max(1L, served.load());
+    out.commands = static_cast<double>(locks.snapshot().server_calls - calls_before) / std::max(1L, requests.load());
     out.first_use_s = first_use_s;
     out.failed = static_cast<double>(failed.count);
-    if (failed.count > 0) std::cout << "  (9: " << failed.count << " requests failed; the first: " << failed.first << ")\n";
+    if (failed.count > 0)
+      std::cout << "  (9: " << failed.count << " of " << requests << " requests failed; the first: " << failed.first << ")\n";
     co_return out;
   });
 }
@@ -140,6 +146,7 @@ load_result library_requests(const config& c) {
 load_result floor_requests(const config& c) {
   const int threads = 4;
   std::atomic<long> served{0};
+  std::atomic<int> floor_failed{0};
   std::mutex mu;
   std::vector<double> latencies;
   const auto base = unique("floorhttp");
@@ -165,17 +172,21 @@ load_result floor_requests(const config& c) {
         id = id - id % threads + t;  // this thread's id nearest the draw
         if (id >= ids) id -= threads;
         const auto t0 = bench::now_ns();
-        if (!bench::floor_cycle(conn, base + "-" + std::to_string(id), tokens[static_cast<std::size_t>(id)], owner)) return;
+        if (!bench::floor_cycle(conn, base + "-" + std::to_string(id), tokens[static_cast<std::size_t>(id)], owner)) {
+          ++floor_failed;  // reported below; this thread's latencies still count
+          break;
+        }
         mine.push_back((bench::now_ns() - t0) / 1e3);
-        ++served;
+        if (std::chrono::steady_clock::now() <= end) ++served;
       }
       std::lock_guard g(mu);
       latencies.insert(latencies.end(), mine.begin(), mine.end());
     });
   }
   for (auto& t : pool) t.join();
+  if (floor_failed > 0) std::cout << "  (9: " << floor_failed << " floor threads ended on a failed command)\n";
   load_result out;
-  out.per_s = served / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.per_s = served / std::chrono::duration<double>(end - start).count();
   out.p99_us = bench::percentile(latencies, .99);
   out.commands = 2;
   return out;
