@@ -252,8 +252,9 @@ result grant(const std::shared_ptr<provider_impl>& p, diagnostics* d, const lock
              const acquire_fsm& fsm, const acquire_action& a, steady::time_point started, name_turn& turn) {
   auto st = make_held_lease(p, strand, fsm.name(), fsm.owner(), a.token, a.at, o, started, turn,
                             {fsm.others_in_line(), fsm.line_after_grant(), fsm.tickets_after_grant()});
-  if (!st) {  // shutdown began while the take was in flight
+  if (!st) {  // shutdown began while the take was in flight: it ends without a lease, as a give-up
     p->release_in_background(fsm.name(), fsm.owner(), a.token);
+    leave_line(p, fsm, leaving::gave_up);  // the take may have left the entry (design.md section 7, point 8)
     return fail(*p, d, asio::error::operation_aborted, fsm.name(), "the provider is shutting down");
   }
   st->start();  // on its strand: this acquire's

@@ -53,7 +53,7 @@ local_offer offer_local(const lease_state& st) {
   o.acquire = st.prov->turns.first(st.name);
   if (!o.acquire) return o;
   const lock_options& opts = o.acquire->timing ? *o.acquire->timing : st.prov->opts;
-  o.waiter = local_waiter{new_owner_id(), opts.expiry, opts.effective_margin()};
+  o.waiter = local_waiter{new_owner_id(), opts.expiry, opts.effective_margin(), opts.effective_renew_every()};
   return o;
 }
 

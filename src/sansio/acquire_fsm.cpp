@@ -4,6 +4,7 @@
 #include <limits>
 #include <boost/asio/error.hpp>
 
+#include "model/lease_clock.hpp"
 #include "model/saturating.hpp"
 #include "mongolock/error.hpp"
 
@@ -183,13 +184,17 @@ boot_clock::duration acquire_fsm::refresh_period() const {
 }
 
 // A wait in line, paced so that a hand-off is used (docs/design.md section 7, point 6): a lock
-// handed to us is ours only if we read it before our last entry write + E - m. The entry is at
-// most one refresh period old when due (we wake for it), so we look at least every
-// (E - m - period) / 2, whatever the backoff says.
+// handed to us is ours only if we read it before our last entry write + E - m - room (take_bound).
+// The entry is at most one refresh period old when due (we wake for it), so we look at least
+// every (E - m - room - period) / 2, whatever the backoff says, but never more often than every
+// (E - m) / 8 (with a margin above E / 3 a hand-off may then be read too late: given back).
 acquire_action acquire_fsm::paced_in_line(acquire_action next, time_point now) const {
   if (next.what != kind::wait_until) return next;
   const auto period = refresh_period();
-  next.at = std::min(next.at, now + (p_.expiry - p_.margin - period) / 2);  // at least (E - m) / 4
+  const auto room = first_renewal_room(p_.expiry, p_.margin, p_.refresh_every);
+  const boot_clock::duration look = std::max<boot_clock::duration>((p_.expiry - p_.margin - room - period) / 2,
+                                                                   (p_.expiry - p_.margin) / 8);
+  next.at = std::min(next.at, now + look);
   if (entry_sent_ && p_.refresh_every.count() > 0) next.at = std::min(next.at, std::max(now, *entry_sent_ + period));
   return next;
 }
@@ -316,7 +321,10 @@ take_request acquire_fsm::request() const {
   return t;
 }
 
-acquire_fsm::time_point acquire_fsm::take_bound(time_point sent) const { return sent + p_.expiry - p_.margin; }
+// Past it a grant would leave the lease too little time to reach its first renewal.
+acquire_fsm::time_point acquire_fsm::take_bound(time_point sent) const {
+  return grant_bound(sent, p_.expiry, p_.margin, p_.refresh_every);
+}
 
 acquire_action acquire_fsm::on_take(const outcome<bool>& r, time_point sent, time_point now) {
   if (!r.ec) {

@@ -94,7 +94,8 @@ class acquire_fsm {
   // The take to send for a `take` action (kept here, not in every action: each waiting
   // coroutine carries an action in its frame). The driver adds the holder metadata.
   take_request request() const;
-  // The call to bound a take with: its reply is useless after this.
+  // The call to bound a take with: its reply is useless after this (a grant after it would leave
+  // too little of the lease to reach its first renewal: lease_clock.hpp, grant_bound).
   time_point take_bound(time_point sent) const;
   const std::optional<time_point>& deadline() const { return p_.deadline; }
   const std::string& name() const { return name_; }

@@ -11,6 +11,7 @@
 //   after it revives nothing;
 // - a renewal that matches nothing means another owner has the lock: lost at once;
 // - a failed renewal is retried sooner (every/8 .. every/4, jittered); the deadline stays.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 
@@ -40,7 +41,9 @@ class lease_fsm {
             std::chrono::milliseconds renew_every, std::uint64_t seed)
       : clock_(acquired_sent, expiry, margin), acquired_sent_(acquired_sent), every_(renew_every), rng_(seed) {}
 
-  lease_action start(time_point now) const { return wait(now + every_); }
+  // The first renewal is due `renew_every` after the clock's start, not after the grant (the clock
+  // of a handed-over lease starts before it): lease_clock.hpp, first_renewal_room.
+  lease_action start(time_point now) const { return wait(std::max(now, acquired_sent_ + every_)); }
   lease_action on_timer(time_point now) const;
   lease_action on_renewed(const outcome<bool>& r, time_point sent, time_point now);
   // The watchdog: true once the deadline has passed (the driver then ends the lease as `lost`).

@@ -81,6 +81,7 @@ release_action release_fsm::hand_over(const local_waiter& local) {
   request_.nobody_waiting = true;
   local_expiry_ = local.expiry;
   local_margin_ = local.margin;
+  local_renew_every_ = local.renew_every;
   step_ = step::to_local;
   return act(release_action::kind::hand_over);
 }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "model/boot_clock.hpp"
+#include "model/lease_clock.hpp"
 #include "model/lock_document.hpp"
 
 namespace mongolock::detail {
@@ -39,7 +40,7 @@ struct release_params {
 // name's turn: the driver offers it at each decision, with a fresh owner id for it.
 struct local_waiter {
   std::string owner;                    // a new owner id
-  std::chrono::milliseconds expiry{0}, margin{0};  // its lock options
+  std::chrono::milliseconds expiry{0}, margin{0}, renew_every{0};  // its lock options
 };
 
 struct release_action {
@@ -82,7 +83,7 @@ class release_fsm {
   // hand_over, as for any take of this provider).
   const take_request& request() const { return request_; }
   // The local hand-off's bound: a reply after it is late.
-  time_point bound(time_point sent) const { return sent + local_expiry_ - local_margin_; }
+  time_point bound(time_point sent) const { return grant_bound(sent, local_expiry_, local_margin_, local_renew_every_); }
   // Whether the read in flight leads to a new decision (the driver then offers its local waiter).
   bool decides_after_read() const { return step_ == step::reread; }
 
@@ -105,7 +106,7 @@ class release_fsm {
   step step_ = step::idle;
   bool may_retry_ = true;  // a hand-off that misses reads and tries once more
   take_request request_;
-  std::chrono::milliseconds local_expiry_{0}, local_margin_{0};
+  std::chrono::milliseconds local_expiry_{0}, local_margin_{0}, local_renew_every_{0};
 };
 
 }  // namespace mongolock::detail

@@ -34,7 +34,7 @@ BOOST_AUTO_TEST_SUITE(lease_fsm_suite)
 BOOST_AUTO_TEST_CASE(renews_every_interval_and_moves_the_deadline_to_the_send_time) {
   auto f = fresh();
   auto a = f.start(t0 + 5ms);
-  BOOST_TEST((a.what == kind::wait_until && a.at == t0 + 1005ms));
+  BOOST_TEST((a.what == kind::wait_until && a.at == t0 + 1000ms), "the first: R after the take's send");
   BOOST_TEST((f.on_timer(a.at).what == kind::renew));
   BOOST_TEST((f.deadline() == t0 + 2700ms));
   a = f.on_renewed(ok(), t0 + 1005ms, t0 + 1400ms);  // a slow reply: the deadline counts from sending
@@ -88,6 +88,23 @@ BOOST_AUTO_TEST_CASE(failed_renewal_retries_sooner_and_keeps_the_deadline) {
   }
   BOOST_TEST((f.deadline() == t0 + 2700ms));
   BOOST_TEST((f.on_renewed(failed(), t0 + 2600ms, t0 + 2700ms).what == kind::lost));
+}
+
+// A lease whose clock started before its grant (a lock handed over from the line starts at the
+// head's last entry write, docs/design.md section 7): its first renewal is due R after that
+// start, not R after the grant, so that it goes out before the deadline with the room a renewal
+// has in steady state. Expiry 1 s, margin 100 ms, renew every 600 ms, granted 400 ms in.
+BOOST_AUTO_TEST_CASE(a_lease_granted_late_in_its_clock_renews_before_its_deadline) {
+  ml::detail::lease_fsm f{t0, 1000ms, 100ms, 600ms, 42};
+  BOOST_REQUIRE((f.deadline() == t0 + 900ms));
+  auto a = f.start(t0 + 400ms);
+  BOOST_REQUIRE((a.what == kind::wait_until));
+  BOOST_TEST((a.at == t0 + 600ms), "due R after the clock's start");
+  BOOST_TEST((f.on_timer(a.at).what == kind::renew));
+  // Granted past start + R (a shorter expiry in the document moved the start back): due at once.
+  ml::detail::lease_fsm g{t0, 1000ms, 100ms, 600ms, 42};
+  a = g.start(t0 + 750ms);
+  BOOST_TEST((a.what == kind::wait_until && a.at == t0 + 750ms));
 }
 
 BOOST_AUTO_TEST_CASE(watchdog_says_lost_exactly_at_the_deadline) {

@@ -29,7 +29,7 @@ release_params lease(std::vector<line_entry> line = {}, bool others = false) {
   return p;
 }
 const std::optional<local_waiter> nobody;
-std::optional<local_waiter> waiter() { return local_waiter{"next-local", 10s, 1s}; }
+std::optional<local_waiter> waiter() { return local_waiter{"next-local", 10s, 1s, 3s}; }
 
 outcome<bool> applied(bool v) { return success(v); }
 outcome<bool> failed(ml::errc e, bool ambiguous, std::string msg = "boom") {
@@ -146,7 +146,7 @@ BOOST_AUTO_TEST_CASE(without_a_line_the_lock_goes_to_the_local_waiter_on_an_empt
   BOOST_TEST(t.nobody_waiting);
   BOOST_TEST(t.hand_over);
   BOOST_TEST(t.leaving.empty());
-  BOOST_TEST((fsm.bound(t0) == t0 + 9s));  // expiry - margin of the new lease
+  BOOST_TEST((fsm.bound(t0) == t0 + 8s));  // the new lease's E - m, less its first renewal's room min(m, E - m - R)
 }
 
 BOOST_AUTO_TEST_CASE(with_others_in_line_or_no_local_waiter_the_release_is_plain) {
@@ -159,14 +159,14 @@ BOOST_AUTO_TEST_CASE(with_others_in_line_or_no_local_waiter_the_release_is_plain
 BOOST_AUTO_TEST_CASE(a_local_hand_off_in_time_is_granted_and_a_late_one_is_not) {
   release_fsm fsm(lease());
   fsm.start(waiter());
-  auto a = fsm.on_written(applied(true), t0, t0 + 9s - 1ms);
+  auto a = fsm.on_written(applied(true), t0, t0 + 8s - 1ms);
   BOOST_TEST((a.to == handed::to_local));
   BOOST_TEST(!a.late);
   BOOST_TEST(a.count_release);
   BOOST_TEST(!a.ec);
   release_fsm late(lease());
   late.start(waiter());
-  a = late.on_written(applied(true), t0, t0 + 9s);
+  a = late.on_written(applied(true), t0, t0 + 8s);
   BOOST_TEST((a.to == handed::to_local));
   BOOST_TEST(a.late);  // the driver gives it back: its holder's own deadline has passed
 }

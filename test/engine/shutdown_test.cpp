@@ -105,6 +105,35 @@ BOOST_AUTO_TEST_CASE(grant_arriving_during_shutdown_is_given_back) {
   BOOST_TEST(e.store->get("a").held.owner.empty());
 }
 
+// As above, for an acquire that may be in the line: its join was answered with an error and
+// lands late (150 ms), after its take saw an empty line and was sent (a take that does not remove
+// the entry). The grant refused by shutdown ends the acquire without a lease, so it leaves the
+// line as a give-up does (docs/design.md section 7, point 8); before, the entry stayed and cost
+// the waiters behind it a window, or a later holder handed the lock to an owner id nobody renews.
+BOOST_AUTO_TEST_CASE(a_grant_refused_by_shutdown_leaves_the_line) {
+  engine e(fast(5000ms));
+  auto them = other_provider(e, fast(5000ms));
+  auto theirs = wait_for_lock(them, "a");
+  BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 1s));
+  BOOST_REQUIRE(!theirs->ec);
+  e.store->inject(op::join_line, fault(fault::kind::apply_late, 150ms));
+  e.store->inject(op::take, fault(fault::kind::hang, 400ms));
+  auto acquired = acquire_in_background(e, "a", 5s);
+  BOOST_REQUIRE(run_until(e, [&] { return e.store->count(op::join_line) == 1; }, 1s));
+  auto released = engine::ec_future([&](auto h) { theirs->held.async_release(h); });  // before our next read
+  BOOST_REQUIRE(run_until(e, [&] { return e.store->count(op::take) == 2; }, 1s));  // theirs, then ours
+  BOOST_REQUIRE(e.wait(released, 1s));
+  auto done = shutdown(e);
+  BOOST_REQUIRE(e.wait(done, 3s));
+  BOOST_TEST(!done.get());
+  BOOST_REQUIRE(acquired.wait_for(0s) == std::future_status::ready);
+  BOOST_TEST((acquired.get() == asio::error::operation_aborted));
+  BOOST_REQUIRE(e.store->count(op::join_line) == 1u);  // the only join: the late one
+  const auto doc = e.store->get("a");
+  BOOST_TEST(doc.held.owner.empty());
+  BOOST_TEST(doc.line.empty(), doc.line.size() << " entry(ies) left in the line");
+}
+
 BOOST_AUTO_TEST_CASE(shutdown_releases_leases_wakes_waiters_and_refuses_new_acquisitions) {
   engine e;
   auto [ec, held] = e.acquire("a", 1s);
