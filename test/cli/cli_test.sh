@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Black-box tests of the `mongolock` tool: the built binary, run as separate processes against
-# the test server. Usage: cli_test.sh PATH_TO_MONGOLOCK PATH_TO_FORK_CHECK_SO (server URI from the
-# ctest fixture or MONGOLOCK_TEST_URI). Ends with "N passed, N failed".
+# the test server. Usage: cli_test.sh PATH_TO_MONGOLOCK PATH_TO_FORK_CHECK_SO
+# PATH_TO_SUPERVISOR_CLOCK_AHEAD_SO (server URI from the ctest fixture or MONGOLOCK_TEST_URI).
+# Ends with "N passed, N failed".
 set -u
-bin=$1 fork_check=${2:-}  # no shim under a sanitizer (see test/CMakeLists.txt)
+bin=$1 fork_check=${2:-} supervisor_ahead=${3:-}  # no shims under a sanitizer (see test/CMakeLists.txt)
 uri=${MONGOLOCK_TEST_URI:-$(cat "$MONGOLOCK_TEST_SERVER_DIR/uri")}
 export MONGOLOCK_URI=$uri MONGOLOCK_DATABASE=mongolock_cli_test
 work=$(mktemp -d)
@@ -420,6 +421,21 @@ wait $holding; rc_hold=$?
 "$bin" --wait 0 run "$n" -- true; rc_free=$?
 check "--hold-at-least: a signal ends the hold early ($rc_hold, COMMAND's status) and frees the lock ($rc_free)" \
   '[ $rc_hold = 0 ] && [ $rc_free = 0 ] && grep -q "ends early" "$f/hold-err"'
+
+# 21. The verdict is the supervisor's word: a supervisor that stopped the job because the lease's
+#     local deadline passed by its reading makes `run` exit 74, even when `mongolock` already holds
+#     a later deadline (a renewal answered within a millisecond of the old deadline and sent just
+#     after the supervisor read it; here the supervisor's boot clock is set 60 s ahead, so it
+#     finds the deadline passed at once while `mongolock`'s lease runs on).
+if [ -n "$supervisor_ahead" ]; then
+  n=$(name ahead) f=$work/ahead; mkdir -p "$f"
+  MONGOLOCK_SUPERVISOR_AHEAD_MS=60000 LD_PRELOAD=$supervisor_ahead "$bin" --ttl 10s run "$n" -- \
+    sh -c "touch $f/started; sleep 30" 2>"$f/err"; rc=$?
+  check "supervisor stopped the job at the deadline by its clock, mongolock's deadline later: 74 (got $rc: $(tr '\n' ' ' < "$f/err"))" \
+    '[ $rc = 74 ] && grep -q "local deadline" "$f/err" && ! grep -q "supervisor of the command was killed" "$f/err"'
+else
+  echo "skipped: the supervisor's verdict with its clock ahead (sanitizer build; the build without a sanitizer checks it)"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -129,13 +129,21 @@ class signals_held {
   sigset_t saved_;
 };
 
-// Forks the supervisor (supervise.hpp), which starts COMMAND. Returns its pid, and in
-// `lifeline` the write end of its pipe; -1 with errno on failure. `kill_after`, `margin`: when it
-// stops COMMAND (supervise.hpp); `deadline_ms`: the lease's local deadline now (boot_ms).
+// Forks the supervisor (supervise.hpp), which starts COMMAND. Returns its pid, in `lifeline` the
+// write end of its pipe and in `stopping` the read end of the one on which it says it stopped the
+// job; -1 with errno on failure. `kill_after`, `margin`: when it stops COMMAND (supervise.hpp);
+// `deadline_ms`: the lease's local deadline now (boot_ms).
 pid_t start_supervisor(const exec_plan& plan, std::chrono::milliseconds kill_after,
-                       std::chrono::milliseconds margin, std::int64_t deadline_ms, int& lifeline) {
-  int alive[2];
+                       std::chrono::milliseconds margin, std::int64_t deadline_ms, int& lifeline, int& stopping) {
+  int alive[2], stopped[2];
   if (::pipe2(alive, O_CLOEXEC) != 0) return -1;
+  if (::pipe2(stopped, O_CLOEXEC | O_NONBLOCK) != 0) {
+    const int error = errno;
+    ::close(alive[0]);
+    ::close(alive[1]);
+    errno = error;
+    return -1;
+  }
   pid_t pid = -1;
   int error = 0;
   {
@@ -144,20 +152,33 @@ pid_t start_supervisor(const exec_plan& plan, std::chrono::milliseconds kill_aft
     error = errno;
     if (pid == 0) {
       ::close(alive[1]);
+      ::close(stopped[0]);
       ::setpgid(0, 0);  // own process group, so signals reach the whole job
-      supervise(plan, alive[0], kill_after, margin, deadline_ms);
+      supervise(plan, alive[0], stopped[1], kill_after, margin, deadline_ms);
     }
   }
   ::close(alive[0]);
+  ::close(stopped[1]);
   if (pid < 0) {
     ::close(alive[1]);
+    ::close(stopped[0]);
     errno = error;
     return -1;
   }
   lifeline = alive[1];
+  stopping = stopped[0];
   // Never block the io thread on a supervisor that does not read (it may be stopped itself).
   ::fcntl(lifeline, F_SETFL, ::fcntl(lifeline, F_GETFL) | O_NONBLOCK);
   return pid;
+}
+
+// Whether the supervisor, now reaped, stopped the job itself (the lease's local deadline passed
+// by its reading): it wrote a byte before the group's SIGKILL, which ended it too. Read once the
+// supervisor is reaped, so the byte is there if it was ever written; non-blocking, as COMMAND's
+// processes may hold the write end until they exec.
+bool supervisor_stopped_job(int stopping) {
+  char said = 0;
+  return ::read(stopping, &said, 1) == 1;
 }
 
 // The lease's local deadline on the supervisor's clock (boot_ms): now + time left, rounded down.
@@ -429,11 +450,12 @@ asio::awaitable<int> run_holding(Held& held, const options& o, asio::signal_set&
     if (o.permits > 0 || o.shared) env.emplace_back("MONGOLOCK_PERMIT", held.name());
   const exec_plan plan(command.path, o.argv, child_environment(environ, env));
   int lifeline = -1;  // the write end of the supervisor's pipe: open until we return
+  int stopping = -1;  // the read end of the pipe on which it says it stopped the job
   const auto margin = margin_of(o);
   const auto grace = std::min(o.kill_after, margin);  // after a loss seen here
   auto sent = std::make_shared<std::int64_t>(deadline_of(held));  // the last deadline in the pipe
-  const pid_t pid = start_supervisor(plan, o.kill_after, margin, *sent, lifeline);
-  const owned_fd close_lifeline(lifeline);
+  const pid_t pid = start_supervisor(plan, o.kill_after, margin, *sent, lifeline, stopping);
+  const owned_fd close_lifeline(lifeline), close_stopping(stopping);
   if (pid < 0) {
     std::cerr << "mongolock: cannot start the command: " << std::strerror(errno) << "\n";
     diagnostics ignored;
@@ -487,11 +509,14 @@ asio::awaitable<int> run_holding(Held& held, const options& o, asio::signal_set&
     if (done == pid || (done < 0 && errno != EINTR)) break;
     co_await children.async_wait(asio::as_tuple(asio::use_awaitable));
   }
-  // A supervisor killed after the last deadline it was sent ended the job group itself, itself
-  // included (supervise.hpp): that deadline passed while this process was stopped or stalled, or
-  // a renewal came too late to be sent in time.
+  // A supervisor that says it stopped the job ended the group at the lease's local deadline,
+  // itself included (supervise.hpp): that deadline passed while this process was stopped or
+  // stalled, or a renewal came too late to be sent in time. Its word, not the time against
+  // `*sent`: a renewal answered just before the deadline may have moved `*sent` on after the
+  // supervisor read the old one, and then a lease stopped at its deadline would be reported as a
+  // killed supervisor, 137 (docs/design.md section 2).
   const bool lost = watch->lost;
-  const bool past_deadline = WIFSIGNALED(status) && boot_ms() >= *sent;
+  const bool past_deadline = WIFSIGNALED(status) && supervisor_stopped_job(stopping);
   if (WIFSIGNALED(status) && !lost) {
     // The supervisor was killed (OOM killer, `pkill -9 mongolock`, or its own end of the group
     // at the deadline), not COMMAND's exit: COMMAND died with it (PDEATHSIG), but what it
@@ -499,7 +524,8 @@ asio::awaitable<int> run_holding(Held& held, const options& o, asio::signal_set&
     ::kill(-pid, SIGKILL);
     if (past_deadline)
       std::cerr << "mongolock: the lease on '" << o.name << "' reached its local deadline without a renewal "
-                << "(this process was stopped or stalled, or its renewals failed); its supervisor stopped the command\n";
+                << "(this process was stopped or stalled, or its renewals failed or came too late); its supervisor "
+                   "stopped the command\n";
     else
       std::cerr << "mongolock: the supervisor of the command was killed (signal " << WTERMSIG(status)
                 << "); the command's process group was killed too\n";

@@ -58,7 +58,7 @@ std::int64_t boot_ms() noexcept {
   return std::int64_t{t.tv_sec} * 1000 + t.tv_nsec / 1'000'000;
 }
 
-void supervise(const exec_plan& plan, int parent_alive, std::chrono::milliseconds kill_after,
+void supervise(const exec_plan& plan, int parent_alive, int stopping, std::chrono::milliseconds kill_after,
                std::chrono::milliseconds margin, std::int64_t deadline_ms) noexcept {
   // The parent blocked these signals around fork(): its handlers (Asio's) must never run here.
   for (int sig : forwarded_signals) set_disposition(sig, SIG_IGN);
@@ -115,7 +115,11 @@ void supervise(const exec_plan& plan, int parent_alive, std::chrono::millisecond
   }
 
   // The lease has ended (`mongolock` is gone, or could not renew it in time): stop the job as a
-  // lost lease would, then say so.
+  // lost lease would, then say so. First to `mongolock`, which reads it once this process has
+  // ended: one byte in an empty pipe is written at once (and fails harmlessly, SIGPIPE ignored,
+  // if `mongolock` is gone).
+  const char stopped = 'S';
+  [[maybe_unused]] auto told = ::write(stopping, &stopped, 1);
   ::kill(-::getpgrp(), SIGTERM);  // this process ignores it
   say(gone ? "mongolock: the mongolock process died; stopping the command (SIGTERM, then SIGKILL)\n"
            : "mongolock: the lease's local deadline passed with no newer one from the mongolock process (stopped, "
@@ -130,8 +134,7 @@ void supervise(const exec_plan& plan, int parent_alive, std::chrono::millisecond
     ::ppoll(nullptr, 0, &t, &original);
   }
   // Whatever is left of the group, this process included: nobody holds the lock for it now.
-  // `mongolock` tells this end from another SIGKILL by the time: it is past the last deadline it
-  // sent (run.cpp).
+  // `mongolock` tells this end from another SIGKILL by the byte written above (run.cpp).
   ::kill(-::getpgrp(), SIGKILL);
   ::_exit(exit_lost);
 }

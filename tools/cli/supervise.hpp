@@ -13,6 +13,11 @@
 // does when the lease is lost: SIGTERM to the process group, then SIGKILL to all of it (itself
 // included) after --kill-after, but no later than a margin past the deadline, so that even a
 // COMMAND deaf to SIGTERM is gone before a waiter can take the lock (docs/design.md section 2).
+// Before it stops the group it writes one byte on a second pipe, whose read end is `mongolock`'s:
+// the group's SIGKILL ends the supervisor too, and `mongolock` must tell that end from another
+// SIGKILL (the OOM killer) by the supervisor's word, not by comparing the time with the last
+// deadline it sent, which may already be newer than the one the supervisor acted on
+// (docs/design.md section 2).
 // Otherwise it waits for COMMAND and exits with COMMAND's status (128+N if killed by signal N),
 // or 74 if it saw COMMAND end only after the deadline, so `mongolock` reports what it always did.
 //
@@ -46,10 +51,12 @@ inline int exit_code_of(int status) noexcept {
 std::int64_t boot_ms() noexcept;
 
 // The child side of fork(), in the new process group: starts COMMAND (`plan`) and supervises it.
-// `parent_alive`: the pipe's read end; `kill_after`: from SIGTERM to SIGKILL, at most until
-// `margin` past the deadline; `deadline_ms`: the lease's local deadline when it forked (boot_ms).
-// Async-signal-safe throughout (the parent is multi-threaded); never returns.
-[[noreturn]] void supervise(const exec_plan& plan, int parent_alive, std::chrono::milliseconds kill_after,
+// `parent_alive`: the pipe's read end; `stopping`: the write end of the pipe that says the
+// supervisor stopped the job (one byte, before the group's SIGKILL); `kill_after`: from SIGTERM to
+// SIGKILL, at most until `margin` past the deadline; `deadline_ms`: the lease's local deadline
+// when it forked (boot_ms). Async-signal-safe throughout (the parent is multi-threaded); never
+// returns.
+[[noreturn]] void supervise(const exec_plan& plan, int parent_alive, int stopping, std::chrono::milliseconds kill_after,
                             std::chrono::milliseconds margin, std::int64_t deadline_ms) noexcept;
 
 }  // namespace mongolock::cli
