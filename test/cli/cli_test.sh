@@ -386,18 +386,18 @@ check "finished inside the lease while mongolock was stopped: COMMAND's status 3
 #     loaded machine runs it). --hold-at-least: a --wait 0 during the hold finds the lock busy
 #     (75), the lock is free after it.
 n=$(name cron) f=$work/cron; mkdir -p "$f"
-"$bin" --ttl 1s run --once-per 1h --state-dir "$f/a" "$n" -- sh -c 'echo "$MONGOLOCK_FENCING_TOKEN" > '"$f/first"; rc_first=$?
-"$bin" --ttl 1s run --once-per 1h --state-dir "$f/b" "$n" -- touch "$f/b-ran" 2>"$f/err"; rc_b=$?
+"$bin" --ttl 1s --wait 10s run --once-per 1h --state-dir "$f/a" "$n" -- sh -c 'echo "$MONGOLOCK_FENCING_TOKEN" > '"$f/first"; rc_first=$?
+"$bin" --ttl 1s --wait 10s run --once-per 1h --state-dir "$f/b" "$n" -- touch "$f/b-ran" 2>"$f/err"; rc_b=$?
 "$bin" --ttl 1s run "$n" -- true
 recorded=$("$bin" status "$n" | sed -n 's/.*"last_run_token_str":"\([0-9]*\)".*/\1/p')
-"$bin" --ttl 1s run --once-per 1h --state-dir "$f/a" "$n" -- touch "$f/a-again" 2>/dev/null; rc_a=$?
+"$bin" --ttl 1s --wait 10s run --once-per 1h --state-dir "$f/a" "$n" -- touch "$f/a-again" 2>/dev/null; rc_a=$?
 check "--once-per: the run was recorded (token $recorded), a host new to it skipped ($rc_b) and said so, the first host skips within the period ($rc_a)" \
   '[ $rc_first = 0 ] && [ "$recorded" = "$(cat "$f/first")" ] && [ $rc_b = 79 ] && [ ! -e "$f/b-ran" ] && grep -q "skipped: this host first saw its last run" "$f/err" && [ $rc_a = 79 ] && [ ! -e "$f/a-again" ]'
 n=$(name cron-later)
-"$bin" --ttl 1s run --once-per 1s --state-dir "$f/a" "$n" -- true
-"$bin" --ttl 1s run --once-per 1s --state-dir "$f/b" "$n" -- touch "$f/b-later" 2>/dev/null; rc_new=$?
+"$bin" --ttl 1s --wait 500ms run --once-per 1s --state-dir "$f/a" "$n" -- true
+"$bin" --ttl 1s --wait 500ms run --once-per 1s --state-dir "$f/b" "$n" -- touch "$f/b-later" 2>/dev/null; rc_new=$?
 sleep 1.2
-"$bin" --ttl 1s run --once-per 1s --state-dir "$f/b" "$n" -- touch "$f/b-later"; rc_b=$?
+"$bin" --ttl 1s --wait 500ms run --once-per 1s --state-dir "$f/b" "$n" -- touch "$f/b-later"; rc_b=$?
 check "--once-per: a host skips a run new to it ($rc_new), and runs once it saw that run D ago ($rc_b)" \
   '[ $rc_new = 79 ] && [ $rc_b = 0 ] && [ -e "$f/b-later" ]'
 n=$(name hold)

@@ -181,6 +181,31 @@ BOOST_AUTO_TEST_CASE(margin_is_an_option_below_half_of_the_ttl) {
   BOOST_TEST(parse({"--ttl=1s", "--margin=499ms", "list"}).error.empty());
 }
 
+// --once-per D keeps two runs D apart (docs/design.md section 13), so one period's attempts must
+// all fall within D: a host that waits in line longer than D saw the running job's token more than
+// D before it was handed the lock, and ran it again (--wait 20s --once-per 2s: two runs a night).
+// The tool knows --wait: D must exceed it, and --wait must be given (an unbounded wait has no D).
+BOOST_AUTO_TEST_CASE(once_per_must_exceed_the_wait) {
+  BOOST_TEST(parse({"--wait", "20s", "run", "--once-per", "2s", "n", "true"}).error ==
+             "--once-per 2s must exceed --wait 20s: a host that waits in line longer than D can run the job "
+             "again in the same period; give D above --wait plus the spread of the hosts' start times");
+  BOOST_TEST(parse({"--wait", "5m", "run", "--once-per", "5m", "n", "true"}).error.find(
+                 "--once-per 5m must exceed --wait 5m") == 0);
+  BOOST_TEST(parse({"run", "--once-per", "3s", "n", "true"}, {{"MONGOLOCK_WAIT", "5m"}}).error.find(
+                 "--once-per 3s must exceed --wait 5m") == 0);
+  BOOST_TEST(parse({"run", "--once-per", "20h", "n", "true"}).error ==
+             "--once-per 20h needs --wait: a host that waits without bound can run the job again in the same "
+             "period, whatever D; give --wait below D less the spread of the hosts' start times");
+  for (std::vector<std::string> ok : std::vector<std::vector<std::string>>{
+           {"--wait", "10s", "run", "--once-per", "20s", "n", "true"},
+           {"--wait", "5m", "run", "--once-per", "20h", "n", "true"},
+           {"--wait", "0", "run", "--once-per", "1s", "n", "true"},
+           {"--wait", "5m", "run", "--once-per", "5m1ms", "n", "true"},
+           {"run", "n", "true"}})  // no --once-per: no --wait needed
+    BOOST_TEST(parse(ok).error.empty(), parse(ok).error);
+  BOOST_TEST(cli::usage().find("must exceed --wait") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(environment_durations_out_of_range) {
   BOOST_TEST(parse({"list"}, {{"MONGOLOCK_TTL", "9999999h"}}).error == "MONGOLOCK_TTL must be between 100ms and 24h");
   BOOST_TEST(parse({"list"}, {{"MONGOLOCK_WAIT", "9000h"}}).error ==

@@ -15,7 +15,7 @@ namespace cli = mongolock::cli;
 BOOST_AUTO_TEST_SUITE(cli_scheduled)
 
 BOOST_AUTO_TEST_CASE(hold_at_least_and_once_per_are_durations_of_a_plain_run) {
-  auto r = cli::parse_args({"run", "--once-per", "20h", "--hold-at-least=10m", "--state-dir", "/s", "n", "true"}, {});
+  auto r = cli::parse_args({"--wait", "5m", "run", "--once-per", "20h", "--hold-at-least=10m", "--state-dir", "/s", "n", "true"}, {});
   BOOST_TEST(r.error.empty(), r.error);
   BOOST_TEST(r.opts.once_per == 20h);
   BOOST_TEST(r.opts.hold_at_least == 10min);

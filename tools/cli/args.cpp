@@ -141,7 +141,10 @@ run, scheduled jobs (a plain lock; README "Scheduled jobs"):
   --once-per D        run COMMAND only if the last run recorded under NAME was first seen by
                       this host at least D ago, else exit 79; a COMMAND that exits 0 is recorded.
                       A host that has not seen that run yet skips once and counts from now.
-                      Up to 20h (the record goes with a lock document idle for 24h)
+                      Needs --wait, and D must exceed --wait plus the spread of the hosts' start
+                      times (a host that waited longer than D would run it again; exit 64 if D
+                      does not exceed --wait). Up to 20h (the record goes with a lock document
+                      idle for 24h)
   --state-dir DIR     what this host has seen, per lock [MONGOLOCK_STATE_DIR]
                       ($XDG_STATE_HOME/mongolock, or ~/.local/state/mongolock)
 
@@ -357,6 +360,17 @@ parse_result parse_args(const std::vector<std::string>& args,
       else if (o.readers != 16 && !o.shared && !o.exclusive) p.fail("--readers goes with --shared or --exclusive");
       else if ((o.hold_at_least.count() > 0 || o.once_per.count() > 0) && (o.permits > 0 || o.shared || o.exclusive))
         p.fail("--hold-at-least and --once-per go with a plain lock (not -n, --shared or --exclusive)");
+      // --once-per keeps two runs D apart, not one period's attempts apart: a host that waits in
+      // line longer than D first saw the running job's token more than D before it is handed the
+      // lock, and runs it again. D must exceed the start spread plus --wait (docs/design.md section
+      // 13); the spread is the user's to know, --wait is checked here.
+      else if (o.once_per.count() > 0 && !o.wait)
+        p.fail("--once-per " + describe(o.once_per) + " needs --wait: a host that waits without bound can run the "
+               "job again in the same period, whatever D; give --wait below D less the spread of the hosts' start times");
+      else if (o.once_per.count() > 0 && o.once_per <= *o.wait)
+        p.fail("--once-per " + describe(o.once_per) + " must exceed --wait " + describe(*o.wait) + ": a host that "
+               "waits in line longer than D can run the job again in the same period; give D above --wait plus the "
+               "spread of the hosts' start times");
       break;
     case command::status:
       if (o.name.empty()) p.fail("status needs a lock NAME");
