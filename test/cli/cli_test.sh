@@ -437,5 +437,20 @@ else
   echo "skipped: the supervisor's verdict with its clock ahead (sanitizer build; the build without a sanitizer checks it)"
 fi
 
+# 22. Two --ttls on one name (docs/design.md section 7, "The first renewal"): C (10 s) holds, A
+#     (10 s) and then B (30 s) wait in line; C's release lets A in, A hands to B with A's expiry in
+#     the document, so B's first deadline is its entry write + 10 s - 3 s. B's first renewal is due
+#     by that clock: B keeps the lock past it and its command's status is the exit status (before,
+#     its first renewal came 10 s after the grant: "lease lost", 74).
+n=$(name two-ttls) f=$work/ttls; mkdir -p "$f"
+"$bin" --ttl 10s run "$n" -- sh -c "touch $f/c; sleep 4" & c=$!
+wait_for_file "$f/c"
+"$bin" --ttl 10s run "$n" -- true & a=$!
+sleep 1
+"$bin" --ttl 30s run "$n" -- sh -c "sleep 8; touch $f/b" 2>"$f/b-err" & b=$!
+wait $c $a; wait $b; rc=$?
+check "a lock handed over with a shorter expiry is kept past its first deadline: 0 (got $rc: $(tr '\n' ' ' < "$f/b-err"))" \
+  '[ $rc = 0 ] && [ -e "$f/b" ]'
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
