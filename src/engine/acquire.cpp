@@ -265,6 +265,17 @@ result grant(const std::shared_ptr<provider_impl>& p, diagnostics* d, const lock
   return {error_code{}, access::make_lease(std::move(st))};
 }
 
+// The acquire that has the name's turn found no server (docs/design.md section 7, coalescing): the
+// acquires parked behind it would each wait out a server selection of their own, one after
+// another, and fail as it did. They fail with it now (a place a hand-off gave one is left).
+void fail_parked_with(const std::shared_ptr<provider_impl>& p, const std::string& name, const acquire_action& a) {
+  for (auto& w : p->turns.drain(name)) {
+    p->count.acquiring.fetch_sub(1, std::memory_order_relaxed);  // no longer parked
+    if (auto enrolled = std::exchange(w->enrolled, std::nullopt)) leave_line_in_background(p, w->name, enrolled->owner);
+    finish_parked(w, a.ec, "the server could not be reached by an earlier acquire of this lock in this provider: " + a.why, p->ex);
+  }
+}
+
 result give_up(provider_impl& p, diagnostics* d, const acquire_fsm& fsm, const acquire_action& a) {
   for (auto token : fsm.unconfirmed()) p.release_in_background(fsm.name(), fsm.owner(), token, {}, true);
   // Once each (retried only on an error): if one has not landed yet, its late reply frees it.
@@ -366,6 +377,7 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
         co_return grant(p, d, opts, strand, fsm, a, started, turn);
       }
       case kind::fail:
+        if (turn.held() && a.ec == errc::server_unavailable) fail_parked_with(p, fsm.name(), a);
         co_return give_up(*p, d, fsm, a);
     }
   }

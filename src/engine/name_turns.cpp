@@ -51,6 +51,16 @@ std::vector<std::shared_ptr<parked_acquire>> name_turns::drain() {
   return out;
 }
 
+std::vector<std::shared_ptr<parked_acquire>> name_turns::drain(const std::string& name) {
+  std::lock_guard g(mu_);
+  std::vector<std::shared_ptr<parked_acquire>> out;
+  auto it = taken_.find(name);
+  if (it == taken_.end()) return out;
+  for (auto& w : it->second.queue) out.push_back(std::move(w));
+  it->second.queue.clear();
+  return out;
+}
+
 void finish_parked(const std::shared_ptr<parked_acquire>& w, boost::system::error_code ec, std::string why,
                    const asio::any_io_executor& fallback) {
   // Posted, never inline (this may run inside the caller's cancellation emit or a timer), then

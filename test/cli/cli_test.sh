@@ -196,6 +196,13 @@ t0=$(date +%s%N)
 "$bin" --uri 'mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=12000' --wait 1s run x true 2>"$work/unreach"; rc=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "--wait 1s against no server: 69 within 4 s, whatever the URI's timeout (rc=$rc, ${ms} ms)" '[ $rc = 69 ] && [ $ms -lt 4000 ]'
+# --wait 0 is one look, not a bound: against no server it takes the URI's server selection
+# timeout (README: 5 s by default), and a shorter serverSelectionTimeoutMS shortens it.
+t0=$(date +%s%N)
+"$bin" --uri 'mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=500' --wait 0 run x true 2>"$work/unreach0"; rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "--wait 0 against no server: 69 after the URI's 500 ms selection timeout (rc=$rc, ${ms} ms)" \
+  '[ $rc = 69 ] && [ $ms -ge 450 ] && [ $ms -lt 3000 ]'
 for sub in "status x" "list" "release --force x"; do
   "$bin" --uri 'mongodb://alice:s3cr3t@127.0.0.1:1/?serverSelectionTimeoutMS=300' $sub 2>"$work/unreach-sub"; rc=$?
   check "$sub against no server: 69 with the driver's reason, no password ($(head -c 120 "$work/unreach-sub"))" \

@@ -155,6 +155,31 @@ BOOST_AUTO_TEST_CASE(the_turn_passes_when_the_active_acquire_gives_up) {
   BOOST_TEST(!e.release(patient->held));
 }
 
+// A server that cannot be reached fails the acquire that has the turn; the acquires parked behind
+// it fail with it, at once, instead of each waiting out a server selection of its own in turn
+// (an HTTP handler would otherwise wait 4 x 300 ms here, 4 x 5 s with the default selection
+// timeout, for an answer the first failure already knew). One read is sent, not four.
+BOOST_AUTO_TEST_CASE(an_unreachable_server_fails_the_parked_acquires_with_the_turn) {
+  engine e;
+  for (int i = 0; i < 4; ++i) e.store->inject(op::read, fault(fault::kind::unavailable, 300ms));
+  std::vector<std::shared_ptr<waiter>> outs;
+  for (int i = 0; i < 4; ++i) {
+    outs.push_back(std::make_shared<waiter>());
+    start_acquire(e.lock("down"), outs.back(), 10s);
+  }
+  const auto t0 = steady::now();
+  BOOST_REQUIRE(run_until(e, [&] { return std::all_of(outs.begin(), outs.end(), [](auto& o) { return o->done; }); }, 3s));
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t0);
+  for (auto& o : outs) BOOST_TEST((o->ec == ml::errc::server_unavailable), o->ec.message());
+  BOOST_TEST(reads_of(e, "down") == 1u, "one server selection for the four");
+  BOOST_TEST(took < 900ms, took.count() << " ms (the turns one after another: 1200 ms)");
+  BOOST_TEST(e.p->snapshot().acquires_in_progress == 0u);
+  // The name's turn is free again: the next acquire reads for itself (the server still down).
+  auto [ec, held] = e.acquire("down", 1s);
+  BOOST_TEST((ec == ml::errc::server_unavailable), ec.message());
+  BOOST_TEST(reads_of(e, "down") == 2u);
+}
+
 // Shutdown completes parked waiters (they never started) with operation_aborted.
 BOOST_AUTO_TEST_CASE(shutdown_ends_parked_waiters) {
   engine e;
