@@ -155,6 +155,24 @@ BOOST_AUTO_TEST_CASE(late_reply_to_a_take_is_given_back) {
   BOOST_TEST((f.take_bound(t0) == t0 + 800ms), "E - m, less the first renewal's room: min(m, E - m - R)");
 }
 
+// A grant leaves the lease room to reach its first renewal (docs/design.md section 7, the first
+// renewal): E 1 s, m 100 ms, R 600 ms: room min(m, E - m - R) = 100 ms, so a take answered 799 ms
+// after its send is granted (its renewal due at once, 101 ms before the deadline) and one
+// answered at 800 ms is given back; before, both were granted up to 900 ms and the lease was lost
+// unrenewed (its first renewal came R after the grant).
+BOOST_AUTO_TEST_CASE(a_grant_leaves_room_for_the_first_renewal) {
+  auto p = params();
+  p.refresh_every = 600ms;
+  acquire_fsm in_time("x", p);
+  to_take(in_time);
+  auto a = in_time.on_take(success(true), t0, t0 + 799ms);
+  BOOST_TEST((a.what == kind::grant && a.at == t0));
+  acquire_fsm late("x", p);
+  to_take(late);
+  BOOST_TEST((late.on_take(success(true), t0, t0 + 800ms).what == kind::give_back));
+  BOOST_TEST((late.take_bound(t0) == t0 + 800ms));
+}
+
 // A take abandoned at its bound may still land; a read that then shows it is past the bound (the
 // driver's late reply frees it too): given back, never granted, also for an acquire in line,
 // whose entry write is older than the take.
