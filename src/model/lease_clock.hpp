@@ -38,11 +38,13 @@ class lease_clock {
 // so the first renewal is due `renew_every` after the clock's start, as every later one is due
 // `renew_every` after the last renewal, or at once if that is past. A grant needs room for that
 // renewal to go out and come back before the deadline: the margin, or the room a renewal has in
-// steady state (E - m - R) where that is smaller. Options keep R + m < E, so the room is positive
-// and a take answered within R of its send is always granted.
+// steady state (E - m - R) where that is smaller, and never more than (E - m) / 4, so that a
+// large margin does not shrink the time a grant may take to (E - 2m). Options keep R + m < E, so
+// the room is positive, a take answered within max(R, 3 (E - m) / 4) of its send is granted, and
+// a waiter in line has (E - m) / 4 after its refresh period to read a hand-off (acquire_fsm.cpp).
 inline std::chrono::milliseconds first_renewal_room(std::chrono::milliseconds expiry, std::chrono::milliseconds margin,
                                                     std::chrono::milliseconds renew_every) {
-  return std::max(std::chrono::milliseconds{1}, std::min(margin, expiry - margin - renew_every));
+  return std::max(std::chrono::milliseconds{1}, std::min({margin, expiry - margin - renew_every, (expiry - margin) / 4}));
 }
 
 // The latest instant a lease whose clock starts at `clock_start` may be granted.

@@ -186,15 +186,13 @@ boot_clock::duration acquire_fsm::refresh_period() const {
 // A wait in line, paced so that a hand-off is used (docs/design.md section 7, point 6): a lock
 // handed to us is ours only if we read it before our last entry write + E - m - room (take_bound).
 // The entry is at most one refresh period old when due (we wake for it), so we look at least
-// every (E - m - room - period) / 2, whatever the backoff says, but never more often than every
-// (E - m) / 8 (with a margin above E / 3 a hand-off may then be read too late: given back).
+// every (E - m - room - period) / 2, whatever the backoff says: at least (E - m) / 8, since the
+// period is at most (E - m) / 2 and the room at most (E - m) / 4.
 acquire_action acquire_fsm::paced_in_line(acquire_action next, time_point now) const {
   if (next.what != kind::wait_until) return next;
   const auto period = refresh_period();
   const auto room = first_renewal_room(p_.expiry, p_.margin, p_.refresh_every);
-  const boot_clock::duration look = std::max<boot_clock::duration>((p_.expiry - p_.margin - room - period) / 2,
-                                                                   (p_.expiry - p_.margin) / 8);
-  next.at = std::min(next.at, now + look);
+  next.at = std::min(next.at, now + (p_.expiry - p_.margin - room - period) / 2);
   if (entry_sent_ && p_.refresh_every.count() > 0) next.at = std::min(next.at, std::max(now, *entry_sent_ + period));
   return next;
 }

@@ -152,11 +152,11 @@ BOOST_AUTO_TEST_CASE(late_reply_to_a_take_is_given_back) {
   auto a = f.on_take(success(true), t0, t0 + 800ms);
   BOOST_TEST((a.what == kind::give_back));
   BOOST_TEST(a.token == 8);
-  BOOST_TEST((f.take_bound(t0) == t0 + 800ms), "E - m, less the first renewal's room: min(m, E - m - R)");
+  BOOST_TEST((f.take_bound(t0) == t0 + 800ms), "E - m, less the first renewal's room: min(m, E - m - R, (E - m) / 4)");
 }
 
 // A grant leaves the lease room to reach its first renewal (docs/design.md section 7, the first
-// renewal): E 1 s, m 100 ms, R 600 ms: room min(m, E - m - R) = 100 ms, so a take answered 799 ms
+// renewal): E 1 s, m 100 ms, R 600 ms: room min(m, E - m - R, (E - m) / 4) = 100 ms, so a take answered 799 ms
 // after its send is granted (its renewal due at once, 101 ms before the deadline) and one
 // answered at 800 ms is given back; before, both were granted up to 900 ms and the lease was lost
 // unrenewed (its first renewal came R after the grant).

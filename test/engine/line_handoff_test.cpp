@@ -75,9 +75,11 @@ both_waiting with_both_waiting(engine& e, const std::string& name) {
 }
 
 // A lock handed to `them` from the line by `us`'s release, `wait` after the setup that put
-// `them` in line: whether `them` then kept it (a renewal in time) for 1.5 s.
+// `them` in line: whether `them` then kept it past the deadline it started with (`keep`; a
+// renewal in time). Leases of seconds, so that a stalled run (TSan stops every thread for up to
+// 0.9 s) neither gives the hand-off back nor loses the lease after it.
 void hand_over_and_keep(const std::string& name, ml::lock_options ours, ml::lock_options theirs_opts,
-                        std::chrono::milliseconds wait) {
+                        std::chrono::milliseconds wait, std::chrono::milliseconds keep) {
   engine e;
   auto us = other_provider(e, ours), them = other_provider(e, theirs_opts);
   std::shared_ptr<waiter> theirs;
@@ -88,10 +90,10 @@ void hand_over_and_keep(const std::string& name, ml::lock_options ours, ml::lock
   BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 3s));
   BOOST_REQUIRE_MESSAGE(!theirs->ec, theirs->ec.message());
   BOOST_TEST(count_since(e, before, op::take) == 1u, "the hand-off was used");
-  e.run_for(1500ms);
+  e.run_for(keep);
   BOOST_TEST(theirs->held.held(), "the handed lease is still held: " << theirs->held.status().message());
   BOOST_TEST(them->count.losses.load() == 0u);
-  BOOST_TEST(them->count.renewals.load() >= 2u);
+  BOOST_TEST(them->count.renewals.load() >= 1u);
   BOOST_TEST(!e.release(theirs->held));
 }
 
@@ -130,7 +132,7 @@ BOOST_AUTO_TEST_CASE(a_refresh_moves_the_start_and_a_shorter_expiry_or_a_late_re
 
   auto late = joined();
   BOOST_REQUIRE((late.on_timer(t0 + 900ms).what == kind::read));
-  // At start + E - m - min(m, E - m - R): too little left for the first renewal to go out and back.
+  // At start + E - m - min(m, E - m - R, (E - m) / 4): too little left for the first renewal to go out and back.
   a = late.on_read(seen(line_doc(me, {}, 8)), t0 + 10ms + 800ms);
   BOOST_TEST((a.what == kind::give_back));
 }
@@ -418,21 +420,22 @@ BOOST_AUTO_TEST_CASE(a_head_with_a_slow_backoff_uses_its_hand_off) {
   BOOST_TEST(!e.release(theirs->held));
 }
 
-// Two processes give one name different expiries: the releaser writes its own (400 ms), so the
-// head's first deadline is its entry write + 400 - 100 ms, sooner than its own renewal period
-// (333 ms) after the grant. Its first renewal is due by its own clock (docs/design.md section 7,
-// point 4): before, it was lost unrenewed about 300 ms after its join.
+// Two processes give one name different expiries: the releaser writes its own (1.2 s), so the
+// head's (3 s, margin 300 ms, renewal period 1 s) first deadline is its entry write + 1.2 s -
+// 300 ms, sooner than its own renewal period after the grant. Its first renewal is due by its own
+// clock (docs/design.md section 7, the first renewal): before, it was lost unrenewed about 900 ms
+// after its join. The grant bound is the entry write + 600 ms.
 BOOST_AUTO_TEST_CASE(a_lock_handed_over_with_a_shorter_expiry_reaches_its_first_renewal) {
-  hand_over_and_keep("mixed-expiry", fast(400ms), fast(1000ms), 0ms);
+  hand_over_and_keep("mixed-expiry", fast(1200ms), fast(3000ms), 0ms, 1500ms);
 }
 
-// One expiry everywhere, but a renewal period above (E - m) / 2 (1 s, 100 ms, 600 ms): a hand-off
-// read about 400 ms after the entry write left a first renewal 600 ms after the grant, past the
-// deadline (entry + 900 ms); now it is due 600 ms after the entry write.
+// One expiry everywhere, but a renewal period above (E - m) / 2 (3 s, 300 ms, 1.8 s): a hand-off
+// read about 1.2 s after the entry write (its refresh is due at 1.35 s) left a first renewal 1.8 s
+// after the grant, past the deadline (entry + 2.7 s); now it is due 1.8 s after the entry write.
 BOOST_AUTO_TEST_CASE(a_lock_handed_over_late_in_a_long_renewal_period_reaches_its_first_renewal) {
-  auto slow_renewal = fast(1000ms);
-  slow_renewal.renew_every = 600ms;
-  hand_over_and_keep("long-period", fast(), slow_renewal, 380ms);
+  auto slow_renewal = fast(3000ms);
+  slow_renewal.renew_every = 1800ms;
+  hand_over_and_keep("long-period", fast(3000ms), slow_renewal, 1150ms, 2500ms);
 }
 
 // An acquire whose entry went (handed the lock and given back, removed as a head that never came)

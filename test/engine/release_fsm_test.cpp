@@ -146,7 +146,7 @@ BOOST_AUTO_TEST_CASE(without_a_line_the_lock_goes_to_the_local_waiter_on_an_empt
   BOOST_TEST(t.nobody_waiting);
   BOOST_TEST(t.hand_over);
   BOOST_TEST(t.leaving.empty());
-  BOOST_TEST((fsm.bound(t0) == t0 + 8s));  // the new lease's E - m, less its first renewal's room min(m, E - m - R)
+  BOOST_TEST((fsm.bound(t0) == t0 + 8s));  // the new lease's E - m, less its first renewal's room min(m, E - m - R, (E - m) / 4)
 }
 
 BOOST_AUTO_TEST_CASE(with_others_in_line_or_no_local_waiter_the_release_is_plain) {

@@ -117,14 +117,14 @@ BOOST_AUTO_TEST_CASE(a_grant_refused_by_shutdown_leaves_the_line) {
   BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 1s));
   BOOST_REQUIRE(!theirs->ec);
   e.store->inject(op::join_line, fault(fault::kind::apply_late, 150ms));
-  e.store->inject(op::take, fault(fault::kind::hang, 400ms));
+  e.store->inject(op::take, fault(fault::kind::hang, 1500ms));  // room for a stalled run; its bound is 4 s
   auto acquired = acquire_in_background(e, "a", 5s);
   BOOST_REQUIRE(run_until(e, [&] { return e.store->count(op::join_line) == 1; }, 1s));
   auto released = engine::ec_future([&](auto h) { theirs->held.async_release(h); });  // before our next read
   BOOST_REQUIRE(run_until(e, [&] { return e.store->count(op::take) == 2; }, 1s));  // theirs, then ours
   BOOST_REQUIRE(e.wait(released, 1s));
   auto done = shutdown(e);
-  BOOST_REQUIRE(e.wait(done, 3s));
+  BOOST_REQUIRE(e.wait(done, 5s));
   BOOST_TEST(!done.get());
   BOOST_REQUIRE(acquired.wait_for(0s) == std::future_status::ready);
   BOOST_TEST((acquired.get() == asio::error::operation_aborted));
