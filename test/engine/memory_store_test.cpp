@@ -105,4 +105,71 @@ BOOST_AUTO_TEST_CASE(a_write_while_the_views_are_apart_is_answered_as_the_majori
   BOOST_TEST(!(!rn2.ec && rn2.value.size() == 1 && rn2.value[0]), "the holder was told it renewed a lock it lost");
 }
 
+// libmongoc's resend of a single-document write (docs/design.md section 2): the first attempt
+// lands on the old primary only, the failover rolls it back, and the identical command lands
+// again on the new primary: the same beat, the same values. With no delay after the failover,
+// the caller gets the resend's reply.
+BOOST_AUTO_TEST_CASE(a_resent_write_lands_again_with_its_beat_after_the_rollback) {
+  engine e;
+  const std::string holder = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+  auto d = free_doc(5);
+  d.held = ml::detail::held_state{holder, 5, 7, 1000ms};
+  e.store->put("r", d);
+  e.store->inject(op::renew, fault::resend(100ms));
+  auto done = std::make_shared<std::promise<outcome<std::vector<bool>>>>();
+  auto f = done->get_future();
+  e.store->renew({{"r", holder, 5}}, 1000ms, [done](outcome<std::vector<bool>> r) { done->set_value(std::move(r)); });
+  const auto first = read(e, "r", ml::detail::read_mode::primary);
+  BOOST_TEST(first.held.beat != 7, "the first attempt is on the old primary");
+  BOOST_TEST(read(e, "r", ml::detail::read_mode::majority).held.beat == 7, "and not committed");
+  BOOST_REQUIRE(e.wait(f, 2s));
+  const auto rn = f.get();
+  BOOST_TEST(!rn.ec, rn.message);
+  BOOST_TEST((rn.value == std::vector<bool>{true}), "the caller sees the resend's reply");
+  const auto after = read(e, "r", ml::detail::read_mode::majority);
+  BOOST_TEST(after.held.owner == holder);
+  BOOST_TEST(after.held.token == 5);
+  BOOST_TEST(after.held.beat == first.held.beat, "the resend writes the first attempt's beat");
+  BOOST_TEST(after.renewed_at_ms == first.renewed_at_ms, "and its other values");
+}
+
+// A resend late after the failover: the caller is answered ambiguous first (the old state is
+// back on the new primary), and the first attempt's triple returns when the resend lands.
+BOOST_AUTO_TEST_CASE(a_late_resend_restores_the_first_attempts_triple_after_the_answer) {
+  engine e;
+  auto [ec, held] = e.acquire("l", 1s);
+  BOOST_REQUIRE(!ec);
+  const auto before = e.store->get("l").held;
+  e.store->inject(op::release, fault::resend(50ms, 200ms));
+  auto r = call<bool>(e, [&](auto h) { e.store->release("l", held.owner_id(), held.fencing_token(), h); });
+  BOOST_TEST(r.ambiguous);
+  const auto rolled_back = read(e, "l", ml::detail::read_mode::primary);
+  BOOST_TEST(rolled_back.held.owner == held.owner_id(), "the failover took the release away");
+  BOOST_TEST(rolled_back.held.beat == before.beat);
+  e.run_for(300ms);
+  const auto resent = read(e, "l", ml::detail::read_mode::majority);
+  BOOST_TEST(resent.held.owner.empty(), "the resend freed it");
+  BOOST_TEST(resent.held.beat != before.beat);
+}
+
+// A multi-document update (a renewal of two leases) is never resent: the failover rolls it back
+// and nothing brings it back.
+BOOST_AUTO_TEST_CASE(a_renewal_of_two_leases_is_not_resent) {
+  engine e;
+  const std::string holder = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+  auto d = free_doc(5);
+  d.held = ml::detail::held_state{holder, 5, 7, 1000ms};
+  e.store->put("a", d);
+  e.store->put("b", d);
+  e.store->inject(op::renew, fault::resend(50ms));
+  auto rn = call<std::vector<bool>>(e, [&](auto h) { e.store->renew({{"a", holder, 5}, {"b", holder, 5}}, 1000ms, h); });
+  BOOST_TEST(rn.ambiguous);
+  e.run_for(200ms);
+  for (const char* name : {"a", "b"}) {
+    BOOST_TEST(read(e, name, ml::detail::read_mode::primary).held.beat == 7, name);
+    BOOST_TEST(read(e, name, ml::detail::read_mode::majority).held.beat == 7, name);
+  }
+  BOOST_TEST(e.store->count(op::renew) == 1u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -85,6 +85,9 @@ void memory_store::answer(reply<outcome<T>> r, outcome<T> v, std::chrono::millis
 // Applies `apply` (under the lock; returns the successful outcome) as the next fault dictates.
 template <class T, class Apply>
 void memory_store::write(op o, call_record rec, reply<outcome<T>> r, Apply apply) {
+  // libmongoc retries every single-document write once; a multi-document update (update_many:
+  // a renewal of 2+ leases, whose record counts them in `token`, and release_owners) never.
+  const bool resendable = o != op::release_owners && !(o == op::renew && rec.token > 1);
   log(std::move(rec));
   auto f = next_fault(o);
   // A committed write lands in the majority's view too (kept apart only after an `uncommitted` one).
@@ -108,6 +111,26 @@ void memory_store::write(op o, call_record rec, reply<outcome<T>> r, Apply apply
       if (!committed_) committed_ = docs_;
       apply();
       return answer(std::move(r), error<T>(ml::errc::server_unavailable, true, "socket error: reply lost (primary stepping down)"), f->delay);
+    }
+    case fault::kind::driver_resend: {
+      {
+        std::lock_guard g(mu_);
+        if (!committed_) committed_ = docs_;
+        apply();
+      }
+      auto failover = std::make_shared<asio::steady_timer>(ex_, f->delay);
+      failover->async_wait([this, failover, applied, resendable, late = f->late,
+                            r = std::move(r)](boost::system::error_code) mutable {
+        rollback();
+        if (!resendable)
+          return r(error<T>(ml::errc::server_unavailable, true, "socket error: reply lost (primary stepped down; not resent)"));
+        if (late.count() == 0) return r(applied());
+        // The resend is on its way to the new primary when the caller gives up on it.
+        r(error<T>(ml::errc::server_unavailable, true, "socket error: the driver's resend got no reply"));
+        auto resent = std::make_shared<asio::steady_timer>(ex_, late);
+        resent->async_wait([resent, applied](boost::system::error_code) mutable { applied(); });
+      });
+      return;
     }
     case fault::kind::write_concern_error:
       applied();
@@ -191,10 +214,10 @@ void memory_store::next_epoch(reply<outcome<std::optional<std::int64_t>>> r) {
 void memory_store::take(const take_request& t, reply<outcome<bool>> r) {
   note_arrival(t);
   write<bool>(op::take, {op::take, t.name, t.owner, t.token}, std::move(r),
-              [this, t, beat = fresh_beat()] { return apply_take(t, beat); });
+              [this, t, beat = fresh_beat(), now = wall_ms()] { return apply_take(t, beat, now); });
 }
 
-outcome<bool> memory_store::apply_take(const take_request& t, std::int64_t beat) {
+outcome<bool> memory_store::apply_take(const take_request& t, std::int64_t beat, std::int64_t now_ms) {
   auto it = docs_.find(t.name);
   lock_doc d;
   if (!t.observed.exists) {
@@ -227,7 +250,7 @@ outcome<bool> memory_store::apply_take(const take_request& t, std::int64_t beat)
   d.exists = true;
   d.held = held_state{t.owner, t.token, beat, t.expiry};
   d.meta = std::make_shared<const mongolock::detail::holder_meta>(t.meta);
-  d.acquired_at_ms = d.renewed_at_ms = wall_ms();
+  d.acquired_at_ms = d.renewed_at_ms = now_ms;
   docs_[t.name] = d;
   return success(true);
 }
@@ -238,7 +261,7 @@ void memory_store::renew(const std::vector<held_lease>& held, std::chrono::milli
   std::string names;
   for (auto& h : held) names += (names.empty() ? "" : ",") + h.name;
   call_record rec{op::renew, names, {}, static_cast<std::int64_t>(held.size())};
-  write<std::vector<bool>>(op::renew, std::move(rec), std::move(r), [this, held, expiry, beat = fresh_beat()] {
+  write<std::vector<bool>>(op::renew, std::move(rec), std::move(r), [this, held, expiry, beat = fresh_beat(), now = wall_ms()] {
     std::vector<bool> renewed;
     for (auto& h : held) {
       auto it = docs_.find(h.name);
@@ -247,7 +270,7 @@ void memory_store::renew(const std::vector<held_lease>& held, std::chrono::milli
       if (!ours) continue;
       it->second.held.beat = beat;
       it->second.held.expiry = expiry;
-      it->second.renewed_at_ms = wall_ms();
+      it->second.renewed_at_ms = now;
     }
     return success(std::move(renewed));
   });
@@ -256,17 +279,19 @@ void memory_store::renew(const std::vector<held_lease>& held, std::chrono::milli
 void memory_store::release(const std::string& name, const std::string& owner, std::int64_t token,
                            reply<outcome<bool>> r) {
   write<bool>(op::release, {op::release, name, owner, token}, std::move(r),
-              [this, name, owner, token, beat = fresh_beat()] { return apply_release(name, owner, token, beat); });
+              [this, name, owner, token, beat = fresh_beat(), now = wall_ms()] {
+                return apply_release(name, owner, token, beat, now);
+              });
 }
 
 outcome<bool> memory_store::apply_release(const std::string& name, const std::string& owner, std::int64_t token,
-                                          std::int64_t beat) {
+                                          std::int64_t beat, std::int64_t now_ms) {
   auto it = docs_.find(name);
   if (it == docs_.end() || it->second.held.owner != owner || it->second.held.token != token) return success(false);
   it->second.held.owner.clear();
   it->second.meta.reset();
   it->second.held.beat = beat;
-  it->second.idle_since_ms = wall_ms();
+  it->second.idle_since_ms = now_ms;
   return success(true);
 }
 
@@ -301,14 +326,14 @@ void memory_store::write_grouped(const std::vector<grouped_write>& writes,
       q.pop_front();
     }
   }
-  write<std::vector<grouped_outcome>>(op::write_grouped, std::move(rec), std::move(r), [this, stamped, stale] {
+  write<std::vector<grouped_outcome>>(op::write_grouped, std::move(rec), std::move(r), [this, stamped, stale, now = wall_ms()] {
     const auto before = docs_;
     std::size_t matched = 0;
     for (const auto& w : stamped) {
       switch (w.what) {
-        case grouped_write::kind::take: matched += apply_take(w.take, w.beat).value; break;
+        case grouped_write::kind::take: matched += apply_take(w.take, w.beat, now).value; break;
         case grouped_write::kind::release:
-          matched += apply_release(w.release.name, w.release.owner, w.release.token, w.beat).value;
+          matched += apply_release(w.release.name, w.release.owner, w.release.token, w.beat, now).value;
           break;
         case grouped_write::kind::join: matched += apply_join(w.line.name, w.line.owner, w.line.ticket).value; break;
         case grouped_write::kind::leave: matched += apply_leave(w.line.name, w.line.owner).value; break;

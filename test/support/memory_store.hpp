@@ -40,12 +40,27 @@ struct fault {
     // deposed): local reads see it, majority reads do not, rollback() undoes it. Answers
     // server_unavailable (ambiguous: the reply was lost) after `delay`.
     uncommitted,
+    // libmongoc's retryable write (docs/design.md section 2): the write is applied as
+    // `uncommitted`; at `delay` the primary is deposed (rollback()) and the driver resends the
+    // identical command (the same beat and values) to the new primary, where it is applied again,
+    // committed. `late` 0: the call answers with the resend's outcome at `delay`; otherwise it
+    // answers server_unavailable (ambiguous) at `delay` and the resend lands at `delay + late`.
+    // A write the driver never resends (a multi-document update: a renewal of 2+ leases,
+    // release_owners) is rolled back at `delay` and answered ambiguous, never applied again.
+    // Made with fault::resend().
+    driver_resend,
   };
   fault(kind k, std::chrono::milliseconds d = std::chrono::milliseconds{0}, lock_doc s = {})
       : what(k), delay(d), stale(std::move(s)) {}
+  static fault resend(std::chrono::milliseconds failover_at, std::chrono::milliseconds late = std::chrono::milliseconds{0}) {
+    fault f(kind::driver_resend, failover_at);
+    f.late = late;
+    return f;
+  }
   kind what;
   std::chrono::milliseconds delay;
   lock_doc stale;
+  std::chrono::milliseconds late{0};  // driver_resend: from the failover to the resend's landing
 };
 
 struct call_record {
@@ -114,8 +129,11 @@ class memory_store final : public mongolock::detail::lock_store {
   void answer(reply<outcome<T>> r, outcome<T> v, std::chrono::milliseconds delay);
   std::optional<fault> next_fault(op o);
   // Under mu_: one take or release on the current view (take and release, one each or grouped).
-  outcome<bool> apply_take(const mongolock::detail::take_request& t, std::int64_t beat);
-  outcome<bool> apply_release(const std::string& name, const std::string& owner, std::int64_t token, std::int64_t beat);
+  // `beat` and `now_ms` are drawn once per call, so that a write applied twice (a rollback and the
+  // driver's resend) writes the same values, as the resent command carries them.
+  outcome<bool> apply_take(const mongolock::detail::take_request& t, std::int64_t beat, std::int64_t now_ms);
+  outcome<bool> apply_release(const std::string& name, const std::string& owner, std::int64_t token, std::int64_t beat,
+                              std::int64_t now_ms);
   // Under mu_: one join or leave of a line, alone or grouped.
   outcome<bool> apply_join(const std::string& name, const std::string& owner, std::int64_t ticket);
   outcome<bool> apply_leave(const std::string& name, const std::string& owner);
