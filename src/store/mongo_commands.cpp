@@ -19,8 +19,37 @@ bool is_not_authorized(const bson_error_t& e) {
          (e.domain == MONGOC_ERROR_SERVER && (e.code == 13 || e.code == 18));
 }
 
+namespace {
+// The server errors after which libmongoc resends a retryable write (`_mongoc_write_error_is_retryable`
+// in mongoc-error.c: not primary, stepping down, shutting down, network trouble behind a router),
+// and LegacyNotPrimary. The caller sees only the resend's error, so on a sent write the first
+// attempt may have been applied (docs/design.md section 2, step 3); a multi-document update, never
+// resent, may have been applied in part when a stepdown interrupted it.
+bool is_retried_by_driver(const bson_error_t& e) {
+  if (e.domain != MONGOC_ERROR_SERVER) return false;
+  switch (e.code) {
+    case 6:      // HostUnreachable
+    case 7:      // HostNotFound
+    case 89:     // NetworkTimeout
+    case 91:     // ShutdownInProgress
+    case 189:    // PrimarySteppedDown
+    case 262:    // ExceededTimeLimit
+    case 9001:   // SocketException
+    case 10058:  // LegacyNotPrimary
+    case 10107:  // NotWritablePrimary
+    case 11600:  // InterruptedAtShutdown
+    case 11602:  // InterruptedDueToReplStateChange
+    case 13435:  // NotPrimaryNoSecondaryOk
+    case 13436:  // NotPrimaryOrSecondary
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
 template <class T>
-outcome<T> classify(const bson_error_t& e, bool write_was_sent) {
+outcome<T> classify(const bson_error_t& e, bool write_was_sent, const bson_t* reply) {
   outcome<T> o;
   o.message = e.message;
   if (is_not_authorized(e)) {
@@ -42,10 +71,14 @@ outcome<T> classify(const bson_error_t& e, bool write_was_sent) {
     default:
       o.ec = make_error_code(errc::server_error);
       o.message = "server error " + std::to_string(e.code) + ": " + e.message;
+      o.ambiguous = write_was_sent && is_retried_by_driver(e);
   }
+  // Labelled by the driver (a network error) or the server: the driver resent the write, and
+  // this error may be the resend's, whatever its kind (section 4 of docs/design.md).
+  if (write_was_sent && reply && mongoc_error_has_label(reply, "RetryableWriteError")) o.ambiguous = true;
   return o;
 }
-template outcome<bool> classify<bool>(const bson_error_t&, bool);
+template outcome<bool> classify<bool>(const bson_error_t&, bool, const bson_t*);
 
 namespace {
 // A heartbeat no write has carried before (docs/design.md section 2, step 2): every take, renewal
@@ -62,8 +95,8 @@ std::int64_t new_beat() {
 }
 
 template <class T>
-outcome<T> failed(const bson_error_t& e, bool write_was_sent) {
-  return failure_from<T>(classify<bool>(e, write_was_sent));
+outcome<T> failed(const bson_error_t& e, bool write_was_sent, const bson_t* reply = nullptr) {
+  return failure_from<T>(classify<bool>(e, write_was_sent, reply));
 }
 
 void append_write_concern(bson_t* opts, const store_config& cfg) {
@@ -100,7 +133,7 @@ outcome<std::int64_t> update(mongoc_collection_t* coll, const store_config& cfg,
   bson_error_t err;
   const bool ok = many ? mongoc_collection_update_many(coll, filter, change, opts.get(), reply.get(), &err)
                        : mongoc_collection_update_one(coll, filter, change, opts.get(), reply.get(), &err);
-  if (!ok) return failed<std::int64_t>(err, true);
+  if (!ok) return failed<std::int64_t>(err, true, reply.get());
   return success<std::int64_t>(get_int(reply.get(), "matchedCount"));
 }
 
@@ -451,7 +484,7 @@ outcome<std::optional<std::int64_t>> next_epoch(mongoc_client_t* client, const s
   if (!mongoc_collection_update_one(coll.get(), filter.get(), change.get(), opts.get(), reply.get(), &err)) {
     // Two first upserts raced; MongoDB 4.0 does not retry that itself.
     if (is_duplicate_key(err)) return success<std::optional<std::int64_t>>(std::nullopt);
-    return failed<std::optional<std::int64_t>>(err, true);
+    return failed<std::optional<std::int64_t>>(err, true, reply.get());
   }
   mongoc_cursor_t* cur = find_what_we_wrote(coll.get(), filter.get(), cfg);
   const bson_t* doc = nullptr;
@@ -509,7 +542,7 @@ outcome<bool> take(mongoc_client_t* client, const store_config& cfg, const take_
     bson_error_t err;
     if (mongoc_collection_insert_one(coll.get(), doc.get(), opts.get(), reply.get(), &err)) return success(true);
     if (is_duplicate_key(err)) return success(false);  // lost the race: an outcome, not an error
-    return failed<bool>(err, true);
+    return failed<bool>(err, true, reply.get());
   }
   bson_doc filter, change;
   build_swap(t, wall_ms(), filter.get(), change.get());

@@ -41,8 +41,9 @@ boost::system::error_code check_server(const server_info& info, std::string* why
 // What a failed driver call means for the engine: nothing sent (server_unavailable), maybe
 // applied (ambiguous: a stream error after sending a write, or a write-concern error, which is
 // errc::ambiguous_result), or refused by the server (server_error, with its code and message).
+// `reply`: the failed write's reply, if any (its errorLabels).
 template <class T>
-outcome<T> classify(const bson_error_t& e, bool write_was_sent);
+outcome<T> classify(const bson_error_t& e, bool write_was_sent, const bson_t* reply = nullptr);
 bool is_duplicate_key(const bson_error_t& e);
 
 // Command builders: pure, so their documents are unit-tested.

@@ -217,6 +217,39 @@ BOOST_AUTO_TEST_CASE(failures_are_classified_by_what_the_server_may_have_applied
   BOOST_TEST(refused.message.find("server error 2") == 0);
 }
 
+// libmongoc resends a failed single-document write once (retryable writes) and reports only the
+// resend's error: a not-primary error may answer a write whose first attempt was applied (docs/
+// design.md section 2). Such an error on a sent write, and any with a RetryableWriteError label,
+// is ambiguous: a take is re-checked and given back, never left under an owner nobody renews.
+BOOST_AUTO_TEST_CASE(an_error_the_driver_retries_on_a_sent_write_is_ambiguous) {
+  bson_error_t e{};
+  e.domain = MONGOC_ERROR_SERVER;
+  // NotWritablePrimary, LegacyNotPrimary, NotPrimaryNoSecondaryOk, NotPrimaryOrSecondary,
+  // PrimarySteppedDown, ShutdownInProgress, InterruptedAtShutdown, InterruptedDueToReplStateChange
+  for (std::uint32_t code : {10107u, 10058u, 13435u, 13436u, 189u, 91u, 11600u, 11602u}) {
+    e.code = code;
+    auto o = ml::detail::classify<bool>(e, true);
+    BOOST_TEST((o.ec == ml::errc::server_error), code);
+    BOOST_TEST(o.ambiguous, code);
+    BOOST_TEST(!ml::detail::classify<bool>(e, false).ambiguous, "a read cannot have applied anything");
+  }
+  // Any error labelled RetryableWriteError (the driver's own for network errors, or the server's).
+  e.code = 50;  // MaxTimeMSExpired: not in the list above
+  bson_t labelled = BSON_INITIALIZER, labels;
+  BSON_APPEND_ARRAY_BEGIN(&labelled, "errorLabels", &labels);
+  BSON_APPEND_UTF8(&labels, "0", "RetryableWriteError");
+  bson_append_array_end(&labelled, &labels);
+  BOOST_TEST(ml::detail::classify<bool>(e, true, &labelled).ambiguous);
+  BOOST_TEST(!ml::detail::classify<bool>(e, false, &labelled).ambiguous);
+  bson_destroy(&labelled);
+  bson_t unlabelled = BSON_INITIALIZER;
+  BSON_APPEND_INT32(&unlabelled, "ok", 0);
+  BOOST_TEST(!ml::detail::classify<bool>(e, true, &unlabelled).ambiguous, "a plain refusal applied nothing");
+  bson_destroy(&unlabelled);
+  e.code = 2;  // BadValue
+  BOOST_TEST(!ml::detail::classify<bool>(e, true).ambiguous);
+}
+
 // An authentication failure or a missing privilege is its own error (the CLI
 // exits 77 for it), not a generic server error.
 BOOST_AUTO_TEST_CASE(authentication_and_privilege_failures_are_not_authorized) {
