@@ -33,7 +33,7 @@ BOOST_AUTO_TEST_CASE(a_rolled_back_renewal_starts_no_observation_window) {
   // The holder's retry lands; then the holder goes quiet (its renewals reach no server).
   e.store->inject(op::renew, {fault::kind::pass});
   for (int i = 0; i < 20; ++i) e.store->inject(op::renew, {fault::kind::unavailable});
-  BOOST_REQUIRE(run_until(e, [&] { return e.store->count(op::renew) >= 2; }, 1s));
+  BOOST_REQUIRE(run_until(e, [&] { return e.store->count(op::renew) >= 2; }, 3s));
   const auto retried = steady::now();
   BOOST_REQUIRE(run_until(e, [&] { return w->done; }, 4s));
   BOOST_REQUIRE_MESSAGE(!w->ec, w->ec.message());
@@ -70,10 +70,10 @@ BOOST_AUTO_TEST_CASE(a_late_driver_resend_starts_no_window) {
   const auto first = e.store->get("rs").held;  // the first attempt, on the old primary only
   auto them = other_provider(e);
   auto w = wait_for_lock(them, "rs");
-  BOOST_REQUIRE(run_until(e, [&] { return e.store->count(op::renew) >= 2; }, 1s));
+  BOOST_REQUIRE(run_until(e, [&] { return e.store->count(op::renew) >= 2; }, 3s));
   const auto retried = calls_since(e, from, op::renew).at(1).at;  // the last renewal that landed
   BOOST_REQUIRE(e.store->get("rs").held.beat != first.beat);
-  BOOST_REQUIRE(run_until(e, [&] { return e.store->get("rs").held.beat == first.beat; }, 1s));
+  BOOST_REQUIRE(run_until(e, [&] { return e.store->get("rs").held.beat == first.beat; }, 3s));
   BOOST_REQUIRE_MESSAGE(!w->done, "the resend must land while the waiter waits");
   BOOST_TEST(e.store->get("rs").held.owner == first.owner);
   BOOST_TEST(e.store->get("rs").held.token == first.token);
