@@ -25,6 +25,14 @@ ml::detail::lock_doc read(engine& e, const std::string& name, ml::detail::read_m
   return call<ml::detail::lock_doc>(e, [&](auto h) { e.store->read(name, how, h); }).value;
 }
 
+// `name` held by `holder` with token 5 and beat 7.
+const std::string holder = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+void put_held(engine& e, const std::string& name) {
+  auto d = free_doc(5);
+  d.held = ml::detail::held_state{holder, 5, 7, 1000ms};
+  e.store->put(name, d);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(memory_store_fidelity)
@@ -83,10 +91,7 @@ BOOST_AUTO_TEST_CASE(freeing_by_owner_touches_only_the_named_documents) {
 // while every majority read names the waiter (a split no MongoDB deployment shows).
 BOOST_AUTO_TEST_CASE(a_write_while_the_views_are_apart_is_answered_as_the_majority_took_it) {
   engine e;
-  const std::string holder = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-  auto d = free_doc(5);
-  d.held = ml::detail::held_state{holder, 5, 7, 1000ms};
-  e.store->put("v", d);
+  put_held(e, "v");
   const auto committed = read(e, "v", ml::detail::read_mode::majority);
   e.store->inject(op::renew, {fault::kind::uncommitted});
   auto rn = call<std::vector<bool>>(e, [&](auto h) { e.store->renew({{"v", holder, 5}}, 1000ms, h); });
@@ -111,10 +116,7 @@ BOOST_AUTO_TEST_CASE(a_write_while_the_views_are_apart_is_answered_as_the_majori
 // the caller gets the resend's reply.
 BOOST_AUTO_TEST_CASE(a_resent_write_lands_again_with_its_beat_after_the_rollback) {
   engine e;
-  const std::string holder = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-  auto d = free_doc(5);
-  d.held = ml::detail::held_state{holder, 5, 7, 1000ms};
-  e.store->put("r", d);
+  put_held(e, "r");
   e.store->inject(op::renew, fault::resend(100ms));
   auto done = std::make_shared<std::promise<outcome<std::vector<bool>>>>();
   auto f = done->get_future();
@@ -156,11 +158,8 @@ BOOST_AUTO_TEST_CASE(a_late_resend_restores_the_first_attempts_triple_after_the_
 // and nothing brings it back.
 BOOST_AUTO_TEST_CASE(a_renewal_of_two_leases_is_not_resent) {
   engine e;
-  const std::string holder = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
-  auto d = free_doc(5);
-  d.held = ml::detail::held_state{holder, 5, 7, 1000ms};
-  e.store->put("a", d);
-  e.store->put("b", d);
+  put_held(e, "a");
+  put_held(e, "b");
   e.store->inject(op::renew, fault::resend(50ms));
   auto rn = call<std::vector<bool>>(e, [&](auto h) { e.store->renew({{"a", holder, 5}, {"b", holder, 5}}, 1000ms, h); });
   BOOST_TEST(rn.ambiguous);
