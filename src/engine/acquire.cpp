@@ -267,12 +267,15 @@ result grant(const std::shared_ptr<provider_impl>& p, diagnostics* d, const lock
 
 // The acquire that has the name's turn found no server (docs/design.md section 7, coalescing): the
 // acquires parked behind it would each wait out a server selection of their own, one after
-// another, and fail as it did. They fail with it now (a place a hand-off gave one is left).
-void fail_parked_with(const std::shared_ptr<provider_impl>& p, const std::string& name, const acquire_action& a) {
+// another, and fail as it did. They fail with it now. Not when its own deadline ended it: theirs
+// may be later. A parked acquire has no place in the line (a hand-off enrols only the acquire it
+// has just taken out of the queue, release.cpp), so there is nothing to leave.
+void fail_parked_with(const std::shared_ptr<provider_impl>& p, const std::string& name, error_code ec,
+                      const std::string& why, deadline_t deadline) {
+  if (ec != errc::server_unavailable || (deadline && steady::now() >= *deadline)) return;
   for (auto& w : p->turns.drain(name)) {
     p->count.acquiring.fetch_sub(1, std::memory_order_relaxed);  // no longer parked
-    if (auto enrolled = std::exchange(w->enrolled, std::nullopt)) leave_line_in_background(p, w->name, enrolled->owner);
-    finish_parked(w, a.ec, "the server could not be reached by an earlier acquire of this lock in this provider: " + a.why, p->ex);
+    finish_parked(w, ec, "the server could not be reached by an earlier acquire of this lock in this provider: " + why, p->ex);
   }
 }
 
@@ -325,11 +328,13 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
 
   error_code prep_ec;
   co_await prepare_once(p, deadline, prep_ec, why);
-  if (prep_ec) co_return fail(*p, d, prep_ec, name, why);
-  if (plain) {
+  if (plain && !prep_ec) {
     auto declared = declare_plain_once(p, name, deadline, prep_ec, why);
     co_await std::move(declared);
-    if (prep_ec) co_return fail(*p, d, prep_ec, name, why);
+  }
+  if (prep_ec) {
+    if (turn.held()) fail_parked_with(p, name, prep_ec, why, deadline);
+    co_return fail(*p, d, prep_ec, name, why);
   }
 
   // The name and the owner id live in the FSM only (one copy per waiter).
@@ -377,7 +382,7 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
         co_return grant(p, d, opts, strand, fsm, a, started, turn);
       }
       case kind::fail:
-        if (turn.held() && a.ec == errc::server_unavailable) fail_parked_with(p, fsm.name(), a);
+        if (turn.held()) fail_parked_with(p, fsm.name(), a.ec, a.why, deadline);
         co_return give_up(*p, d, fsm, a);
     }
   }

@@ -87,7 +87,7 @@ void hand_over_and_keep(const std::string& name, ml::lock_options ours, ml::lock
   e.run_for(wait);
   const auto before = e.store->calls().size();
   BOOST_TEST(!e.release(first));
-  BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 3s));
+  BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 5s));
   BOOST_REQUIRE_MESSAGE(!theirs->ec, theirs->ec.message());
   BOOST_TEST(count_since(e, before, op::take) == 1u, "the hand-off was used");
   e.run_for(keep);
@@ -420,22 +420,22 @@ BOOST_AUTO_TEST_CASE(a_head_with_a_slow_backoff_uses_its_hand_off) {
   BOOST_TEST(!e.release(theirs->held));
 }
 
-// Two processes give one name different expiries: the releaser writes its own (1.2 s), so the
-// head's (3 s, margin 300 ms, renewal period 1 s) first deadline is its entry write + 1.2 s -
-// 300 ms, sooner than its own renewal period after the grant. Its first renewal is due by its own
-// clock (docs/design.md section 7, the first renewal): before, it was lost unrenewed about 900 ms
-// after its join. The grant bound is the entry write + 600 ms.
+// Two processes give one name different expiries: the releaser writes its own (4 s), so the
+// head's (10 s, margin 1 s, renewal period 3.33 s) first deadline is its entry write + 4 s - 1 s,
+// sooner than its own renewal period after the grant. Its first renewal is due by its own clock
+// (docs/design.md section 7, the first renewal): before, it was lost unrenewed about 3 s after its
+// join. The grant bound is the entry write + 2 s.
 BOOST_AUTO_TEST_CASE(a_lock_handed_over_with_a_shorter_expiry_reaches_its_first_renewal) {
-  hand_over_and_keep("mixed-expiry", fast(1200ms), fast(3000ms), 0ms, 1500ms);
+  hand_over_and_keep("mixed-expiry", fast(4000ms), fast(10000ms), 0ms, 3500ms);
 }
 
-// One expiry everywhere, but a renewal period above (E - m) / 2 (3 s, 300 ms, 1.8 s): a hand-off
-// read about 1.2 s after the entry write (its refresh is due at 1.35 s) left a first renewal 1.8 s
-// after the grant, past the deadline (entry + 2.7 s); now it is due 1.8 s after the entry write.
+// One expiry everywhere, but a renewal period above (E - m) / 2 (6 s, 600 ms, 3.6 s): a hand-off
+// read about 2.3 s after the entry write (its refresh is due at 2.7 s) left a first renewal 3.6 s
+// after the grant, past the deadline (entry + 5.4 s); now it is due 3.6 s after the entry write.
 BOOST_AUTO_TEST_CASE(a_lock_handed_over_late_in_a_long_renewal_period_reaches_its_first_renewal) {
-  auto slow_renewal = fast(3000ms);
-  slow_renewal.renew_every = 1800ms;
-  hand_over_and_keep("long-period", fast(3000ms), slow_renewal, 1150ms, 2500ms);
+  auto slow_renewal = fast(6000ms);
+  slow_renewal.renew_every = 3600ms;
+  hand_over_and_keep("long-period", fast(6000ms), slow_renewal, 2300ms, 3500ms);
 }
 
 // An acquire whose entry went (handed the lock and given back, removed as a head that never came)

@@ -148,7 +148,7 @@ BOOST_AUTO_TEST_CASE(a_late_resend_restores_the_first_attempts_triple_after_the_
   const auto rolled_back = read(e, "l", ml::detail::read_mode::primary);
   BOOST_TEST(rolled_back.held.owner == held.owner_id(), "the failover took the release away");
   BOOST_TEST(rolled_back.held.beat == before.beat);
-  e.run_for(300ms);
+  BOOST_REQUIRE(run_until(e, [&] { return read(e, "l", ml::detail::read_mode::majority).held.owner.empty(); }, 2s));
   const auto resent = read(e, "l", ml::detail::read_mode::majority);
   BOOST_TEST(resent.held.owner.empty(), "the resend freed it");
   BOOST_TEST(resent.held.beat != before.beat);

@@ -56,11 +56,11 @@ BOOST_AUTO_TEST_CASE(a_late_driver_resend_starts_no_window) {
   engine e;
   auto [ec, held] = e.acquire("rs", 1s);
   BOOST_REQUIRE(!ec);
-  // The first renewal: rolled back at 300 ms, resent 200 ms later (after the holder's retry, due
+  // The first renewal: rolled back at 300 ms, resent 350 ms later (after the holder's retry, due
   // 41 to 83 ms after its ambiguous reply); the retry lands; then the holder reaches no server:
   // neither its renewals nor the two releases it tries after its deadline (2m and 2m + 250 ms
   // after it), so the waiter gets the lock by its own observation window, not from a release.
-  e.store->inject(op::renew, fault::resend(300ms, 200ms));
+  e.store->inject(op::renew, fault::resend(300ms, 350ms));
   e.store->inject(op::renew, {fault::kind::pass});
   for (int i = 0; i < 20; ++i) e.store->inject(op::renew, {fault::kind::unavailable});
   for (int i = 0; i < 2; ++i) e.store->inject(op::release, {fault::kind::unavailable});

@@ -106,7 +106,7 @@ BOOST_AUTO_TEST_CASE(grant_arriving_during_shutdown_is_given_back) {
 }
 
 // As above, for an acquire that may be in the line: its join was answered with an error and
-// lands late (150 ms), after its take saw an empty line and was sent (a take that does not remove
+// lands late (400 ms), after its take saw an empty line and was sent (a take that does not remove
 // the entry). The grant refused by shutdown ends the acquire without a lease, so it leaves the
 // line as a give-up does (docs/design.md section 7, point 8); before, the entry stayed and cost
 // the waiters behind it a window, or a later holder handed the lock to an owner id nobody renews.
@@ -116,7 +116,7 @@ BOOST_AUTO_TEST_CASE(a_grant_refused_by_shutdown_leaves_the_line) {
   auto theirs = wait_for_lock(them, "a");
   BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 1s));
   BOOST_REQUIRE(!theirs->ec);
-  e.store->inject(op::join_line, fault(fault::kind::apply_late, 150ms));
+  e.store->inject(op::join_line, fault(fault::kind::apply_late, 400ms));
   e.store->inject(op::take, fault(fault::kind::hang, 1500ms));  // room for a stalled run; its bound is 4 s
   auto acquired = acquire_in_background(e, "a", 5s);
   BOOST_REQUIRE(run_until(e, [&] { return e.store->count(op::join_line) == 1; }, 1s));

@@ -166,7 +166,10 @@ void memory_store::write(op o, call_record rec, reply<outcome<T>> r, Apply apply
 
 void memory_store::prepare(reply<outcome<server_info>> r) {
   log({op::prepare});
-  answer(std::move(r), success(server_info{"8.0.0-memory", 25}), std::chrono::milliseconds{0});
+  auto f = next_fault(op::prepare);
+  if (f && f->what == fault::kind::unavailable)
+    return answer(std::move(r), error<server_info>(ml::errc::server_unavailable, false, "no server selected"), f->delay);
+  answer(std::move(r), success(server_info{"8.0.0-memory", 25}), f ? f->delay : std::chrono::milliseconds{0});
 }
 
 void memory_store::read(const std::string& name, read_mode mode, reply<outcome<lock_doc>> r) {
