@@ -79,7 +79,9 @@ acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
     // One of our own unconfirmed takes landed, or a releaser handed the lock to us from the line
     // (docs/design.md section 7): ours, if the earliest possible start leaves time. A hand-off
     // came after the last write of our entry that we know was applied, and a take after its send.
-    std::optional<time_point> start = first_unconfirmed_sent_;
+    // A take writes its own token, so only a take of this token can have written this state: the
+    // send of another (an older take abandoned in flight) says nothing about it.
+    std::optional<time_point> start = earliest_take_sent(seen.held.token);
     if (entry_sent_ && (!start || *entry_sent_ < *start)) start = entry_sent_;
     if (start) {
       // The releaser wrote its own expiry: if shorter than ours, waiters count from that, so our
@@ -328,11 +330,16 @@ acquire_action acquire_fsm::on_take(const outcome<bool>& r, time_point sent, tim
   if (!r.ec) {
     if (!r.value) {  // lost the race (E11000 or a swap that matched nothing): read again at once
       ++lost_races_;
+      // Noted all the same: a grouped take judged missed by a read of an older snapshot (a new
+      // primary, docs/design.md section 14) may have landed; counting from its send costs at most
+      // a hand-off of the same token given back.
+      note_take_sent(pending_token_, sent);
       return read();
     }
     if (now < take_bound(sent)) return grant(pending_token_, sent);
     // Applied, but our own deadline for it has passed: a waiter may already count it expired.
     remember_unconfirmed(pending_token_);
+    note_take_sent(pending_token_, sent);
     return give_back(pending_token_);
   }
   if (r.ec == aerr::operation_aborted || r.ec == errc::timeout) {
@@ -342,13 +349,13 @@ acquire_action acquire_fsm::on_take(const outcome<bool>& r, time_point sent, tim
     // from this send time at the latest (past its bound by then: given back, never granted).
     if (std::find(abandoned_.begin(), abandoned_.end(), pending_token_) == abandoned_.end())
       abandoned_.push_back(pending_token_);
-    if (!first_unconfirmed_sent_) first_unconfirmed_sent_ = sent;
+    note_take_sent(pending_token_, sent);
     if (r.ec == aerr::operation_aborted || past_deadline(now)) return fail(r.ec, r.message);
     return read();
   }
   if (!r.ambiguous) return fail(r.ec, r.message);  // definitely not applied
   remember_unconfirmed(pending_token_);
-  if (!first_unconfirmed_sent_) first_unconfirmed_sent_ = sent;
+  note_take_sent(pending_token_, sent);
   // A write-concern error: applied on the primary, but a failover may roll it back. Never a
   // grant (two holders with one token otherwise); the driver gives it back.
   if (r.ec == errc::ambiguous_result) return fail(r.ec, r.message + " (the take was given back)");
@@ -373,6 +380,23 @@ acquire_action acquire_fsm::on_given_back(const outcome<bool>& r, time_point now
 
 void acquire_fsm::remember_unconfirmed(std::int64_t token) {
   if (std::find(unconfirmed_.begin(), unconfirmed_.end(), token) == unconfirmed_.end()) unconfirmed_.push_back(token);
+}
+
+// Kept for the whole acquire, also after a give-back answered: a take still in flight then may
+// land later, and a read showing it must count from its first send.
+void acquire_fsm::note_take_sent(std::int64_t token, time_point sent) {
+  for (auto& [t, at] : take_sent_)
+    if (t == token) {
+      at = std::min(at, sent);
+      return;
+    }
+  take_sent_.emplace_back(token, sent);
+}
+
+std::optional<acquire_fsm::time_point> acquire_fsm::earliest_take_sent(std::int64_t token) const {
+  for (const auto& [t, at] : take_sent_)
+    if (t == token) return at;
+  return std::nullopt;
 }
 
 void acquire_fsm::forget_unconfirmed(std::int64_t token) {

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sansio/backoff.hpp"
@@ -147,6 +148,8 @@ class acquire_fsm {
   bool past_deadline(time_point now) const;
   void remember_unconfirmed(std::int64_t token);
   void forget_unconfirmed(std::int64_t token);
+  void note_take_sent(std::int64_t token, time_point sent);
+  std::optional<time_point> earliest_take_sent(std::int64_t token) const;
 
   std::string name_;
   acquire_params p_;
@@ -175,7 +178,9 @@ class acquire_fsm {
   std::int64_t pending_token_ = 0;    // the token of the take in flight
   std::int64_t giving_back_ = 0;      // the token of the give-back in flight
   int epoch_races_ = 0;
-  std::optional<time_point> first_unconfirmed_sent_;  // earliest send time of an unconfirmed take
+  // Per token, the earliest send of a take that was not granted (unconfirmed, abandoned, answered
+  // too late, or judged lost): a read showing our owner id with that token counts from it.
+  std::vector<std::pair<std::int64_t, time_point>> take_sent_;
   std::vector<std::int64_t> unconfirmed_;
   std::vector<std::int64_t> abandoned_;  // timed out or cancelled in flight, not seen since
   std::uint64_t lost_races_ = 0, busy_ = 0, out_of_bounds_ = 0;

@@ -173,6 +173,19 @@ BOOST_AUTO_TEST_CASE(a_grant_leaves_room_for_the_first_renewal) {
   BOOST_TEST((late.take_bound(t0) == t0 + 800ms));
 }
 
+// Two takes of one token, both of unknown outcome: a read showing it counts from the first send
+// (t0), whichever landed, so at t0 + 850 ms (past t0's bound, before t0 + 100 ms's) it is given
+// back, not granted.
+BOOST_AUTO_TEST_CASE(a_token_taken_twice_counts_from_its_first_send) {
+  acquire_fsm f("x", params());
+  to_take(f);
+  BOOST_REQUIRE((f.on_take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms).what == kind::recheck));
+  auto a = f.on_recheck(success(held_by("", 7)), t0 + 10ms);  // not landed (yet)
+  BOOST_REQUIRE((a.what == kind::take && a.token == 8));
+  BOOST_REQUIRE((f.on_take(err<bool>(ml::errc::server_unavailable, true), t0 + 100ms, t0 + 105ms).what == kind::recheck));
+  BOOST_TEST((f.on_recheck(success(held_by("me", 8)), t0 + 850ms).what == kind::give_back));
+}
+
 // A take abandoned at its bound may still land; a read that then shows it is past the bound (the
 // driver's late reply frees it too): given back, never granted, also for an acquire in line,
 // whose entry write is older than the take.

@@ -137,6 +137,39 @@ BOOST_AUTO_TEST_CASE(a_refresh_moves_the_start_and_a_shorter_expiry_or_a_late_re
   BOOST_TEST((a.what == kind::give_back));
 }
 
+// A take abandoned in flight (its bound passed) says nothing about a later hand-off from the line:
+// that state carries the releaser's token + 1, which only the hand-off can have written, so its
+// clock starts at our entry write. Before, the abandoned take's send started it, and every later
+// hand-off of the acquire was judged from that old send and given back.
+BOOST_AUTO_TEST_CASE(an_abandoned_take_does_not_age_a_later_hand_off) {
+  acquire_fsm f("x", params());
+  f.start(t0);
+  auto a = f.on_read(seen(free_doc(7)), t0);
+  BOOST_REQUIRE((a.what == kind::take && a.token == 8));
+  ml::detail::outcome<bool> timed_out;
+  timed_out.ec = ml::make_error_code(ml::errc::timeout);
+  BOOST_REQUIRE((f.on_take(timed_out, t0, t0 + 800ms).what == kind::read));
+  auto taken = line_doc(other, {}, 7);  // another waiter took it meanwhile
+  taken.held.token = 9;
+  BOOST_REQUIRE((f.on_read(seen(taken), t0 + 800ms).what == kind::join));
+  BOOST_REQUIRE((f.on_joined(ml::detail::success(true), t0 + 810ms, t0 + 812ms).what == kind::wait_until));
+  BOOST_REQUIRE((f.on_timer(t0 + 1000ms).what == kind::read));
+  auto handed = line_doc(me, {}, 8);
+  handed.held.token = 10;
+  a = f.on_read(seen(handed), t0 + 1000ms);
+  BOOST_TEST((a.what == kind::grant), "granted, not given back");
+  BOOST_TEST((a.at == t0 + 810ms), "the clock starts at the join");
+  // The abandoned take's own token, should it land: still never granted, even read before its
+  // bound (t0 + 800 ms).
+  acquire_fsm g("x", params());
+  g.start(t0);
+  g.on_read(seen(free_doc(7)), t0);
+  BOOST_REQUIRE((g.on_take(timed_out, t0, t0 + 500ms).what == kind::read));
+  auto landed = line_doc(me, {}, 0);
+  landed.held.token = 8;
+  BOOST_TEST((g.on_read(seen(landed), t0 + 600ms).what == kind::give_back));
+}
+
 // A refresh that finds the entry gone reads at once: the lock may have been handed to us.
 BOOST_AUTO_TEST_CASE(a_refresh_that_finds_no_entry_reads_at_once) {
   auto f = joined();
