@@ -330,10 +330,11 @@ acquire_action acquire_fsm::on_take(const outcome<bool>& r, time_point sent, tim
   if (!r.ec) {
     if (!r.value) {  // lost the race (E11000 or a swap that matched nothing): read again at once
       ++lost_races_;
-      // Noted all the same: a grouped take judged missed by a read of an older snapshot (a new
-      // primary, docs/design.md section 14) may have landed; counting from its send costs at most
-      // a hand-off of the same token given back.
-      note_take_sent(pending_token_, sent);
+      // A grouped take judged missed by a read (flagged ambiguous) may still have landed: the read
+      // may show an older snapshot (a new primary, docs/design.md section 14). Its send is noted;
+      // it costs at most a hand-off of the same token given back. The server's own "matched
+      // nothing" is certain, and noting every one would grow without bound in a long wait.
+      if (r.ambiguous) note_take_sent(pending_token_, sent);
       return read();
     }
     if (now < take_bound(sent)) return grant(pending_token_, sent);

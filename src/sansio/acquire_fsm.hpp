@@ -178,8 +178,9 @@ class acquire_fsm {
   std::int64_t pending_token_ = 0;    // the token of the take in flight
   std::int64_t giving_back_ = 0;      // the token of the give-back in flight
   int epoch_races_ = 0;
-  // Per token, the earliest send of a take that was not granted (unconfirmed, abandoned, answered
-  // too late, or judged lost): a read showing our owner id with that token counts from it.
+  // Per token, the earliest send of a take that was not granted and may have landed (unconfirmed,
+  // abandoned, answered too late, or judged missed by a read): a read showing our owner id with
+  // that token counts from it.
   std::vector<std::pair<std::int64_t, time_point>> take_sent_;
   std::vector<std::int64_t> unconfirmed_;
   std::vector<std::int64_t> abandoned_;  // timed out or cancelled in flight, not seen since

@@ -324,6 +324,38 @@ BOOST_AUTO_TEST_CASE(the_grouping_store_answers_each_grouped_join_by_its_judgeme
   BOOST_TEST((!r[3].ec && !r[3].value && r[3].ambiguous), "missed, as far as a read can tell");
 }
 
+// The same for takes: one judged missed by the read after a grouped command is answered "not
+// applied" and flagged ambiguous; one that goes alone and matches nothing is the server's own
+// answer, not flagged.
+BOOST_AUTO_TEST_CASE(the_grouping_store_flags_a_grouped_take_judged_missed) {
+  engine e;
+  for (auto n : {"a", "b", "c", "d"}) e.store->put(n, free_doc(5));
+  e.store->put("b", free_doc(9));
+  e.store->put("d", free_doc(9));
+  auto g = std::make_shared<ml::detail::grouping_store>(e.store);
+  hold_two_in_flight(e, op::take, 100ms);
+  std::vector<std::promise<outcome<bool>>> got(4);
+  const std::vector<std::string> names{"a", "b", "c", "d"};
+  for (std::size_t i = 0; i < 4; ++i) {
+    ml::detail::take_request t;
+    t.name = names[i];
+    t.owner = "O" + names[i];
+    t.token = 6;
+    t.expiry = 1000ms;
+    t.observed = free_doc(5);  // b and d are at 9: those miss
+    g->take(t, [&, i](outcome<bool> r) { got[i].set_value(std::move(r)); });
+  }
+  std::vector<std::future<outcome<bool>>> fs;
+  for (auto& p : got) fs.push_back(p.get_future());
+  for (auto& f : fs) BOOST_REQUIRE(e.wait(f, 2s));
+  std::vector<outcome<bool>> r;
+  for (auto& f : fs) r.push_back(f.get());
+  BOOST_TEST(e.store->count(op::take) == 2u);
+  BOOST_TEST(e.store->count(op::write_grouped) == 1u);
+  BOOST_TEST((!r[1].ec && !r[1].value && !r[1].ambiguous), "alone: the server's own miss");
+  BOOST_TEST((!r[3].ec && !r[3].value && r[3].ambiguous), "grouped: missed, as far as a read can tell");
+}
+
 // A join judged missed may still have been written: the document was removed and inserted again
 // (tickets restart at 0) and the judging read predates the removal, showing a higher ticket. If a
 // later join of the same acquire comes back unknown and a releaser then hands the lock to our

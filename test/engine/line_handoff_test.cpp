@@ -170,6 +170,31 @@ BOOST_AUTO_TEST_CASE(an_abandoned_take_does_not_age_a_later_hand_off) {
   BOOST_TEST((g.on_read(seen(landed), t0 + 600ms).what == kind::give_back));
 }
 
+// A take judged missed by the read after a grouped command (flagged ambiguous: the read may show an
+// older snapshot) may have landed, so a state with its token counts from its send; the server's
+// own "matched nothing" is certain, and the same state then counts from the entry write (a
+// hand-off that gave the releaser's token + 1 the same value).
+BOOST_AUTO_TEST_CASE(a_take_judged_missed_by_a_read_still_ages_its_token) {
+  for (const bool judged : {true, false}) {
+    acquire_fsm f("x", params());
+    f.start(t0);
+    BOOST_REQUIRE((f.on_read(seen(free_doc(7)), t0).what == kind::take));
+    auto missed = ml::detail::success(false);
+    missed.ambiguous = judged;
+    BOOST_REQUIRE((f.on_take(missed, t0, t0 + 5ms).what == kind::read));
+    auto held = line_doc(other, {}, 7);
+    held.held.token = 7;
+    BOOST_REQUIRE((f.on_read(seen(held), t0 + 700ms).what == kind::join));
+    BOOST_REQUIRE((f.on_joined(ml::detail::success(true), t0 + 710ms, t0 + 712ms).what == kind::wait_until));
+    BOOST_REQUIRE((f.on_timer(t0 + 850ms).what == kind::read));
+    auto ours = line_doc(me, {}, 8);
+    ours.held.token = 8;  // the missed take's token
+    const auto a = f.on_read(seen(ours), t0 + 850ms);  // past t0's bound (t0 + 800 ms)
+    if (judged) BOOST_TEST((a.what == kind::give_back), "judged by a read: counts from the take's send");
+    else BOOST_TEST((a.what == kind::grant && a.at == t0 + 710ms), "the server's miss: from the join");
+  }
+}
+
 // A refresh that finds the entry gone reads at once: the lock may have been handed to us.
 BOOST_AUTO_TEST_CASE(a_refresh_that_finds_no_entry_reads_at_once) {
   auto f = joined();
