@@ -53,6 +53,16 @@ void hold_two_in_flight(engine& e, op o, std::chrono::milliseconds d = 300ms) {
   for (int i = 0; i < 2; ++i) e.store->inject(o, fault(fault::kind::hang, d));
 }
 
+// What each of `got` was answered, once all have been (2 s each at most).
+std::vector<outcome<bool>> answers(engine& e, std::vector<std::promise<outcome<bool>>>& got) {
+  std::vector<std::future<outcome<bool>>> fs;
+  for (auto& p : got) fs.push_back(p.get_future());
+  for (auto& f : fs) BOOST_REQUIRE(e.wait(f, 2s));
+  std::vector<outcome<bool>> r;
+  for (auto& f : fs) r.push_back(f.get());
+  return r;
+}
+
 // The grouped commands of one kind ("join", "leave") since call number `from`.
 std::vector<call_record> grouped_since(engine& e, std::size_t from, const std::string& kind) {
   std::vector<call_record> out;
@@ -311,11 +321,7 @@ BOOST_AUTO_TEST_CASE(the_grouping_store_answers_each_grouped_join_by_its_judgeme
   std::vector<std::promise<outcome<bool>>> got(4);
   const std::vector<std::string> names{"a", "b", "c", "d"};
   for (std::size_t i = 0; i < 4; ++i) g->join_line(names[i], "O", 7, [&, i](outcome<bool> r) { got[i].set_value(std::move(r)); });
-  std::vector<std::future<outcome<bool>>> fs;
-  for (auto& p : got) fs.push_back(p.get_future());
-  for (auto& f : fs) BOOST_REQUIRE(e.wait(f, 2s));
-  std::vector<outcome<bool>> r;
-  for (auto& f : fs) r.push_back(f.get());
+  const auto r = answers(e, got);
   BOOST_TEST(e.store->count(op::join_line) == 2u);
   BOOST_TEST(e.store->count(op::write_grouped) == 1u);
   BOOST_TEST((!r[0].ec && r[0].value && !r[1].ec && r[1].value), "alone: the server's own answer");
@@ -345,11 +351,7 @@ BOOST_AUTO_TEST_CASE(the_grouping_store_flags_a_grouped_take_judged_missed) {
     t.observed = free_doc(5);  // b and d are at 9: those miss
     g->take(t, [&, i](outcome<bool> r) { got[i].set_value(std::move(r)); });
   }
-  std::vector<std::future<outcome<bool>>> fs;
-  for (auto& p : got) fs.push_back(p.get_future());
-  for (auto& f : fs) BOOST_REQUIRE(e.wait(f, 2s));
-  std::vector<outcome<bool>> r;
-  for (auto& f : fs) r.push_back(f.get());
+  const auto r = answers(e, got);
   BOOST_TEST(e.store->count(op::take) == 2u);
   BOOST_TEST(e.store->count(op::write_grouped) == 1u);
   BOOST_TEST((!r[1].ec && !r[1].value && !r[1].ambiguous), "alone: the server's own miss");
