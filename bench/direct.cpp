@@ -50,19 +50,6 @@ void insert_free(direct_conn& c, const std::string& name) {
   bson_destroy(&doc);
 }
 
-void insert_declaration(direct_conn& c, const std::string& name) {
-  bson_t doc, id;
-  bson_init(&doc);
-  BSON_APPEND_DOCUMENT_BEGIN(&doc, "_id", &id);
-  BSON_APPEND_UTF8(&id, "mongolock", "declaration");
-  BSON_APPEND_UTF8(&id, "name", name.c_str());
-  bson_append_document_end(&doc, &id);
-  BSON_APPEND_UTF8(&doc, "kind", "lock");
-  BSON_APPEND_INT64(&doc, "permits", 1);
-  mongoc_collection_insert_one(c.coll, &doc, nullptr, nullptr, nullptr);
-  bson_destroy(&doc);
-}
-
 bool floor_cycle(direct_conn& c, const std::string& name, std::int64_t& token, const std::string& owner) {
   // take: {_id, owner: null, token: T, beat: B} -> {owner, token: T+1, beat: 0, ...}
   bson_t filter, change, set, unset;

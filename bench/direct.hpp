@@ -25,9 +25,6 @@ struct direct_conn {
 
 // A free lock document, as mongolock leaves one after a release: where a floor cycle starts.
 void insert_free(direct_conn& c, const std::string& name);
-// The declaration mongolock keeps beside a plain lock's document (docs/design.md section 10),
-// in its format: for a floor on a collection shaped like the library's.
-void insert_declaration(direct_conn& c, const std::string& name);
 // The floor: one compare-and-swap to take a free lock and one to free it again, the same filters
 // and updates as mongolock's uncontended cycle. Returns false on a server error.
 bool floor_cycle(direct_conn& c, const std::string& name, std::int64_t& token, const std::string& owner);

@@ -78,11 +78,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         now = a.at;
         a = fsm.on_timer(now);
         break;
-      case kind::next_epoch:
-        a = fsm.on_epoch(ml::detail::success<std::optional<std::int64_t>>(s.i64() & 0x7fffffff), now);
-        break;
       case kind::take:
-        if (held_by_other)
+        // A blind take (no read yet) matches only a free document: its filter is the guard.
+        if (held_by_other && fsm.request().observed.exists)
           fuzz::check(now - *first_seen >= ml::limits::min_expiry + p.margin, "took over a holder too soon");
         a = fsm.on_take(ml::detail::success(false), now, now);  // lost the race: the document stays
         break;

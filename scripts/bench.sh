@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The benchmark command: Release build, its own single-node replica set (majority writes, as in
-# production), every scenario, a table on stdout, results.json and PNG plots in build/release/bench.
+# The benchmark command: Release build; the counted and modelled rows (mongolock-model, no server);
+# then its own single-node replica set (majority writes, as in production), every timed scenario,
+# a table on stdout, results.json, model.json and PNG plots in build/release/bench.
 #   scripts/bench.sh [SECONDS_PER_MEASUREMENT]   (default 2; scenarios 1-2 take 3 rounds of each)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,9 +14,11 @@ if ! command -v gnuplot >/dev/null; then
          ${SUDO:-$( [ "$(id -u)" -ne 0 ] && echo sudo)} apt-get install -y -qq --no-install-recommends gnuplot-nox >/dev/null; }
 fi
 cmake --preset release -DMONGOLOCK_BUILD_TESTS=OFF -DMONGOLOCK_BUILD_BENCH=ON >/dev/null
-cmake --build --preset release -j"$(nproc)" --target mongolock-bench
+cmake --build --preset release -j"$(nproc)" --target mongolock-bench mongolock-model
 out=build/release/bench
 mkdir -p "$out"
+# The counted and modelled rows first: no server (bench/model.cpp).
+build/release/bench/mongolock-model --out "$out" --seconds "$seconds" | tee "$out/model.txt"
 uri=$(scripts/mongod start rs1 "$out/mongod")
 trap 'scripts/mongod stop "$out/mongod" 2>/dev/null' EXIT
 kind=$(cat "$out/mongod/kind")
@@ -47,7 +50,6 @@ set output "$out/independent.png"
 set title "Independent locks: acquire+release cycles per second (server: $kind)"
 unset logscale; set logscale x 2; set xlabel "concurrent locks (k)"; set ylabel "cycles/s"; set key top left
 plot "$out/independent.dat" using 1:2 with linespoints lw 2 title "mongolock (one io thread, 4 workers)", \
-     "$out/independent.dat" using 1:3 with linespoints lw 2 title "floor: libmongoc, min(k,4) threads", \
-     "$out/independent.dat" using 1:4 with linespoints lw 2 title "the same floor, each lock's declaration beside it"
+     "$out/independent.dat" using 1:3 with linespoints lw 2 title "floor: libmongoc, min(k,4) threads"
 GP
 echo "[bench] results: $out/results.json, plots: $out/handoff.png $out/independent.png"

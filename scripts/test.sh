@@ -40,7 +40,7 @@ run_preset() {
 }
 
 if [ -z "${MONGOLOCK_SKIP_ASAN:-}" ]; then
-  run_preset dev mongolock-cli fork_check supervisor_clock_ahead wall_clock_offset mongolock-soak mongolock-bench mongolock-worker \
+  run_preset dev mongolock-cli fork_check supervisor_clock_ahead wall_clock_offset mongolock-soak mongolock-bench mongolock-model mongolock-worker \
     mongolock-leader mongolock-http-backend -- -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*|integration\.soak)$'
 else
   run_preset dev

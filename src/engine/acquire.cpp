@@ -108,26 +108,6 @@ asio::awaitable<void> prepare_once(std::shared_ptr<provider_impl> p, deadline_t 
   p->prepared = true;
 }
 
-// A plain lock's name is declared a lock's once per provider (lock.hpp): refused with
-// declaration_mismatch when it is a semaphore's or a rw_lock's (docs/design.md section 10).
-asio::awaitable<void> declare_plain_once(std::shared_ptr<provider_impl> p, const std::string& name,
-                                         deadline_t deadline, error_code& ec, std::string& why) {
-  if (p->names.declared_plain(name)) co_return;
-  const auto mine = plain_lock_declaration();
-  auto r = co_await p->ops.declare(name, mine, deadline);
-  if (r.ec) {
-    ec = r.ec;
-    why = "declaring '" + name + "' a lock's name: " + r.message;
-    co_return;
-  }
-  if (r.value != mine) {
-    ec = make_error_code(errc::declaration_mismatch);
-    why = "'" + name + "' is declared as " + describe(r.value) + ", not a lock";
-    co_return;
-  }
-  p->names.note_declared_plain(name);
-}
-
 // The take with this provider's holder metadata: added here, not kept in every waiter's FSM.
 take_request with_holder(take_request t, const holder_meta& meta) {
   t.meta = meta;
@@ -156,6 +136,7 @@ acquire_fsm new_fsm(provider_impl& p, const lock_options& o, std::string name, a
   params.backoff_max = o.backoff_max;
   params.seed = p.next_seed();
   params.wall_now_ms = wall_ms();
+  params.token_clock = token_clock(std::chrono::system_clock::now());
   return acquire_fsm(std::move(name), std::move(params));
 }
 
@@ -178,12 +159,6 @@ asio::awaitable<void> read_step(std::shared_ptr<provider_impl> p, acquire_fsm& f
              " (was the document written by something else?)";
     });
   }
-}
-
-asio::awaitable<void> epoch_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
-                                 deadline_t deadline) {
-  auto r = co_await p->ops.next_epoch(deadline);
-  a = fsm.on_epoch(r, boot_clock::now());
 }
 
 asio::awaitable<void> take_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
@@ -238,7 +213,6 @@ asio::awaitable<void> store_step(const std::shared_ptr<provider_impl>& p, acquir
   switch (a.what) {
     case kind::read:
     case kind::recheck: return read_step(p, fsm, a, deadline);
-    case kind::next_epoch: return epoch_step(p, fsm, a, deadline);
     case kind::take: return take_step(p, fsm, a, deadline);
     case kind::give_back: return give_back_step(p, fsm, a, deadline);
     case kind::join:
@@ -328,10 +302,6 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
 
   error_code prep_ec;
   co_await prepare_once(p, deadline, prep_ec, why);
-  if (plain && !prep_ec) {
-    auto declared = declare_plain_once(p, name, deadline, prep_ec, why);
-    co_await std::move(declared);
-  }
   if (prep_ec) {
     if (turn.held()) fail_parked_with(p, name, prep_ec, why, deadline);
     co_return fail(*p, d, prep_ec, name, why);
@@ -348,7 +318,7 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
     });
   });
 
-  auto a = fsm.start(boot_clock::now(), p->names.recall_free(fsm.name()));
+  auto a = fsm.start(boot_clock::now());
   for (;;) {
     if (a.what != kind::grant && a.what != kind::fail &&
         (cancelled(co_await asio::this_coro::cancellation_state) || p->closing()))
@@ -356,7 +326,6 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
     switch (a.what) {
       case kind::read:
       case kind::recheck:
-      case kind::next_epoch:
       case kind::take:
       case kind::give_back:
       case kind::join:

@@ -45,7 +45,7 @@ bool past_bound(const grouped_write& w, boot_clock::time_point now) {
 grouping_store::grouping_store(std::shared_ptr<lock_store> inner) : inner_(std::move(inner)) {}
 
 void grouping_store::take(const take_request& t, reply<outcome<bool>> r) {
-  if (t.hand_over || !t.observed.exists) {
+  if (t.hand_over) {
     heard_from(t.name);
     return inner_->take(t, std::move(r));
   }

@@ -63,8 +63,8 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   // for a while (parked behind another acquire of the name in this provider).
   void heard_from(const std::string& name);
 
-  // Grouped: a take of an existing document (not a hand-over, which rides the maintenance lane
-  // alone, nor an insert, another command), every release, every join and leave of a line. Only
+  // Grouped: a take, a swap or a blind one (not a hand-over, which rides the maintenance lane
+  // alone), every release, every join and leave of a line. Only
   // takes and releases are held for a gathering: a line write counts as heard from.
   void take(const take_request& t, reply<outcome<bool>> r) override;
   void release(const std::string& name, const std::string& owner, std::int64_t token, reply<outcome<bool>> r) override;
@@ -84,7 +84,6 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
     inner_->read(name, m, std::move(r));
   }
   void list(reply<outcome<std::vector<named_doc>>> r) override { inner_->list(std::move(r)); }
-  void next_epoch(reply<outcome<std::optional<std::int64_t>>> r) override { inner_->next_epoch(std::move(r)); }
   void renew(const std::vector<held_lease>& held, std::chrono::milliseconds expiry,
              reply<outcome<std::vector<bool>>> r) override {
     inner_->renew(held, expiry, std::move(r));

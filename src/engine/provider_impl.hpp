@@ -1,7 +1,8 @@
 #pragma once
 // The state one provider shares among its locks and leases: the store and its typed calls, the
-// options, the renewal batch, the turns of names, its life (provider_life.hpp), what it remembers of
-// names (name_memory.hpp), background releases and the counters behind stats.
+// options, the renewal batch, the turns of names, its life (provider_life.hpp), background releases
+// and the counters behind stats. It remembers nothing of lock names between operations: a free
+// lock is taken without a read whoever freed it (docs/design.md section 1).
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/strand.hpp>
 #include <array>
@@ -14,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "engine/name_memory.hpp"
 #include "engine/provider_life.hpp"
 #include "engine/store_ops.hpp"
 #include "store/lock_store.hpp"
@@ -104,8 +104,6 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   name_turns turns;
   // Work in flight, shutdown, live leases (provider_life.hpp).
   provider_life life;
-  // The free documents of its own releases and the names declared plain (name_memory.hpp).
-  name_memory names;
   // Owner ids of acquires that ended without a lease and whose leave found no entry, with their
   // names, waiting to be freed together (acquire.cpp, free_abandoned_owner).
   struct abandoned_owners {

@@ -90,7 +90,6 @@ void carry_out_effects(const std::shared_ptr<lease_state>& st, const release_fsm
   if (a.leave_enrolled && t.enroll) leave_line_in_background(p, st->name, t.enroll->owner);
   if (a.give_back_handed) p->release_in_background(t.name, t.owner, t.token, {}, true);
   if (a.give_back_own) p->release_in_background(st->name, st->owner, st->token);
-  if (a.remember_free) p->names.remember_free(st->name, st->released_doc());
 }
 
 asio::awaitable<std::tuple<error_code>> run_release(std::shared_ptr<lease_state> st, diagnostics* d) {

@@ -46,11 +46,6 @@ class store_ops {
     return run<outcome<std::vector<named_doc>>>([s = store_](auto reply) { s->list(std::move(reply)); }, std::nullopt,
                                                 std::forward<Token>(token));
   }
-  template <class Token = default_token>
-  auto next_epoch(deadline_t deadline = std::nullopt, Token&& token = {}) {
-    return run<outcome<std::optional<std::int64_t>>>([s = store_](auto reply) { s->next_epoch(std::move(reply)); },
-                                                     deadline, std::forward<Token>(token));
-  }
   // `on_abandoned`: the reply of a take whose caller stopped waiting (cancelled, or past
   // `deadline`): it may have landed, and must be given back.
   template <class Token = default_token>

@@ -22,7 +22,7 @@ struct line_write {
 struct grouped_write {
   enum class kind { take, release, join, leave };
   kind what = kind::take;
-  take_request take;   // what == take: a swap of an existing document (never an insert)
+  take_request take;   // what == take: a swap, or a blind take (an upsert statement)
   held_lease release;  // what == release: frees the document `name` if it names (owner, token)
   // The heartbeat this statement writes (a take or a release), drawn by the store as it builds the
   // command: random, so a document that carries it carries this statement's write and no other
@@ -50,6 +50,20 @@ enum class grouped_outcome {
   missed,   // it did not apply, or applied and was overwritten by another holder since
   unknown,  // the read cannot tell: the caller treats it as a write whose reply was lost
 };
+
+// A blind take (section 1) is judged as a swap is, except that the state it was written against is
+// any that its filter admits: no document, or a free lock document below its token (with nobody in
+// line, if it asked so). A read still showing one may predate the command, or the statement was
+// never executed (the emulator stops an unordered command at an E11000): unknown.
+inline grouped_outcome judge_blind(const grouped_write& w, const lock_doc& after) {
+  const auto& t = w.take;
+  const auto& h = after.held;
+  if (after.exists && h.owner == t.owner && h.token == t.token && h.beat == w.beat) return grouped_outcome::applied;
+  if (after.exists && h.owner == t.owner) return grouped_outcome::unknown;
+  const bool admitted = !after.exists || (!after.declared && h.owner.empty() && h.token < t.token &&
+                                          (!t.nobody_waiting || after.waiting == 0));
+  return admitted ? grouped_outcome::unknown : grouped_outcome::missed;
+}
 
 // What `after`, the statement's document as read after a command that matched fewer statements
 // than it sent, says of the statement (section 14). Applied only on this statement's own write
@@ -81,6 +95,7 @@ inline grouped_outcome judge(const grouped_write& w, const lock_doc& after) {
     if (h.owner == l.owner || in_line || after.tickets <= l.ticket) return grouped_outcome::unknown;
     return grouped_outcome::missed;
   }
+  if (w.what == grouped_write::kind::take && !w.take.observed.exists) return judge_blind(w, after);
   if (!after.exists) return grouped_outcome::missed;  // a take or a release leaves its document there
   if (w.what == grouped_write::kind::take) {
     const auto& t = w.take;

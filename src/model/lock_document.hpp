@@ -4,7 +4,9 @@
 // and pure functions; it depends on no other layer.
 #include <boost/system/error_code.hpp>
 #include <chrono>
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -69,6 +71,21 @@ struct line_entry {
 // Longest line a waiter joins; beyond it, waiters wait unregistered (reads only).
 inline constexpr std::size_t max_line = 32;
 
+// What a semaphore or reader-writer lock name was declared as (docs/design.md section 10): its kind
+// and its number of permits, recorded by its first user in the document of the name itself and
+// never changed, so that two programs cannot use one name with different numbers of permits (each
+// would admit its own number of holders), nor one as a plain lock.
+struct declaration {
+  std::string kind;  // "semaphore", "rw_lock", or "lock" (the name's document is a plain lock's)
+  std::int64_t permits = 0;
+  bool operator==(const declaration&) const = default;
+};
+// "a semaphore of 3 permits", "a lock": for the reason of a declaration_mismatch.
+inline std::string describe(const declaration& d) {
+  if (d.kind == "lock") return "a lock";
+  return "a " + d.kind + " of " + std::to_string(d.permits) + " permits";
+}
+
 struct lock_doc {
   bool exists = false;
   held_state held;  // held.owner empty = free
@@ -85,6 +102,9 @@ struct lock_doc {
   // The fencing token of the last run its holder recorded as completed (record_run; docs/design.md
   // section 13), 0 if none: written under that holder's (owner, token), kept by every later write.
   std::int64_t last_run_token = 0;
+  // Set when the document is a semaphore's or a rw_lock's declaration (section 10), not a lock:
+  // no take ever matches it. A pointer, as `meta`: almost every document has none.
+  std::shared_ptr<const declaration> declared;
 };
 
 // The local wall clock in ms, for informational fields and hints only; no decision about who may
@@ -99,31 +119,32 @@ struct named_doc {
   lock_doc doc;
 };
 
-// What a semaphore or reader-writer lock name was declared as (docs/design.md section 10): its kind
-// and its number of permits, recorded by its first user and never changed, so that two programs
-// cannot use one name with different numbers of permits (each would admit its own number of
-// holders).
-struct declaration {
-  std::string kind;  // "semaphore", "rw_lock", or "lock" (a plain lock, an election, a multi-lock member)
-  std::int64_t permits = 0;
-  bool operator==(const declaration&) const = default;
-};
-// What a plain lock's name is declared as: a name is one kind of thing, so a plain lock and a
-// semaphore or rw_lock of one name (which share no document) cannot both exist.
-inline declaration plain_lock_declaration() { return {"lock", 1}; }
-// "a semaphore of 3 permits", "a lock": for the reason of a declaration_mismatch.
-inline std::string describe(const declaration& d) {
-  if (d.kind == "lock") return "a lock";
-  return "a " + d.kind + " of " + std::to_string(d.permits) + " permits";
-}
-
 struct server_info {
   std::string version;      // buildInfo.version, e.g. "8.0.4"
   int max_wire_version = 0;
+  // hello.localTime (0 if the server did not say) and this host's wall clock at the reply.
+  std::int64_t local_time_ms = 0, client_time_ms = 0;
 };
 
-// One compare-and-swap: insert when `observed` does not exist, else swap against exactly
-// observed's (owner, token, beat).
+// Tokens of a lock document that the TTL clean-up removed stay above its last ones only while this
+// host's clock is less than idle_cleanup behind the server's (docs/design.md section 1): a warning
+// once it is behind by half of that, empty otherwise.
+inline std::string clock_behind_warning(const server_info& s, std::chrono::seconds idle_cleanup) {
+  using namespace std::chrono;
+  if (s.local_time_ms == 0) return {};
+  const auto behind = milliseconds{s.local_time_ms - s.client_time_ms};
+  if (behind <= duration_cast<milliseconds>(idle_cleanup) / 2) return {};
+  return "this host's clock is " + std::to_string(duration_cast<seconds>(behind).count()) +
+         " s behind the server's, more than half of idle_cleanup (" + std::to_string(idle_cleanup.count()) +
+         " s): a lock document the TTL clean-up removed may be created again with tokens below its last ones";
+}
+
+// One compare-and-swap (docs/design.md section 1). When `observed` exists: against exactly its
+// (owner, token, beat) (a free one: (null, token)). When it does not (the document was seen
+// missing, or was not read at all): the blind take, applied only to a free lock document with a
+// token below `token` (and nobody in line, with `nobody_waiting`), or to no document (an upsert:
+// it creates it); anything else (held, a line, a declaration, a token at or above ours) answers
+// "not taken" (E11000).
 struct take_request {
   std::string name, owner;
   std::int64_t token = 0;
@@ -157,7 +178,7 @@ struct held_lease {
 
 enum class read_mode {
   primary,   // the primary's latest state, never a take decided on it (status, list, renewal fallback)
-  majority,  // the primary, majority read concern: every acquire read, re-checks, the epoch
+  majority,  // the primary, majority read concern: every acquire read, re-checks, a declaration read
 };
 
 
@@ -167,27 +188,36 @@ enum class read_mode {
 // most expiry - margin after its last renewal, which came before the break) has passed.
 inline constexpr const char* broken_owner = "(force-released)";
 
-// Token layout: the high 32 bits are an epoch from the collection's counter, the low 32 bits
-// count takes within that epoch.
-inline constexpr std::int64_t token_low_mask = 0xffffffff;
-inline std::int64_t first_token_of(std::int64_t epoch) { return (epoch << 32) | 1; }
-// The coarse clock that seeds epochs (docs/design.md section 1): a fresh epoch is at least one
-// above the number of 10-second units since 1970, so a collection that was wiped (dropped,
-// restored, emptied by hand) and drew fewer than one epoch per 10 s in its previous life still
-// hands out tokens above that life's. 10 s units reach 2^31 only in the year 2650; the reading is
-// capped at 2^30 (year 2310) so that a wildly wrong clock can burn at most half of the epoch space.
-inline constexpr std::chrono::seconds epoch_clock_unit{10};
-inline constexpr std::int64_t max_epoch_floor = std::int64_t{1} << 30;
-inline std::int64_t epoch_floor(std::chrono::seconds since_1970) {
-  const std::int64_t units = since_1970 / epoch_clock_unit;
-  return units < 0 ? 0 : units > max_epoch_floor ? max_epoch_floor : units;
+// Tokens (docs/design.md section 1): a take writes max(observed + 1, token_clock(its wall clock)),
+// the wall clock in nanoseconds since 1970: no counter to draw from, so nothing runs out and no
+// document is a hot spot; the clock decides nothing about exclusion. It lets a take of a document
+// it did not read (the blind take) name a token above the document's in one round trip, and it
+// puts a new life of a document (after the TTL clean-up, a wipe or a restore) above the last one.
+// A reading past the cap (year 2189) is held there, so that a wildly wrong clock leaves 2^61
+// tokens to count by one; a reading before 1970 is 1.
+inline constexpr std::int64_t token_clock_cap = 3 * (std::int64_t{1} << 61);
+inline std::int64_t token_clock(std::chrono::nanoseconds since_1970) {
+  const auto ns = since_1970.count();
+  return ns < 1 ? 1 : ns > token_clock_cap ? token_clock_cap : ns;
 }
-inline std::int64_t epoch_floor(std::chrono::system_clock::time_point now) {
-  return epoch_floor(std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()));
+inline std::int64_t token_clock(std::chrono::system_clock::time_point now) {
+  // Saturating: system_clock's range is wider than int64 nanoseconds on some platforms.
+  using namespace std::chrono;
+  const auto s = duration_cast<seconds>(now.time_since_epoch());
+  if (s.count() >= token_clock_cap / 1'000'000'000) return token_clock_cap;
+  if (s.count() < 0) return 1;
+  return token_clock(duration_cast<nanoseconds>(now.time_since_epoch()));
 }
-// A take that would carry into the epoch bits needs a fresh epoch instead.
-inline bool needs_new_epoch(const lock_doc& observed) {
-  return !observed.exists || (observed.held.token & token_low_mask) == token_low_mask;
+// The token a take writes over a document whose token is `observed`, at the clock reading `clock`;
+// nullopt when nothing is above `observed` (a document written by something else).
+inline std::optional<std::int64_t> next_token(std::int64_t observed, std::int64_t clock) {
+  if (observed == std::numeric_limits<std::int64_t>::max()) return std::nullopt;
+  return std::max(observed + 1, clock);
 }
+// The wall-clock milliseconds a token was drawn at, if it came from token_clock (a token pushed
+// past the clock by one-increments reads a little later): the release writes idle_since no
+// earlier, so that the TTL clean-up removes a document only once the server's clock has passed its
+// token by idle_cleanup (section 1).
+inline std::int64_t token_ms(std::int64_t token) { return std::min(token, token_clock_cap) / 1'000'000; }
 
 }  // namespace mongolock::detail

@@ -15,15 +15,11 @@ using kind = acquire_action::kind;
 using boost::system::error_code;
 namespace aerr = boost::asio::error;
 
-// The epoch becomes the token's high 32 bits; past this, epoch << 32 would overflow int64.
-constexpr std::int64_t max_epoch = (std::int64_t{1} << 31) - 1;
 // Joins whose ticket raced another joiner's are retried at later reads, this many at most (then
 // the acquire waits unregistered, reads only). Joins that were applied, or may have been, do not
 // count: an acquire whose entry went (it was handed the lock and gave it back, or was removed as
 // a head that never came) joins again.
 constexpr int max_joins = 5;
-// Two first upserts of the epoch counter can race once (E11000); more means something is wrong.
-constexpr int max_epoch_races = 3;
 }  // namespace
 
 acquire_fsm::acquire_fsm(std::string name, acquire_params p)
@@ -35,7 +31,8 @@ acquire_fsm::acquire_fsm(std::string name, acquire_params p)
   }
 }
 
-acquire_action acquire_fsm::start(time_point now, std::optional<lock_doc> remembered) {
+acquire_action acquire_fsm::start(time_point now) {
+  started_ = now;
   if (p_.enrolled) {
     // Our provider has just handed the lock to another process, which needs a read of its own to
     // find it and then holds it: a read now would only find it held. Look after one first delay,
@@ -47,11 +44,11 @@ acquire_action acquire_fsm::start(time_point now, std::optional<lock_doc> rememb
     if (p_.deadline) a.at = std::min(a.at, *p_.deadline);
     return a;
   }
-  // If this provider freed the lock last, swap against that state without a read: one round trip.
-  // If it is stale the swap matches nothing and we read. A waiting acquire's swap also requires
-  // that nobody joined the line since (docs/design.md section 7).
-  if (remembered) return take_in_line(*remembered, {}, !p_.try_once || p_.in_turn);
-  return read();
+  // A free lock is taken without a read: one round trip (docs/design.md section 1). Only while
+  // nobody is in line, for a try too: a take that knows the line is empty needs no read to learn
+  // it for its release (section 7). Anything else answers "not taken", and we read.
+  looked_first_ = true;
+  return take_in_line(lock_doc{}, {}, true, now);
 }
 
 acquire_action acquire_fsm::fail(error_code ec, std::string why) {
@@ -75,6 +72,10 @@ acquire_action acquire_fsm::on_recheck(const outcome<lock_doc>& r, time_point re
 }
 
 acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
+  // The name is a semaphore's or a rw_lock's (docs/design.md section 10): never a lock's to take.
+  if (seen.declared)
+    return fail(make_error_code(errc::declaration_mismatch),
+                "'" + name_ + "' is declared as " + describe(*seen.declared) + ", not a lock");
   if (seen.exists && seen.held.owner == p_.owner) {
     // One of our own unconfirmed takes landed, or a releaser handed the lock to us from the line
     // (docs/design.md section 7): ours, if the earliest possible start leaves time. A hand-off
@@ -117,7 +118,7 @@ acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
   const bool takeable = free || observer_.expired(received);
   // Tries look once and do not queue: the line is for waiting acquires.
   if (p_.try_once) {
-    if (takeable && !(p_.in_turn && !seen.line.empty())) return take_in_line(seen, {}, p_.in_turn);
+    if (takeable && !(p_.in_turn && !seen.line.empty())) return take_in_line(seen, {}, p_.in_turn, received);
     ++busy_;
     return wait_or_give_up(received, changed, seen);
   }
@@ -128,10 +129,10 @@ acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
   }
   if (seen.line.empty()) {
     head_observer_.forget();
-    return take_in_line(seen, {}, true);  // only while nobody waits: a joiner meanwhile goes first
+    return take_in_line(seen, {}, true, received);  // only while nobody waits: a joiner meanwhile goes first
   }
   const line_entry& head = seen.line.front();
-  if (head.owner == p_.owner) return take_in_line(seen, {head}, false);
+  if (head.owner == p_.owner) return take_in_line(seen, {head}, false, received);
   // Someone else is first in line and the lock is takeable: theirs to take. Watched like a
   // holder (the same document, the same head, for the head's whole window): gone if untouched.
   const held_state head_seen{head.owner + "@" + std::to_string(head.ticket), seen.held.token, seen.held.beat,
@@ -141,7 +142,7 @@ acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
     std::vector<line_entry> leaving{head};
     for (auto& e : seen.line)
       if (e.owner == p_.owner) leaving.push_back(e);
-    return take_in_line(seen, std::move(leaving), false);
+    return take_in_line(seen, std::move(leaving), false, received);
   }
   ++busy_;
   return wait_in_line(received, false, seen);
@@ -151,10 +152,11 @@ bool acquire_fsm::in_line(const lock_doc& seen) const {
   return std::any_of(seen.line.begin(), seen.line.end(), [&](const line_entry& e) { return e.owner == p_.owner; });
 }
 
-acquire_action acquire_fsm::take_in_line(const lock_doc& seen, std::vector<line_entry> leaving, bool nobody_waiting) {
+acquire_action acquire_fsm::take_in_line(const lock_doc& seen, std::vector<line_entry> leaving, bool nobody_waiting,
+                                         time_point now) {
   leaving_ = std::move(leaving);
   nobody_waiting_ = nobody_waiting;
-  return take_or_epoch(seen);
+  return take_next(seen, now);
 }
 
 // A waiting acquire not yet in line joins it (one write per acquire, then reads only), unless
@@ -270,36 +272,28 @@ acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const 
   return a;
 }
 
-acquire_action acquire_fsm::take_or_epoch(const lock_doc& observed) {
+// The token: above the document's (docs/design.md section 1), and above every take of ours
+// abandoned in flight, whose late give-back by (owner, its token) must never match a lease this
+// acquire gets; at least the wall clock's reading, so that a blind take's filter (token below
+// ours) matches a document another process freed, and a new life of the document starts above
+// the last one. Tokens are not consecutive: they need only increase.
+acquire_action acquire_fsm::take_next(const lock_doc& observed, time_point now) {
   pending_observed_ = observed;
-  if (needs_new_epoch(observed)) return {kind::next_epoch};
-  // Above every take abandoned in flight: its late reply may give back (owner, its token), and
-  // that must never match a lease this acquire holds (docs/design.md section 1: tokens need only
-  // increase). Epoch tokens are drawn fresh, so only the same epoch can collide.
-  std::int64_t token = observed.held.token + 1;
-  std::optional<std::int64_t> top;  // the highest abandoned token of this epoch, whatever their order
-  for (auto a : abandoned_)
-    if ((a >> 32) == (token >> 32) && a >= token && (!top || a > *top)) top = a;
-  if (top) {
-    if ((*top & token_low_mask) == token_low_mask) return {kind::next_epoch};  // +1 would carry
-    token = *top + 1;
-  }
-  return take(token);
+  std::int64_t above = observed.exists ? observed.held.token : 0;
+  for (auto a : abandoned_) above = std::max(above, a);
+  const auto token = next_token(above, clock_at(now));
+  if (!token)
+    return fail(make_error_code(errc::server_error),
+                "lock '" + name_ + "' has token " + std::to_string(above) + ": no token is above it");
+  return take(*token);
 }
 
-acquire_action acquire_fsm::on_epoch(const outcome<std::optional<std::int64_t>>& r, time_point) {
-  if (r.ec) return fail(r.ec, r.message);
-  if (!r.value) {  // a concurrent first upsert won: the counter exists now, raise it again
-    if (++epoch_races_ > max_epoch_races) return fail(make_error_code(errc::server_error), "epoch counter upsert keeps colliding");
-    return {kind::next_epoch};
-  }
-  if (*r.value <= 0 || *r.value > max_epoch)
-    return fail(make_error_code(errc::server_error), "epoch counter out of range: " + std::to_string(*r.value));
-  const std::int64_t token = first_token_of(*r.value);
-  // Tokens never go back: a counter behind the document (a partly wiped collection) is refused.
-  if (pending_observed_.exists && token <= pending_observed_.held.token)
-    return fail(make_error_code(errc::server_error), "the fencing epoch counter is behind lock '" + name_ + "'");
-  return take(token);
+// token_clock() advanced by the boot clock since start(): the wall clock read once, as an input.
+// No reading (0; token_clock() is at least 1): tokens go by one.
+std::int64_t acquire_fsm::clock_at(time_point now) const {
+  const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(now - started_).count();
+  if (elapsed <= 0 || p_.token_clock == 0) return p_.token_clock;
+  return p_.token_clock > token_clock_cap - elapsed ? token_clock_cap : p_.token_clock + elapsed;
 }
 
 acquire_action acquire_fsm::take(std::int64_t token) {
@@ -327,14 +321,18 @@ acquire_fsm::time_point acquire_fsm::take_bound(time_point sent) const {
 }
 
 acquire_action acquire_fsm::on_take(const outcome<bool>& r, time_point sent, time_point now) {
+  const bool first_look = std::exchange(looked_first_, false);
   if (!r.ec) {
     if (!r.value) {  // lost the race (E11000 or a swap that matched nothing): read again at once
-      ++lost_races_;
+      if (!first_look) ++lost_races_;  // the first blind take is a look: not taken is no lost race
       // A grouped take judged missed by a read (flagged ambiguous) may still have landed: the read
       // may show an older snapshot (a new primary, docs/design.md section 14). Its send is noted;
-      // it costs at most a hand-off of the same token given back. The server's own "matched
-      // nothing" is certain, and noting every one would grow without bound in a long wait.
-      if (r.ambiguous) note_take_sent(pending_token_, sent);
+      // it costs at most a hand-off of the same token given back. So is a blind take's: its E11000
+      // may be the driver's resend's, answered before the first attempt, held up on the way (a
+      // router), lands on a later free state (section 4). Once per blind take: the first action, or
+      // after a read that found no document. The server's own "matched nothing" for a swap is
+      // certain, and noting every one would grow without bound in a long wait.
+      if (r.ambiguous || !pending_observed_.exists) note_take_sent(pending_token_, sent);
       return read();
     }
     if (now < take_bound(sent)) return grant(pending_token_, sent);

@@ -37,6 +37,10 @@ struct acquire_params {
   std::chrono::milliseconds expiry{0}, margin{0}, backoff_min{0}, backoff_max{0};
   std::uint64_t seed = 0;
   std::int64_t wall_now_ms = 0;        // try_once: the local wall clock, a hint only
+  // token_clock() when the acquire was built (lock_document.hpp): the FSM reads no clock, so a
+  // take's candidate token is this, advanced by the time elapsed since start() on the inputs' clock.
+  // 0: no reading (the FSM's unit tests), tokens go by one.
+  std::int64_t token_clock = 0;
   // How often an acquire in the line shows that it is still there (the lease's renewal period):
   // a lock handed to it starts its clock at the last such write, so that write must be recent.
   std::chrono::milliseconds refresh_every{0};
@@ -53,7 +57,6 @@ struct acquire_action {
   enum class kind {
     read,        // read the lock (primary, majority read concern)
     recheck,     // read the lock with majority read concern, after an ambiguous take
-    next_epoch,  // raise the epoch counter, then take
     take,        // request(): compare-and-swap against what was observed, granting `token`
     give_back,   // release (owner, token) and wait for the answer: a take we may not keep
     join,        // join the lock's line with join_ticket(), then on_joined
@@ -77,11 +80,11 @@ class acquire_fsm {
 
   acquire_fsm(std::string name, acquire_params p);
 
-  // `remembered`: the free document this provider left at its last release of this lock, if any.
-  acquire_action start(time_point now, std::optional<lock_doc> remembered = std::nullopt);
+  // The first action: a blind take (docs/design.md section 1), unless our provider's hand-off
+  // put us in line already.
+  acquire_action start(time_point now);
   acquire_action on_read(const outcome<lock_doc>& r, time_point received);
   acquire_action on_recheck(const outcome<lock_doc>& r, time_point received);
-  acquire_action on_epoch(const outcome<std::optional<std::int64_t>>& r, time_point now);
   // `sent`: when the take request left (the driver's clock just before starting it).
   acquire_action on_take(const outcome<bool>& r, time_point sent, time_point now);
   acquire_action on_given_back(const outcome<bool>& r, time_point now);
@@ -134,7 +137,8 @@ class acquire_fsm {
  private:
   static acquire_action read() { return {acquire_action::kind::read}; }
   acquire_action fail(boost::system::error_code ec, std::string why = {});
-  acquire_action take_or_epoch(const lock_doc& observed);
+  acquire_action take_next(const lock_doc& observed, time_point now);
+  std::int64_t clock_at(time_point now) const;
   acquire_action take(std::int64_t token);
   acquire_action grant(std::int64_t token, time_point clock_start);
   acquire_action decide(const lock_doc& seen, time_point received);
@@ -142,7 +146,8 @@ class acquire_fsm {
   acquire_action wait_in_line(time_point now, bool changed, const lock_doc& seen);
   acquire_action paced_in_line(acquire_action next, time_point now) const;
   boot_clock::duration refresh_period() const;
-  acquire_action take_in_line(const lock_doc& seen, std::vector<line_entry> leaving, bool nobody_waiting);
+  acquire_action take_in_line(const lock_doc& seen, std::vector<line_entry> leaving, bool nobody_waiting,
+                              time_point now);
   bool in_line(const lock_doc& seen) const;
   acquire_action give_back(std::int64_t token);
   bool past_deadline(time_point now) const;
@@ -174,10 +179,11 @@ class acquire_fsm {
   std::optional<time_point> entry_sent_;
   jitter_rng rng_;
   bool verifying_ = false;            // try_once: confirming that a silent holder is gone
-  lock_doc pending_observed_;         // what the pending epoch/take compares against
+  time_point started_{};              // start()'s instant: token_clock's reading then
+  bool looked_first_ = false;         // the take in flight is start()'s blind take
+  lock_doc pending_observed_;         // what the pending take compares against
   std::int64_t pending_token_ = 0;    // the token of the take in flight
   std::int64_t giving_back_ = 0;      // the token of the give-back in flight
-  int epoch_races_ = 0;
   // Per token, the earliest send of a take that was not granted and may have landed (unconfirmed,
   // abandoned, answered too late, or judged missed by a read): a read showing our owner id with
   // that token counts from it.

@@ -39,8 +39,8 @@ release_action release_fsm::start(const std::optional<local_waiter>& local) { re
 // else to the next local waiter, else plainly.
 release_action release_fsm::decide(const std::optional<local_waiter>& local) {
   if (!p_.line_seen.empty()) return hand_to_line(local);
-  // A local hand-off needs token + 1 within the epoch and nobody else in line (the line comes
-  // first: its update requires an empty line and would not match).
+  // A local hand-off needs nobody else in line (the line comes first: its update requires an
+  // empty line and would not match) and a token above ours.
   if (local && !p_.others_in_line && !token_full()) return hand_over(*local);
   return plain();
 }
@@ -64,7 +64,7 @@ take_request release_fsm::handing(std::string owner, std::chrono::milliseconds e
 // than its own. If a local acquire waits, the same update puts it in line with the next ticket as
 // last seen.
 release_action release_fsm::hand_to_line(const std::optional<local_waiter>& local) {
-  if (token_full()) return plain();  // token + 1 would need a new epoch: the usual way
+  if (token_full()) return plain();  // nothing above it: a document written by something else
   const line_entry head = p_.line_seen.front();
   request_ = handing(head.owner, p_.expiry);
   request_.leaving.push_back(head);
@@ -161,9 +161,6 @@ release_action release_fsm::on_released(const outcome<bool>& r) {
   if (r.value) {
     auto a = done({}, "");
     a.count_release = true;
-    // The next acquire here swaps against this document without reading first, unless others
-    // wait in line (its swap would not match: it reads and joins instead).
-    a.remember_free = !p_.others_in_line;
     return a;
   }
   auto a = act(release_action::kind::read);

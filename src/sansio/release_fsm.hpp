@@ -16,6 +16,7 @@
 #include <boost/system/error_code.hpp>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,7 +61,6 @@ struct release_action {
   std::string why;
   handed to = handed::none;
   bool late = false;               // to_local: the reply came after the new lease's bound
-  bool remember_free = false;      // the lock is free at this lease's token, with nobody in line
   // Effects, carried out before the action.
   bool count_release = false;      // a release command was answered
   bool give_back_own = false;      // release (owner, token) in the background
@@ -99,7 +99,7 @@ class release_fsm {
   release_action on_handed_over(const outcome<bool>& r, time_point sent, time_point now);
   release_action on_released(const outcome<bool>& r);
   release_action settle_matched_nothing(const outcome<lock_doc>& r);
-  bool token_full() const { return (p_.token & token_low_mask) == token_low_mask; }
+  bool token_full() const { return p_.token == std::numeric_limits<std::int64_t>::max(); }
   take_request handing(std::string owner, std::chrono::milliseconds expiry) const;
 
   release_params p_;

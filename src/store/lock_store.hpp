@@ -31,9 +31,6 @@ class lock_store {
   virtual void prepare(reply<outcome<server_info>>) = 0;
   virtual void read(const std::string& name, read_mode, reply<outcome<lock_doc>>) = 0;
   virtual void list(reply<outcome<std::vector<named_doc>>>) = 0;
-  // Raises the collection's epoch counter to max(counter, epoch_floor(wall clock)) + 1 and reads
-  // it back; nullopt when a concurrent first upsert raced ours (E11000): the caller retries.
-  virtual void next_epoch(reply<outcome<std::optional<std::int64_t>>>) = 0;
   // value: true when applied; false when the lock was not as observed (lost the race).
   virtual void take(const take_request&, reply<outcome<bool>>) = 0;
   // Lease maintenance: never queued behind acquisition traffic. Renews every lease in `held`
@@ -72,8 +69,9 @@ class lock_store {
   // section 13): last_run_token = token. value false if it no longer holds the lock.
   virtual void record_run(const std::string& name, const std::string& owner, std::int64_t token,
                           reply<outcome<bool>>) = 0;
-  // Records `d` under `name` unless a declaration is there already; value: the one the store
-  // holds afterwards (read with majority read concern when writes are majority).
+  // Declares the name's own document `d` (docs/design.md section 10) unless it is there already;
+  // value: what the document is afterwards: `d`, another declaration, or {"lock", 1} when it is a
+  // lock's (read with majority read concern when writes are majority, only when it is not `d`).
   virtual void declare(const std::string& name, const declaration& d, reply<outcome<declaration>>) = 0;
   // Operator override: takes the lock from whoever holds it. value = the owner that was removed
   // (empty: nothing to do). `immediate`: free at once; otherwise hand it to broken_owner, which

@@ -6,8 +6,8 @@
 //             expiry_ms: int64, acquired_at, renewed_at: dates (holder's clock, hints only),
 //             idle_since: date (only while free; the TTL index's field),
 //             last_run_token: int64, last_run_at: date (a completed run, docs/design.md section 13) }
-// Fencing counter: { _id: { mongolock: "epoch" }, n: int64 } in the same collection (its _id is a
-// subdocument, so it can never collide with a lock name).
+// Declaration: { _id: <name>, kind: "semaphore" | "rw_lock", permits: int64, declared_at: date }
+// (docs/design.md section 10): no take matches it, `list` skips it.
 #include <mongoc/mongoc.h>
 
 #include <boost/system/error_code.hpp>
@@ -49,9 +49,8 @@ bool is_duplicate_key(const bson_error_t& e);
 // Command builders: pure, so their documents are unit-tested.
 // find options for a read: always the primary; majority read concern for every acquire read.
 void build_read_opts(read_mode, bson_t* opts, mongoc_read_prefs_t** prefs);
-void build_insert(const take_request&, std::int64_t now_ms, bson_t* doc);
 // `beat`: the heartbeat the write carries (a grouped statement draws its own and keeps it); a fresh
-// random one when not given.
+// random one when not given. A blind take (observed missing) is to be sent as an upsert.
 void build_swap(const take_request&, std::int64_t now_ms, bson_t* filter, bson_t* change,
                 std::optional<std::int64_t> beat = std::nullopt);
 // Joining the line with `ticket` (compare-and-swap on the ticket counter), and leaving it.
@@ -76,8 +75,6 @@ outcome<server_info> query_server(mongoc_client_t*);
 outcome<server_info> prepare(mongoc_client_t*, const store_config&);
 outcome<lock_doc> read_lock(mongoc_client_t*, const store_config&, std::string_view name, read_mode);
 outcome<std::vector<named_doc>> read_all(mongoc_client_t*, const store_config&);
-// floor: epoch_floor(wall clock), the least value the counter is raised to before the +1.
-outcome<std::optional<std::int64_t>> next_epoch(mongoc_client_t*, const store_config&, std::int64_t floor);
 outcome<bool> take(mongoc_client_t*, const store_config&, const take_request&);
 // One update for every lease in `held`; when it matches fewer, a read tells which (mongo_commands.cpp).
 outcome<std::vector<bool>> renew(mongoc_client_t*, const store_config&, const std::vector<held_lease>& held,

@@ -22,12 +22,6 @@ void mongo_store::list(reply<outcome<std::vector<named_doc>>> r) {
   run(lane::acquisition, std::move(r), [cfg = cfg_](mongoc_client_t* c) { return read_all(c, *cfg); });
 }
 
-void mongo_store::next_epoch(reply<outcome<std::optional<std::int64_t>>> r) {
-  run(lane::acquisition, std::move(r), [cfg = cfg_](mongoc_client_t* c) {
-    return detail::next_epoch(c, *cfg, epoch_floor(std::chrono::system_clock::now()));
-  });
-}
-
 void mongo_store::take(const take_request& t, reply<outcome<bool>> r) {
   run(t.hand_over ? lane::maintenance : lane::acquisition, std::move(r),
       [cfg = cfg_, t](mongoc_client_t* c) { return detail::take(c, *cfg, t); });

@@ -17,7 +17,6 @@ class mongo_store final : public lock_store {
   void prepare(reply<outcome<server_info>> r) override;
   void read(const std::string& name, read_mode mode, reply<outcome<lock_doc>> r) override;
   void list(reply<outcome<std::vector<named_doc>>> r) override;
-  void next_epoch(reply<outcome<std::optional<std::int64_t>>> r) override;
   void take(const take_request& t, reply<outcome<bool>> r) override;
   void renew(const std::vector<held_lease>& held, std::chrono::milliseconds expiry,
              reply<outcome<std::vector<bool>>> r) override;

@@ -21,7 +21,7 @@ std::size_t reads_of(engine& e, const std::string& name) {
 // it fail with it, at once, instead of each waiting out a server selection of its own in turn
 // (an HTTP handler would otherwise wait 4 x 300 ms here, 4 x 5 s with the default selection
 // timeout, for an answer the first failure already knew): one call of `what` is made, not four.
-// `what`: the read of the lock, or the provider's first contact with the server (prepare).
+// `what`: the first take of the lock (blind), or the provider's first contact with the server (prepare).
 void four_parked_acquires_fail_with_the_turn(op what, const std::string& name) {
   engine e;
   for (int i = 0; i < 4; ++i) e.store->inject(what, fault(fault::kind::unavailable, 300ms));
@@ -182,7 +182,7 @@ BOOST_AUTO_TEST_CASE(the_turn_passes_when_the_active_acquire_gives_up) {
 }
 
 BOOST_AUTO_TEST_CASE(an_unreachable_server_fails_the_parked_acquires_with_the_turn) {
-  four_parked_acquires_fail_with_the_turn(op::read, "down");
+  four_parked_acquires_fail_with_the_turn(op::take, "down");
 }
 
 // The same when the provider has never reached the server (a service starting during an outage).

@@ -38,7 +38,7 @@ BOOST_AUTO_TEST_SUITE(diagnostics_suite)
 
 BOOST_AUTO_TEST_CASE(a_server_failure_comes_with_the_servers_words) {
   engine e;
-  e.store->inject(op::read, {fault::kind::unavailable});
+  e.store->inject(op::take, {fault::kind::unavailable});
   auto [ec, reason] = with_reason(e, [&](ml::diagnostics& d, auto h) { e.lock("x").async_acquire(d, h); });
   BOOST_TEST((ec == ml::errc::server_unavailable), ec.message());
   BOOST_TEST(reason == "no server selected");  // the memory store's driver-like message
@@ -124,7 +124,7 @@ BOOST_AUTO_TEST_CASE(provider_operations_give_their_reasons) {
 
 BOOST_AUTO_TEST_CASE(a_scoped_run_that_cannot_acquire_says_why) {
   engine e;
-  e.store->inject(op::read, {fault::kind::unavailable});
+  e.store->inject(op::take, {fault::kind::unavailable});
   ml::diagnostics d;
   std::promise<std::exception_ptr> done;
   auto f = done.get_future();

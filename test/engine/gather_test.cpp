@@ -16,11 +16,8 @@ using namespace test;  // the harness: asio, ml, error_code, steady, engine, fas
 
 namespace {
 
-// `name` free, and remembered so by the provider: its acquire takes at once, without a read.
-void plant_remembered(engine& e, const std::string& name) {
-  e.store->put(name, free_doc(5));
-  e.p->names.remember_free(name, free_doc(5));
-}
+// `name` free: its acquire takes at once, without a read (the blind take).
+void plant_free(engine& e, const std::string& name) { e.store->put(name, free_doc(5)); }
 
 std::shared_ptr<waiter> try_one(engine& e, const std::string& name) {
   auto w = std::make_shared<waiter>();
@@ -49,20 +46,7 @@ std::size_t calls_on(engine& e, std::size_t from, const std::string& name, op wh
   return static_cast<std::size_t>(std::count_if(calls.begin(), calls.end(), [&](const call_record& c) { return c.name == name; }));
 }
 
-template <class Result, class Start>
-Result run_op(engine& e, Start s) {
-  auto done = std::make_shared<std::promise<Result>>();
-  auto f = done->get_future();
-  s([done](error_code ec, auto got) { done->set_value({ec, std::move(got)}); });
-  BOOST_REQUIRE_MESSAGE(e.wait(f, 5s), "the operation did not complete in time");
-  return f.get();
-}
 
-error_code release(engine& e, ml::multi_lease& m) {
-  auto f = engine::ec_future([&](auto h) { m.async_release(h); });
-  BOOST_REQUIRE(e.wait(f, 5s));
-  return f.get();
-}
 
 using set_result = std::tuple<error_code, ml::multi_lease>;
 
@@ -88,7 +72,7 @@ BOOST_AUTO_TEST_SUITE(gather_suite)
 
 BOOST_AUTO_TEST_CASE(a_gathered_set_goes_as_one_command_once_every_member_reached_the_store) {
   engine e;
-  for (auto n : {"a", "b", "c"}) plant_remembered(e, n);
+  for (auto n : {"a", "b", "c"}) plant_free(e, n);
   auto gathering = e.p->grouped->gather(e.p->ex, {"a", "b", "c"}, 10s);
   auto a = try_one(e, "a"), b = try_one(e, "b");
   e.run_for(50ms);
@@ -105,7 +89,7 @@ BOOST_AUTO_TEST_CASE(a_member_that_never_reaches_the_store_holds_the_others_only
   // leases, so that the held takes are still within their own bound (sent + E - m, docs/design.md
   // section 14) when the gathering goes.
   engine e(fast(5000ms));
-  for (auto n : {"a", "b"}) plant_remembered(e, n);
+  for (auto n : {"a", "b"}) plant_free(e, n);
   auto gathering = e.p->grouped->gather(e.p->ex, {"a", "b", "never"}, 1000ms);
   auto a = try_one(e, "a"), b = try_one(e, "b");
   e.run_for(100ms);
@@ -117,7 +101,7 @@ BOOST_AUTO_TEST_CASE(a_member_that_never_reaches_the_store_holds_the_others_only
 
 BOOST_AUTO_TEST_CASE(dropping_the_handle_sends_what_was_held) {
   engine e;
-  plant_remembered(e, "a");
+  plant_free(e, "a");
   auto gathering = e.p->grouped->gather(e.p->ex, {"a", "b"}, 10s);
   auto a = try_one(e, "a");
   e.run_for(50ms);
@@ -133,7 +117,7 @@ BOOST_AUTO_TEST_CASE(dropping_the_handle_sends_what_was_held) {
 BOOST_AUTO_TEST_CASE(a_member_that_reads_or_parks_does_not_hold_the_set_back) {
   engine e;
   e.store->put("unknown", free_doc(5));  // not remembered: its try reads first
-  plant_remembered(e, "b");
+  plant_free(e, "b");
   auto [ec, mine] = e.acquire("parked", std::nullopt);
   BOOST_REQUIRE(!ec);
   auto gathering = e.p->grouped->gather(e.p->ex, {"unknown", "parked", "b"}, 10s);
@@ -216,7 +200,7 @@ BOOST_AUTO_TEST_CASE(shutdown_releases_its_leases_in_one_command) {
 // waiting multi-lock: the ordered wait takes the set, as a single wait goes on to a fresh take.
 BOOST_AUTO_TEST_CASE(a_late_grant_in_the_first_look_does_not_end_a_waiting_multi_lock) {
   engine e(fast(1000ms));
-  e.store->inject(op::take, {fault::kind::hang, 1500ms});
+  e.store->inject(op::write_grouped, {fault::kind::hang, 1500ms});  // the first look's blind takes
   auto set = ml::detail::access::make_provider(e.p).create_multi_lock({"late-a", "late-b"});
   auto [ec, held] = run_op<set_result>(e, [&](auto h) { set.async_acquire_for(5s, h); });
   BOOST_TEST(!ec, ec.message());
@@ -265,7 +249,7 @@ BOOST_AUTO_TEST_CASE(a_first_look_lease_holds_its_names_turn_in_the_provider) {
 // that acquire and takes the set after it.
 BOOST_AUTO_TEST_CASE(a_first_look_is_busy_at_once_for_a_name_whose_turn_another_acquire_has) {
   engine e;
-  e.store->inject(op::read, {fault::kind::hang, 2000ms});  // the local wait's read: it keeps the turn
+  e.store->inject(op::take, {fault::kind::hang, 2000ms});  // the local wait's blind take: it keeps the turn
   auto local = wait_for_lock(e.p, "busy-a", 5s);
   e.run_for(100ms);
   BOOST_REQUIRE(!local->done);

@@ -83,15 +83,17 @@ BOOST_AUTO_TEST_CASE(a_head_that_never_comes_loses_its_place_after_one_window) {
               kind::wait_until));
 }
 
-// The swap against the document this provider's last release left (no read first) must not
-// overtake an acquire of another process that joined the line meanwhile.
-BOOST_AUTO_TEST_CASE(the_swap_without_a_read_requires_that_nobody_waits) {
+// The take without a read (the blind take, docs/design.md section 1) must not overtake an acquire
+// of another process that waits in line; after a read, a try ignores the line.
+BOOST_AUTO_TEST_CASE(the_take_without_a_read_requires_that_nobody_waits) {
   acquire_fsm f("x", params());
-  auto a = f.start(t0, line_doc(""));
+  auto a = f.start(t0);
   BOOST_REQUIRE((a.what == kind::take));
   BOOST_TEST(f.request().nobody_waiting);
   acquire_fsm t("x", params(true));
-  BOOST_REQUIRE((t.start(t0, line_doc("")).what == kind::take));
+  BOOST_REQUIRE((t.start(t0).what == kind::take));
+  BOOST_REQUIRE((t.on_take(ml::detail::success(false), t0, t0).what == kind::read));
+  BOOST_REQUIRE((t.on_read(ml::detail::success(line_doc("")), t0).what == kind::take));
   BOOST_TEST(!t.request().nobody_waiting, "tries ignore the line");
 }
 

@@ -46,11 +46,6 @@ write_result write(engine& e, ml::rw_lock l, std::chrono::milliseconds t, ml::di
 
 bool is_free(engine& e, const std::string& name) { return e.store->get(name).held.owner.empty(); }
 
-error_code release(engine& e, ml::multi_lease& m) {
-  auto f = engine::ec_future([&](auto h) { m.async_release(h); });
-  BOOST_REQUIRE(e.wait(f, 5s));
-  return f.get();
-}
 
 }  // namespace
 

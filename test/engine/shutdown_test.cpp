@@ -117,11 +117,12 @@ BOOST_AUTO_TEST_CASE(a_grant_refused_by_shutdown_leaves_the_line) {
   BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 1s));
   BOOST_REQUIRE(!theirs->ec);
   e.store->inject(op::join_line, fault(fault::kind::apply_late, 400ms));
+  e.store->inject(op::take, fault(fault::kind::pass));  // our blind take: the lock is theirs
   e.store->inject(op::take, fault(fault::kind::hang, 1500ms));  // room for a stalled run; its bound is 4 s
   auto acquired = acquire_in_background(e, "a", 5s);
   BOOST_REQUIRE(run_until(e, [&] { return e.store->count(op::join_line) == 1; }, 1s));
   auto released = engine::ec_future([&](auto h) { theirs->held.async_release(h); });  // before our next read
-  BOOST_REQUIRE(run_until(e, [&] { return e.store->count(op::take) == 2; }, 1s));  // theirs, then ours
+  BOOST_REQUIRE(run_until(e, [&] { return e.store->count(op::take) == 3; }, 1s));  // theirs, our blind one, ours
   BOOST_REQUIRE(e.wait(released, 1s));
   auto done = shutdown(e);
   BOOST_REQUIRE(e.wait(done, 5s));

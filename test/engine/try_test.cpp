@@ -22,7 +22,7 @@ BOOST_AUTO_TEST_SUITE(try_suite)
 
 BOOST_AUTO_TEST_CASE(within_bounds_a_try_against_a_hung_server) {
   engine e;
-  e.store->inject(op::read, {fault::kind::hang, 3000ms});
+  e.store->inject(op::take, {fault::kind::hang, 3000ms});
   const auto started = steady::now();
   auto f = try_acquire(e, "hung", {.within = 200ms});
   BOOST_REQUIRE(e.wait(f, 5s));

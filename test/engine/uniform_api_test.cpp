@@ -206,7 +206,7 @@ BOOST_AUTO_TEST_CASE(a_rw_lock_try_is_bounded_by_within) {
   BOOST_TEST((late == ml::errc::timeout), late.message());
   // The part whose look hung (NAME#w may be taken without a read: this provider freed it last).
   BOOST_TEST(d.reason.find("': time limit reached while the server call was in flight") != std::string::npos, d.reason);
-  BOOST_TEST((steady::now() - hung < 1s));  // not the hung read's 3 s
+  BOOST_TEST((steady::now() - hung < 1s));  // not the hung take's 3 s
 }
 
 BOOST_AUTO_TEST_CASE(a_multi_lock_try_confirms_a_silent_member_only_when_asked) {
@@ -238,12 +238,12 @@ BOOST_AUTO_TEST_CASE(a_multi_lock_try_is_bounded_by_within) {
   BOOST_TEST(d.reason == "lock 'na' is held");
   BOOST_TEST((steady::now() - started < 1s));
   e.store->put("na", free_doc(4));
-  e.store->inject(op::read, {fault::kind::hang, 3000ms});
+  e.store->inject(op::take, {fault::kind::hang, 3000ms});
   const auto hung = steady::now();
   auto [late, nothing] = run<ml::multi_lease>(e, [&](auto h) { m.async_try_acquire({.within = 200ms}, d, h); });
   BOOST_TEST((late == ml::errc::timeout), late.message());
   BOOST_TEST(starts_with(d.reason, "lock 'na'"), d.reason);
-  BOOST_TEST((steady::now() - hung < 1s));  // not the hung read's 3 s
+  BOOST_TEST((steady::now() - hung < 1s));  // not the hung take's 3 s
 }
 
 BOOST_AUTO_TEST_CASE(a_try_campaign_confirms_a_silent_leader_only_when_asked) {

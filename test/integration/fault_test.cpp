@@ -149,17 +149,16 @@ BOOST_FIXTURE_TEST_CASE(a_take_whose_reply_comes_after_expiry_is_never_handed_ou
   auto b = make_provider(fast_options(scaled(1000ms)));
   const auto name = unique("late-take");
   tenure ta, tb;
-  std::int64_t late_token = 0;
+  std::int64_t first_token = 0, late_token = 0;
   bool landed = false;
   clock::time_point t0;
   run([&]() -> asio::awaitable<void> {
     {
-      // Remembered as free by a: its next acquire is one take, no read (the held reply is the
-      // take's).
+      // Free: a's next acquire is one blind take, no read (the held reply is the take's).
       auto lk = a.create_lock(name);
       auto first_op = lk.async_acquire(asio::use_awaitable);
       auto first = co_await std::move(first_op);
-      late_token = first.fencing_token() + 1;
+      first_token = first.fencing_token();
       auto rel = first.async_release(asio::use_awaitable);
       co_await std::move(rel);
     }
@@ -192,8 +191,10 @@ BOOST_FIXTURE_TEST_CASE(a_take_whose_reply_comes_after_expiry_is_never_handed_ou
     };
     auto b_side = [&]() -> asio::awaitable<void> {
       // Waits only once the late take is on the server, so that b sees it as a silent holder.
-      auto applied = until(b, name, [&](const ml::lock_info& i) { return i.held && i.fencing_token == late_token; },
-                           scaled(1000ms));
+      auto applied = until(b, name, [&](const ml::lock_info& i) {
+        if (i.held && i.fencing_token > first_token) late_token = i.fencing_token;
+        return late_token != 0;
+      }, scaled(1000ms));
       landed = co_await std::move(applied);
       auto run_b = acquire_and_hold(b, tb);
       co_await std::move(run_b);

@@ -1,6 +1,6 @@
 // Fencing tokens across a wiped collection (docs/design.md section 1): dropped, emptied by hand or
-// restored, the collection loses its epoch counter, and tokens must still stay above those a
-// protected resource has already seen, or it rejects every new holder.
+// restored, tokens must still stay above those a protected resource has already seen, or it
+// rejects every new holder.
 #include <mongoc/mongoc.h>
 
 #include <thread>
@@ -39,83 +39,68 @@ void on_collection(const std::string& coll, const char* filter_json, const char*
 
 void wipe(const std::string& coll) { on_collection(coll, "{}"); }
 
-std::int64_t epoch_of(std::int64_t token) { return token >> 32; }
-std::int64_t clock_floor() { return ml::detail::epoch_floor(std::chrono::system_clock::now()); }
+std::int64_t clock_now() { return ml::detail::token_clock(std::chrono::system_clock::now()); }
+
+// Acquires and releases `name` once; the token it had.
+std::int64_t take_once(io_fixture& f, ml::provider& p, const std::string& name) {
+  std::int64_t token = 0;
+  f.run([&]() -> asio::awaitable<void> {
+    auto l = co_await p.create_lock(name).async_acquire();
+    token = l.fencing_token();
+    co_await l.async_release();
+  }());
+  return token;
+}
 
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(tokens)
 
-// The epoch is seeded from a 10-second clock: a life that drew fewer than one epoch per 10 s
-// (here: one) is below every epoch drawn after the clock has moved on. Before the seed, both
-// lives started at 2^32 + 1.
+// A take writes at least the wall clock's reading in nanoseconds (docs/design.md section 1), so a
+// life of the document after a wipe starts above the last one once the clock has moved past it:
+// no counter is needed, and none is there to lose.
 BOOST_FIXTURE_TEST_CASE(tokens_stay_above_a_wiped_collections_previous_life, io_fixture) {
   const auto coll = unique("wiped");
   const auto name = unique("fence");
   auto p = make_provider(fast_options(), coll);
-  const auto before = clock_floor();
-  std::int64_t first = 0, second = 0;
-  run([&]() -> asio::awaitable<void> {
-    auto l = co_await p.create_lock(name).async_acquire();
-    first = l.fencing_token();
-    co_await l.async_release();
-  }());
-  BOOST_TEST(epoch_of(first) > before, "the first epoch is seeded from the clock, not 1");
+  const auto before = clock_now();
+  const auto first = take_once(*this, p, name);
+  BOOST_TEST(first >= before, "the token is the clock's reading, not a count from 1");
+  BOOST_TEST(first <= clock_now());
   wipe(coll);
-  // At most 10 s: the one limit of a coarse clock is a wipe within the unit of the last draw.
-  while (clock_floor() < epoch_of(first)) std::this_thread::sleep_for(100ms);
-  run([&]() -> asio::awaitable<void> {
-    auto l = co_await p.create_lock(name).async_acquire();
-    second = l.fencing_token();
-    co_await l.async_release();
-  }());
+  const auto second = take_once(*this, p, name);
   BOOST_TEST(second > first, "after the wipe: " << second << " vs " << first << " before");
 }
 
-// A counter an older mongolock left small (it only ever incremented from 1) is raised to the
-// clock by the next new document, so every document created from now on is covered.
-BOOST_FIXTURE_TEST_CASE(an_old_small_counter_is_raised_to_the_clock, io_fixture) {
-  const auto coll = unique("wiped");
+// A lock document restored from a backup brings back an old token: the next take is above every
+// token handed out since, not one above the restored one.
+BOOST_FIXTURE_TEST_CASE(a_restored_lock_document_is_followed_by_a_token_above_every_later_one, io_fixture) {
+  const auto coll = unique("restored");
   const auto name = unique("fence");
   auto p = make_provider(fast_options(), coll);
-  on_collection(coll, R"({"_id": {"mongolock": "epoch"}})", R"({"$set": {"n": {"$numberLong": "5"}}})");
-  const auto before = clock_floor();
-  std::int64_t token = 0;
-  run([&]() -> asio::awaitable<void> {
-    auto l = co_await p.create_lock(name).async_acquire();
-    token = l.fencing_token();
-    co_await l.async_release();
-  }());
-  BOOST_TEST(epoch_of(token) > before, "epoch " << epoch_of(token) << " vs clock floor " << before);
+  const auto old = take_once(*this, p, name);
+  const auto later = take_once(*this, p, name);
+  BOOST_REQUIRE(later > old);
+  const auto t = R"({"$numberLong": ")" + std::to_string(old) + R"("})";
+  on_collection(coll, (R"({"_id": ")" + name + R"("})").c_str(), (R"({"$set": {"token": )" + t + "}}").c_str());
+  const auto next = take_once(*this, p, name);
+  BOOST_TEST(next > later, next << " vs " << later << " handed out before the restore");
 }
 
-// A previous life that drew epochs faster than the clock (its counter ran ahead) is the case the
-// seed cannot cover; README's recovery step raises the counter by hand to the highest epoch the
-// protected resources have seen. This runs exactly that command (README's `updateOne`).
+// A life whose writers' clocks ran ahead of ours is the case the clock cannot cover; README's
+// recovery step puts a free lock document back with the highest token the protected resources
+// have seen. This runs exactly that command (README's `updateOne`), far ahead of our clock: the
+// next take goes one above it.
 BOOST_FIXTURE_TEST_CASE(the_documented_recovery_step_restores_order_after_a_wipe, io_fixture) {
   const auto coll = unique("wiped");
   const auto name = unique("fence");
   auto p = make_provider(fast_options(), coll);
-  const auto ahead = clock_floor() + 1000;
-  on_collection(coll, R"({"_id": {"mongolock": "epoch"}})",
-                (R"({"$set": {"n": {"$numberLong": ")" + std::to_string(ahead) + R"("}}})").c_str());
-  std::int64_t first = 0, second = 0;
-  run([&]() -> asio::awaitable<void> {
-    auto l = co_await p.create_lock(name).async_acquire();
-    first = l.fencing_token();
-    co_await l.async_release();
-  }());
-  BOOST_TEST(epoch_of(first) == ahead + 1, "a counter ahead of the clock is only incremented");
-  wipe(coll);
-  const auto e = R"({"$numberLong": ")" + std::to_string(epoch_of(first)) + R"("})";
-  const auto filter = R"({"_id": {"mongolock": "epoch"}, "n": {"$lt": )" + e + "}}";
-  on_collection(coll, filter.c_str(), (R"({"$set": {"n": )" + e + "}}").c_str());
-  run([&]() -> asio::awaitable<void> {
-    auto l = co_await p.create_lock(name).async_acquire();
-    second = l.fencing_token();
-    co_await l.async_release();
-  }());
-  BOOST_TEST(second > first, "after the recovery step: " << second << " vs " << first << " before");
+  const auto seen = clock_now() + std::int64_t{3600} * 1'000'000'000;
+  const auto t = R"({"$numberLong": ")" + std::to_string(seen) + R"("})";
+  on_collection(coll, (R"({"_id": ")" + name + R"("})").c_str(),
+                (R"({"$set": {"owner": null, "token": )" + t + "}}").c_str());
+  const auto next = take_once(*this, p, name);
+  BOOST_TEST(next == seen + 1, next << " after the recovery step at " << seen);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -11,6 +11,7 @@
 #include "engine/provider_impl.hpp"
 #include "memory_store.hpp"
 #include "mongolock/lock.hpp"
+#include "mongolock/multi_lock.hpp"
 
 namespace test {
 
@@ -117,6 +118,23 @@ inline std::shared_ptr<waiter> wait_for_lock(const std::shared_ptr<ml::detail::p
   auto out = std::make_shared<waiter>();
   start_acquire(ml::detail::access::make_lock(p, name), out, timeout, slot);
   return out;
+}
+
+// An operation with a (error_code, result) completion, run to completion as a tuple.
+template <class Result, class Start>
+Result run_op(engine& e, Start s) {
+  auto done = std::make_shared<std::promise<Result>>();
+  auto f = done->get_future();
+  s([done](error_code ec, auto got) { done->set_value({ec, std::move(got)}); });
+  BOOST_REQUIRE_MESSAGE(e.wait(f, 5s), "the operation did not complete in time");
+  return f.get();
+}
+
+// A multi_lease's release (a multi-lock's, a rw_lock writer's) to completion.
+inline error_code release(engine& e, ml::multi_lease& m) {
+  auto f = engine::ec_future([&](auto h) { m.async_release(h); });
+  BOOST_REQUIRE(e.wait(f, 5s));
+  return f.get();
 }
 
 // Runs the engine until `done()` or `limit`; whether it is done.

@@ -42,14 +42,15 @@ lock_doc memory_store::get(const std::string& name) const {
   auto it = docs_.find(name);
   return it == docs_.end() ? lock_doc{} : it->second;
 }
-void memory_store::set_epoch(std::int64_t n) {
-  std::lock_guard g(mu_);
-  epoch_ = n;
-}
 std::vector<call_record> memory_store::calls() const {
   std::lock_guard g(mu_);
   return calls_;
 }
+std::size_t memory_store::documents() const {
+  std::lock_guard g(mu_);
+  return docs_.size();
+}
+
 std::size_t memory_store::count(op o) const {
   std::lock_guard g(mu_);
   std::size_t n = 0;
@@ -74,11 +75,12 @@ void memory_store::log(call_record rec) {
 
 template <class T>
 void memory_store::answer(reply<outcome<T>> r, outcome<T> v, std::chrono::milliseconds delay) {
-  if (delay.count() == 0) {
+  const std::chrono::microseconds wait = delay.count() != 0 ? std::chrono::microseconds(delay) : latency_.load();
+  if (wait.count() == 0) {
     asio::post(ex_, [r = std::move(r), v = std::move(v)]() mutable { r(std::move(v)); });
     return;
   }
-  auto timer = std::make_shared<asio::steady_timer>(ex_, delay);
+  auto timer = std::make_shared<asio::steady_timer>(ex_, wait);
   timer->async_wait([timer, r = std::move(r), v = std::move(v)](boost::system::error_code) mutable { r(std::move(v)); });
 }
 
@@ -159,7 +161,6 @@ void memory_store::write(op o, call_record rec, reply<outcome<T>> r, Apply apply
       return answer(std::move(r), error<T>(ml::errc::server_unavailable, false, "no server selected"), f->delay);
     case fault::kind::pass:
     case fault::kind::stale_read:
-    case fault::kind::duplicate_key:
       return answer(std::move(r), applied(), f->delay);
   }
 }
@@ -196,22 +197,10 @@ void memory_store::list(reply<outcome<std::vector<named_doc>>> r) {
   std::vector<named_doc> out;
   {
     std::lock_guard g(mu_);
-    for (auto& [name, doc] : docs_) out.push_back({name, doc});
+    for (auto& [name, doc] : docs_)
+      if (!doc.declared) out.push_back({name, doc});  // declarations are not locks
   }
   answer(std::move(r), success(std::move(out)), std::chrono::milliseconds{0});
-}
-
-void memory_store::next_epoch(reply<outcome<std::optional<std::int64_t>>> r) {
-  log({op::next_epoch});
-  auto f = next_fault(op::next_epoch);
-  if (f && f->what == fault::kind::duplicate_key)
-    return answer(std::move(r), success<std::optional<std::int64_t>>(std::nullopt), f->delay);
-  std::optional<std::int64_t> n;
-  {
-    std::lock_guard g(mu_);
-    n = ++epoch_;
-  }
-  answer(std::move(r), success(n), f ? f->delay : std::chrono::milliseconds{0});
 }
 
 void memory_store::take(const take_request& t, reply<outcome<bool>> r) {
@@ -224,7 +213,16 @@ outcome<bool> memory_store::apply_take(const take_request& t, std::int64_t beat,
   auto it = docs_.find(t.name);
   lock_doc d;
   if (!t.observed.exists) {
-    if (it != docs_.end()) return success(false);  // E11000
+    // The blind take (mongo_commands.cpp's build_swap): a free lock document below our token, with
+    // nobody in line if asked, keeping the rest of the document as a $set does; else E11000.
+    if (it != docs_.end()) {
+      const auto& seen = it->second;
+      if (seen.declared || !seen.held.owner.empty() || seen.held.token >= t.token ||
+          (t.nobody_waiting && seen.waiting != 0))
+        return success(false);
+      d = seen;
+      d.idle_since_ms = 0;
+    }
   } else {
     if (it == docs_.end()) return success(false);
     const auto& h = it->second.held;
@@ -294,7 +292,7 @@ outcome<bool> memory_store::apply_release(const std::string& name, const std::st
   it->second.held.owner.clear();
   it->second.meta.reset();
   it->second.held.beat = beat;
-  it->second.idle_since_ms = now_ms;
+  it->second.idle_since_ms = std::max(now_ms, mongolock::detail::token_ms(token));  // as set_owner_gone
   return success(true);
 }
 
@@ -451,7 +449,16 @@ void memory_store::record_run(const std::string& name, const std::string& owner,
 void memory_store::declare(const std::string& name, const mongolock::detail::declaration& d,
                            reply<outcome<mongolock::detail::declaration>> r) {
   write<mongolock::detail::declaration>(op::declare, {op::declare, name, d.kind, d.permits}, std::move(r),
-                                        [this, name, d] { return success(declarations_.try_emplace(name, d).first->second); });
+                                        [this, name, d] {
+                                          // The name's own document, as mongo_commands.cpp's declare.
+                                          auto [it, added] = docs_.try_emplace(name);
+                                          if (added) {
+                                            it->second.exists = true;
+                                            it->second.declared = std::make_shared<const mongolock::detail::declaration>(d);
+                                          }
+                                          if (it->second.declared) return success(*it->second.declared);
+                                          return success(mongolock::detail::declaration{"lock", 1});
+                                        });
 }
 
 void memory_store::force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) {

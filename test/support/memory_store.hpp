@@ -20,7 +20,7 @@ namespace test {
 using mongolock::detail::lock_doc;
 using mongolock::detail::outcome;
 
-enum class op { prepare, read, list, next_epoch, take, renew, release, release_owners, force_release, join_line, leave_line, refresh_line, proclaim, declare, record_run, write_grouped };
+enum class op { prepare, read, list, take, renew, release, release_owners, force_release, join_line, leave_line, refresh_line, proclaim, declare, record_run, write_grouped };
 
 struct fault {
   enum class kind {
@@ -34,7 +34,6 @@ struct fault {
     stale_read,           // answer a read with `stale` instead of the current document; for
                           // write_grouped: its read after a short count shows the documents as
                           // they were before the command
-    duplicate_key,        // next_epoch: answer "raced" (E11000 on the first upsert)
     unavailable,          // not applied, nothing sent: server_unavailable
     // Applied on the primary only, never acknowledged by a majority (a primary about to be
     // deposed): local reads see it, majority reads do not, rollback() undoes it. Answers
@@ -81,9 +80,12 @@ class memory_store final : public mongolock::detail::lock_store {
   // Direct access for arranging and checking state.
   void put(const std::string& name, lock_doc doc);
   lock_doc get(const std::string& name) const;
-  void set_epoch(std::int64_t n);
   std::vector<call_record> calls() const;
   std::size_t count(op o) const;
+  // Documents in the collection, declarations included.
+  std::size_t documents() const;
+  // Every answer without a fault's own delay comes this late (bench/model.cpp's latency model).
+  void set_latency(std::chrono::microseconds d) { latency_ = d; }
   void shut_down() { accepting_ = false; }
   // A failover: every write applied since the first `uncommitted` one is gone (the new primary
   // never had them); writes from now on are committed again.
@@ -92,7 +94,6 @@ class memory_store final : public mongolock::detail::lock_store {
   void prepare(reply<outcome<mongolock::detail::server_info>> r) override;
   void read(const std::string& name, mongolock::detail::read_mode, reply<outcome<lock_doc>> r) override;
   void list(reply<outcome<std::vector<mongolock::detail::named_doc>>> r) override;
-  void next_epoch(reply<outcome<std::optional<std::int64_t>>> r) override;
   void take(const mongolock::detail::take_request& t, reply<outcome<bool>> r) override;
   void renew(const std::vector<mongolock::detail::held_lease>& held, std::chrono::milliseconds expiry,
              reply<outcome<std::vector<bool>>> r) override;
@@ -138,6 +139,7 @@ class memory_store final : public mongolock::detail::lock_store {
   outcome<bool> apply_join(const std::string& name, const std::string& owner, std::int64_t ticket);
   outcome<bool> apply_leave(const std::string& name, const std::string& owner);
   std::atomic<std::size_t> grouped_reads_{0};
+  std::atomic<std::chrono::microseconds> latency_{std::chrono::microseconds{0}};
   std::atomic<std::size_t> late_takes_{0};
   std::atomic<std::size_t> bypassed_{0};
   void note_arrival(const mongolock::detail::take_request& t) {
@@ -151,8 +153,6 @@ class memory_store final : public mongolock::detail::lock_store {
   // What a majority has acknowledged, while it differs from docs_ (after an `uncommitted` write):
   // what a majority read sees and a rollback returns to.
   std::optional<std::map<std::string, lock_doc>> committed_;
-  std::int64_t epoch_ = 0;
-  std::map<std::string, mongolock::detail::declaration> declarations_;
   std::map<op, std::deque<fault>> faults_;
   std::vector<call_record> calls_;
   bool accepting_ = true;

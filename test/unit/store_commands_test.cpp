@@ -59,7 +59,7 @@ BOOST_AUTO_TEST_CASE(reads_always_name_the_primary) {
   }
 }
 
-// An acquire's reads (waiting reads, re-checks) and the epoch read-back must not see a write that
+// An acquire's reads (waiting reads, re-checks) and a declaration's read must not see a write that
 // a failover can still roll back: majority read concern. Status and inspection stay at the default.
 BOOST_AUTO_TEST_CASE(majority_reads_set_the_read_concern_and_primary_reads_do_not) {
   const read_opts recheck(read_mode::majority), waiting(read_mode::primary);
@@ -144,13 +144,10 @@ BOOST_AUTO_TEST_CASE(every_write_draws_a_beat_of_its_own) {
 BOOST_AUTO_TEST_CASE(takes_record_the_holder_and_releases_remove_it) {
   auto t = over("", 5, 3);
   t.meta = {"web-7", 4242, "nightly", ""};
-  bson_t doc = BSON_INITIALIZER, filter = BSON_INITIALIZER, change = BSON_INITIALIZER;
-  ml::detail::build_insert(t, 0, &doc);
+  bson_t filter = BSON_INITIALIZER, change = BSON_INITIALIZER;
   ml::detail::build_swap(t, 0, &filter, &change);
   const std::string meta = R"("host" : "web-7", "pid" : 4242, "label" : "nightly")";
-  BOOST_TEST(json(&doc).find(meta) != std::string::npos, json(&doc));
   BOOST_TEST(json(&change).find(meta) != std::string::npos, json(&change));
-  bson_destroy(&doc);
   bson_destroy(&filter);
   bson_destroy(&change);
 }
@@ -281,19 +278,62 @@ BOOST_AUTO_TEST_CASE(a_lock_document_with_huge_or_nan_doubles_parses_to_saturate
   BOOST_TEST(d.meta->pid == 42);
 }
 
-// The clock that seeds epochs counts 10 s units since 1970, never negative,
-// and stops at 2^30 so that a clock set centuries ahead leaves half of the epoch space.
-BOOST_AUTO_TEST_CASE(the_epoch_clock_counts_ten_second_units_and_is_bounded) {
-  using ml::detail::epoch_floor;
-  using std::chrono::seconds;
-  BOOST_TEST(epoch_floor(seconds{25}) == 2);
-  BOOST_TEST(epoch_floor(seconds{-3600}) == 0);
-  BOOST_TEST(epoch_floor(seconds{1795305600}) == 179530560);  // 2026-11-22
-  const seconds year_3000{std::int64_t{86400} * 365 * 1030};
-  BOOST_TEST(epoch_floor(year_3000) == ml::detail::max_epoch_floor);
-  BOOST_TEST((ml::detail::max_epoch_floor << 32) > 0, "a capped epoch still fits a positive token");
-  BOOST_TEST(epoch_floor(std::chrono::system_clock::time_point::max()) <= ml::detail::max_epoch_floor);
-  BOOST_TEST(epoch_floor(std::chrono::system_clock::time_point::min()) == 0);
+// The token clock counts nanoseconds since 1970, at least 1, and stops at the cap (year 2189), so
+// that a clock set centuries ahead leaves 2^61 tokens to count by one; above any token of the
+// earlier layout (epoch << 32 | count, epochs from 1.76e8) today. A release's idle_since is never
+// before its token's time.
+BOOST_AUTO_TEST_CASE(the_token_clock_counts_nanoseconds_and_is_bounded) {
+  using ml::detail::token_clock;
+  using ml::detail::token_clock_cap;
+  using namespace std::chrono;
+  BOOST_TEST(token_clock(nanoseconds{25}) == 25);
+  BOOST_TEST(token_clock(nanoseconds{-3600}) == 1);
+  BOOST_TEST(token_clock(seconds{1795305600}) == 1'795'305'600'000'000'000);  // 2026-11-22
+  const seconds year_2200{std::int64_t{86400} * 365 * 230};  // past the cap, within system_clock's range
+  BOOST_TEST(token_clock(system_clock::time_point(duration_cast<system_clock::duration>(year_2200))) == token_clock_cap);
+  BOOST_TEST(token_clock(system_clock::time_point::max()) == token_clock_cap);
+  BOOST_TEST(token_clock(system_clock::time_point::min()) == 1);
+  BOOST_TEST(std::numeric_limits<std::int64_t>::max() - token_clock_cap == (std::int64_t{1} << 61) - 1);
+  BOOST_TEST(token_clock(seconds{1795305600}) > ((std::int64_t{180'000'000} << 32) | 0xffffffff), "above the old layout");
+  BOOST_TEST(ml::detail::token_ms(1'795'305'600'123'456'789) == 1'795'305'600'123);
+  BOOST_TEST(ml::detail::token_ms(std::numeric_limits<std::int64_t>::max()) == token_clock_cap / 1'000'000,
+             "a token past the cap reads as the cap's time, never as 1970");
+}
+
+// A release writes idle_since no earlier than its token's time; freeing by owner id, which does
+// not know the tokens, writes none (the TTL clean-up then waits for a later release).
+BOOST_AUTO_TEST_CASE(idle_since_is_never_before_the_tokens_time) {
+  const std::int64_t ahead_ms = ml::detail::wall_ms() + 7'200'000;  // a token drawn 2 h ahead
+  bson_t filter = BSON_INITIALIZER, change = BSON_INITIALIZER;
+  ml::detail::build_release("jobs", "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", ahead_ms * 1'000'000, &filter, &change);
+  bson_iter_t it;
+  BOOST_REQUIRE(bson_iter_init_find(&it, &change, "$set"));
+  bson_iter_t set;
+  BOOST_REQUIRE(bson_iter_recurse(&it, &set) && bson_iter_find(&set, "idle_since"));
+  BOOST_TEST(bson_iter_date_time(&set) == ahead_ms);
+  bson_destroy(&filter);
+  bson_destroy(&change);
+  bson_t f2 = BSON_INITIALIZER, c2 = BSON_INITIALIZER;
+  ml::detail::build_release_owners({"jobs"}, {"a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"}, &f2, &c2);
+  BOOST_TEST(json(&c2).find("idle_since") == std::string::npos, json(&c2));
+  bson_destroy(&f2);
+  bson_destroy(&c2);
+}
+
+// A host whose clock is behind the server's by more than half of idle_cleanup is warned at the
+// provider's server check (section 1's assumption for tokens across the TTL clean-up).
+BOOST_AUTO_TEST_CASE(a_clock_far_behind_the_servers_is_warned_of) {
+  using ml::detail::clock_behind_warning;
+  ml::detail::server_info s;
+  s.client_time_ms = 1'000'000'000;
+  BOOST_TEST(clock_behind_warning(s, std::chrono::seconds{3600}).empty(), "the server did not say");
+  s.local_time_ms = s.client_time_ms + 1'800'000;
+  BOOST_TEST(clock_behind_warning(s, std::chrono::seconds{3600}).empty(), "half of idle_cleanup is tolerated");
+  s.local_time_ms += 1;
+  const auto w = clock_behind_warning(s, std::chrono::seconds{3600});
+  BOOST_TEST(w.find("1800 s behind the server's") != std::string::npos, w);
+  s.local_time_ms = s.client_time_ms - 7'200'000;  // ahead: costs round trips, never order
+  BOOST_TEST(clock_behind_warning(s, std::chrono::seconds{3600}).empty());
 }
 
 // Freeing by owner id (a waiter that gave up after being handed the lock; release_all) names the
