@@ -157,9 +157,9 @@ class lock {
   friend struct detail::access;
   using impl_ptr = std::shared_ptr<detail::provider_impl>;
   using acquire_handler = boost::asio::any_completion_handler<void(boost::system::error_code, lease)>;
-  // `plain`: a lock the user named (provider::create_lock, a multi-lock's member, an election):
-  // its name is declared a lock's before its first acquire, so that no semaphore or rw_lock of
-  // that name can exist beside it (docs/design.md section 10). The permits of those are not.
+  // `plain`: a lock the user named (provider::create_lock, a multi-lock's member, an election): its
+  // name may not be a permit's (NAME#k), and its take never matches a semaphore's or rw_lock's
+  // declaration, which lives in the same document (docs/design.md section 10). Permits are not.
   lock(impl_ptr p, std::string name, std::shared_ptr<const lock_options> timing = nullptr, bool plain = false)
       : provider_(std::move(p)), name_(std::move(name)), timing_(std::move(timing)), plain_(plain) {}
 

@@ -20,7 +20,7 @@ void lock::start_acquire(impl_ptr p, std::string name, std::shared_ptr<const loc
   // A try looks once and never parks; a timeout acquire_body will refuse is refused at once.
   const bool bad_timeout = static_cast<bool>(detail::check_acquire_timeout(timeout));
   const bool closing = p->closing();
-  if (mode != detail::acquire_mode::wait || bad_timeout || closing) {
+  if (!detail::waits(mode) || bad_timeout || closing) {
     detail::name_turn turn;  // only a try_taking_turn's, and only if the turn is free
     if (mode == detail::acquire_mode::try_taking_turn && !bad_timeout && !closing) {
       auto key = name;  // copied before the turn is taken: nothing may throw between the two

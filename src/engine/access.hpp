@@ -18,7 +18,7 @@ namespace mongolock::detail {
 struct access {
   static lease make_lease(std::shared_ptr<lease_state> st) noexcept { return lease(std::move(st)); }
   static multi_lease make_multi_lease(std::vector<lease> leases) { return multi_lease(std::move(leases)); }
-  // `plain`: declared a lock's before its first acquire (lock.hpp); permits are not.
+  // `plain`: a lock the user named (lock.hpp); permits are not.
   static lock make_lock(std::shared_ptr<provider_impl> p, std::string name,
                         std::shared_ptr<const lock_options> timing = nullptr, bool plain = false) {
     return lock(std::move(p), std::move(name), std::move(timing), plain);

@@ -118,7 +118,8 @@ take_request with_holder(take_request t, const holder_meta& meta) {
 acquire_fsm new_fsm(provider_impl& p, const lock_options& o, std::string name, acquire_mode mode,
                     deadline_t deadline, std::optional<line_enrollment> enrolled) {
   acquire_params params;
-  params.try_once = mode != acquire_mode::wait;
+  params.try_once = !waits(mode);
+  params.read_first = mode == acquire_mode::wait_looked;
   params.confirm_silent = mode == acquire_mode::try_confirming;
   params.in_turn = mode == acquire_mode::try_in_turn || mode == acquire_mode::try_taking_turn;
   if (enrolled) {

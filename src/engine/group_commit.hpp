@@ -51,7 +51,7 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   // A set the caller is about to take or release as one (docs/design.md section 14: a rw_lock
   // writer's permits, a multi-lock's first look, a set's release), each name by its own operation.
   // The takes and releases of `names` are held until every name has made its first store call (a
-  // take or release joins the command; anything else, a read, an insert, a hand-over, a parked
+  // take or release joins the command; anything else, a read, a hand-over, a parked
   // turn, only counts as heard from), or `hold` passed, or the handle returned is dropped;
   // then what was held goes out at once as one command of each kind, whatever is in flight. Each
   // statement keeps its own outcome and rules: holding only delays a send (a take's clock started
@@ -84,6 +84,9 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
     inner_->read(name, m, std::move(r));
   }
   void list(reply<outcome<std::vector<named_doc>>> r) override { inner_->list(std::move(r)); }
+  void read_each(const std::vector<std::string>& names, read_mode m, reply<outcome<std::vector<lock_doc>>> r) override {
+    inner_->read_each(names, m, std::move(r));
+  }
   void renew(const std::vector<held_lease>& held, std::chrono::milliseconds expiry,
              reply<outcome<std::vector<bool>>> r) override {
     inner_->renew(held, expiry, std::move(r));

@@ -41,15 +41,6 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
   // its document in the background (a lease handle dropped, a provider shutting down).
   void release_in_background();
 
-  // The document as our release leaves it: free, same token. Its beat is the release's own random
-  // one, unknown here and not needed: a take of a free document matches (null, token) alone.
-  lock_doc released_doc() const {
-    lock_doc d;
-    d.exists = true;
-    d.held = held_state{"", token, 0, fsm.expiry()};
-    return d;
-  }
-
   std::chrono::milliseconds expiry() const { return fsm.expiry(); }
 
   // On the strand: when the holder stops believing in the lease unless a renewal succeeds first

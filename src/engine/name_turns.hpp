@@ -47,7 +47,7 @@ struct parked_acquire {
 
   std::string name;
   std::shared_ptr<const lock_options> timing;  // null: the provider's
-  bool plain = false;                           // declared a lock's first (lock.hpp)
+  bool plain = false;                           // a lock the user named (lock.hpp)
   diagnostics* diag = nullptr;
   std::chrono::steady_clock::time_point since;  // when the caller asked (waits are counted from it)
   std::optional<std::chrono::steady_clock::time_point> deadline;

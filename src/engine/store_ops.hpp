@@ -42,6 +42,13 @@ class store_ops {
                                   deadline, std::forward<Token>(token));
   }
   template <class Token = default_token>
+  auto read_each(const std::vector<std::string>& names, read_mode mode, deadline_t deadline = std::nullopt,
+                 Token&& token = {}) {
+    return run<outcome<std::vector<lock_doc>>>(
+        [s = store_, names, mode](auto reply) { s->read_each(names, mode, std::move(reply)); }, deadline,
+        std::forward<Token>(token));
+  }
+  template <class Token = default_token>
   auto list(Token&& token = {}) {
     return run<outcome<std::vector<named_doc>>>([s = store_](auto reply) { s->list(std::move(reply)); }, std::nullopt,
                                                 std::forward<Token>(token));

@@ -40,6 +40,11 @@ asio::awaitable<outcome<lock_doc>> engine_ref::read(std::string name) const {
   co_return co_await p_->ops.read(name, read_mode::primary);
 }
 
+asio::awaitable<outcome<std::vector<lock_doc>>> engine_ref::read_each(std::vector<std::string> names,
+                                                                     steady_deadline deadline) const {
+  co_return co_await p_->ops.read_each(names, read_mode::majority, deadline);
+}
+
 std::shared_ptr<void> engine_ref::gather(const std::vector<std::string>& names) const {
   return p_->grouped->gather(p_->ex, names);
 }

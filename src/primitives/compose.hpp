@@ -45,14 +45,16 @@ class engine_ref {
   std::optional<std::chrono::milliseconds> timeout_or_default(std::optional<std::chrono::milliseconds> given) const;
   std::chrono::milliseconds expiry() const noexcept;
   std::uint64_t next_seed() const;
-  // A lock of this provider. `plain`: a name the user gave (declared a lock's before its first
-  // acquire); a permit's lock is not.
+  // A lock of this provider. `plain`: a name the user gave (lock.hpp); a permit's lock is not.
   lock make_lock(std::string name, bool plain) const;
 
   // The store's declaration of `name`, recorded as `mine` if there is none yet.
   boost::asio::awaitable<outcome<declaration>> declare(std::string name, declaration mine, steady_deadline deadline) const;
   // `name`'s document, read from the primary.
   boost::asio::awaitable<outcome<lock_doc>> read(std::string name) const;
+  // The documents of `names` in one find, majority read concern, in that order.
+  boost::asio::awaitable<outcome<std::vector<lock_doc>>> read_each(std::vector<std::string> names,
+                                                                   steady_deadline deadline) const;
   // The takes and releases the caller is about to make of `names`, one operation per name, go
   // out as one command (docs/design.md section 14). Keep the handle while those operations run:
   // dropping it sends at once whatever is held. Null when there is nothing to gather.

@@ -73,21 +73,26 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
   auto declared = ensure_declared(s, why, deadline);
   if (auto ec = co_await std::move(declared)) co_return fail(ec);
 
-  // The first look: one try of each permit. A try in turn leaves a permit whose line is not
-  // empty to its waiters (a newcomer never overtakes them).
+  // The first look (docs/design.md section 10): a try of one permit, from a random one (a blind
+  // take: an uncontended semaphore costs what a lock does). If it is held, one find of every permit
+  // says which look free, and only those are tried: a look at N held permits is two commands, not
+  // two per permit. A try in turn leaves a permit whose line is not empty to its waiters (a
+  // newcomer never overtakes them). A confirming try watches each permit in turn instead (a silent
+  // holder of any of them may be gone), as a lock's confirming try does.
   const int n = s->permits;
   const int first = static_cast<int>(s->engine.next_seed() % static_cast<std::uint64_t>(n));
   // A try (not waiting) never queues, so it ignores the lines, as a lock's try does; its look is
   // the try's own (a confirming try watches a silent holder of each permit).
-  const bool wait = mode == acquire_mode::wait;
+  const bool wait = waits(mode);
   const auto look = !wait ? mode : overtake ? acquire_mode::try_once : acquire_mode::try_in_turn;
   diagnostics inner;
-  for (int i = 0; i < n; ++i) {
+  std::vector<int> to_try{first};  // the permits to look at, in this order
+  for (std::size_t next = 0; next < to_try.size(); ++next) {
     if (cancelled(co_await asio::this_coro::cancellation_state)) {
       why = "cancelled";
       co_return fail(asio::error::operation_aborted);
     }
-    auto& slot = s->slots[static_cast<std::size_t>((first + i) % n)];
+    auto& slot = s->slots[static_cast<std::size_t>(to_try[next])];
     const auto within = left_until(deadline);
     if (within && within->count() <= 0) {
       if (wait) co_return fail(timed_out());
@@ -103,6 +108,27 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
     if (ec != errc::busy) {
       why = permit_reason(slot, inner);
       co_return fail(ec);
+    }
+    if (next > 0 || n == 1) continue;
+    if (mode == acquire_mode::try_confirming) {
+      for (int i = 1; i < n; ++i) to_try.push_back((first + i) % n);
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const auto& l : s->slots) names.push_back(l.name());
+    auto seen_op = s->engine.read_each(std::move(names), deadline);
+    auto seen = co_await std::move(seen_op);
+    if (seen.ec == errc::timeout) co_return fail(wait ? timed_out() : seen.ec);
+    if (seen.ec) {
+      why = "reading the permits of '" + s->name + "': " + seen.message;
+      co_return fail(seen.ec);
+    }
+    for (int i = 1; i < n; ++i) {
+      const int k = (first + i) % n;
+      const auto& doc = seen.value[static_cast<std::size_t>(k)];
+      const bool free = !doc.exists || (!doc.declared && doc.held.owner.empty());
+      const bool line_clear = look != acquire_mode::try_in_turn || (doc.line.empty() && doc.waiting == 0);
+      if (free && line_clear) to_try.push_back(k);
     }
   }
   if (!wait) {
@@ -122,7 +148,7 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
     co_return fail(timed_out());
   }
   std::vector<diagnostics> diags;
-  auto group = wait_on_every_permit(*s, left, diags);
+  auto group = wait_on_every_permit(*s, left, diags, acquire_mode::wait_looked);
   auto first_done = std::move(group).async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
   auto [order, codes, leases] = co_await std::move(first_done);
   for (auto i : order) {

@@ -44,6 +44,7 @@ acquire_action acquire_fsm::start(time_point now) {
     if (p_.deadline) a.at = std::min(a.at, *p_.deadline);
     return a;
   }
+  if (p_.read_first) return read();  // seen held a moment ago: a blind take would only miss
   // A free lock is taken without a read: one round trip (docs/design.md section 1). Only while
   // nobody is in line, for a try too: a take that knows the line is empty needs no read to learn
   // it for its release (section 7). Anything else answers "not taken", and we read.

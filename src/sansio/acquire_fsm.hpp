@@ -32,6 +32,7 @@ struct acquire_params {
   bool try_once = false;  // one look: errc::busy instead of waiting for a live holder
   bool confirm_silent = false;  // try_once: watch a long-silent holder for expiry + margin
   bool in_turn = false;         // try_once: busy while anyone is in the line, as for a waiting acquire
+  bool read_first = false;      // the caller has just seen the lock held: start with a read
   std::string owner;
   std::optional<boot_clock::time_point> deadline;  // nullopt: wait until cancelled
   std::chrono::milliseconds expiry{0}, margin{0}, backoff_min{0}, backoff_max{0};
@@ -81,7 +82,7 @@ class acquire_fsm {
   acquire_fsm(std::string name, acquire_params p);
 
   // The first action: a blind take (docs/design.md section 1), unless our provider's hand-off
-  // put us in line already.
+  // put us in line already, or the caller has just seen the lock held (read_first).
   acquire_action start(time_point now);
   acquire_action on_read(const outcome<lock_doc>& r, time_point received);
   acquire_action on_recheck(const outcome<lock_doc>& r, time_point received);

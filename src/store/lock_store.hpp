@@ -30,6 +30,9 @@ class lock_store {
   // Version check and TTL index, once per provider.
   virtual void prepare(reply<outcome<server_info>>) = 0;
   virtual void read(const std::string& name, read_mode, reply<outcome<lock_doc>>) = 0;
+  // The documents of `names` in one find (_id $in), in the order of `names` (a missing one: not
+  // `exists`): a semaphore's look at all its permits (docs/design.md section 10).
+  virtual void read_each(const std::vector<std::string>& names, read_mode, reply<outcome<std::vector<lock_doc>>>) = 0;
   virtual void list(reply<outcome<std::vector<named_doc>>>) = 0;
   // value: true when applied; false when the lock was not as observed (lost the race).
   virtual void take(const take_request&, reply<outcome<bool>>) = 0;

@@ -164,7 +164,7 @@ void append_meta(bson_t* b, const holder_meta& m) {
 // and the holder's metadata goes. `owner` null: free, with idle_since (client time on purpose: it
 // only feeds the TTL clean-up of free documents, never a correctness decision). Else
 // broken_owner (lock_store.hpp), a holder nobody will renew: never idle, or the TTL index could
-// delete it and let a waiter insert at once, beside the old holder.
+// delete it and let a waiter create it again at once, beside the old holder.
 // `token`: the freed holder's: idle_since is never earlier than the time it was drawn at (token_ms,
 // section 1), so a document is removed only once the server's clock has passed its token by
 // idle_cleanup; -1: not known, no idle_since.
@@ -423,6 +423,29 @@ void build_refresh(std::string_view name, std::string_view owner, std::int64_t t
 outcome<lock_doc> read_lock(mongoc_client_t* client, const store_config& cfg, std::string_view name, read_mode mode) {
   collection_ref coll(client, cfg.database, cfg.collection);
   return read_in(coll.get(), name, mode);
+}
+
+outcome<std::vector<lock_doc>> read_locks(mongoc_client_t* client, const store_config& cfg,
+                                          const std::vector<std::string>& names, read_mode mode) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  bson_doc filter, opts;
+  append_in(filter.get(), "_id", names);
+  mongoc_read_prefs_t* prefs = nullptr;
+  build_read_opts(mode, opts.get(), &prefs);
+  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll.get(), filter.get(), opts.get(), prefs);
+  mongoc_read_prefs_destroy(prefs);
+  outcome<std::vector<lock_doc>> out;
+  out.value.resize(names.size());
+  const bson_t* doc = nullptr;
+  while (mongoc_cursor_next(cur, &doc)) {
+    const auto name = get_str(doc, "_id");
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i] == name) out.value[i] = parse_lock(doc);
+  }
+  bson_error_t err;
+  if (mongoc_cursor_error(cur, &err)) out = failed<std::vector<lock_doc>>(err, false);
+  mongoc_cursor_destroy(cur);
+  return out;
 }
 
 outcome<std::vector<named_doc>> read_all(mongoc_client_t* client, const store_config& cfg) {

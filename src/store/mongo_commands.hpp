@@ -74,6 +74,8 @@ lock_doc parse_lock(const bson_t* doc);
 outcome<server_info> query_server(mongoc_client_t*);
 outcome<server_info> prepare(mongoc_client_t*, const store_config&);
 outcome<lock_doc> read_lock(mongoc_client_t*, const store_config&, std::string_view name, read_mode);
+outcome<std::vector<lock_doc>> read_locks(mongoc_client_t*, const store_config&, const std::vector<std::string>& names,
+                                          read_mode);
 outcome<std::vector<named_doc>> read_all(mongoc_client_t*, const store_config&);
 outcome<bool> take(mongoc_client_t*, const store_config&, const take_request&);
 // One update for every lease in `held`; when it matches fewer, a read tells which (mongo_commands.cpp).

@@ -18,6 +18,12 @@ void mongo_store::read(const std::string& name, read_mode mode, reply<outcome<lo
       [cfg = cfg_, name, mode](mongoc_client_t* c) { return read_lock(c, *cfg, name, mode); });
 }
 
+void mongo_store::read_each(const std::vector<std::string>& names, read_mode mode,
+                            reply<outcome<std::vector<lock_doc>>> r) {
+  run(lane::acquisition, std::move(r),
+      [cfg = cfg_, names, mode](mongoc_client_t* c) { return read_locks(c, *cfg, names, mode); });
+}
+
 void mongo_store::list(reply<outcome<std::vector<named_doc>>> r) {
   run(lane::acquisition, std::move(r), [cfg = cfg_](mongoc_client_t* c) { return read_all(c, *cfg); });
 }

@@ -16,6 +16,7 @@ class mongo_store final : public lock_store {
 
   void prepare(reply<outcome<server_info>> r) override;
   void read(const std::string& name, read_mode mode, reply<outcome<lock_doc>> r) override;
+  void read_each(const std::vector<std::string>& names, read_mode mode, reply<outcome<std::vector<lock_doc>>> r) override;
   void list(reply<outcome<std::vector<named_doc>>> r) override;
   void take(const take_request& t, reply<outcome<bool>> r) override;
   void renew(const std::vector<held_lease>& held, std::chrono::milliseconds expiry,

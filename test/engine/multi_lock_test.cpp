@@ -56,6 +56,7 @@ BOOST_AUTO_TEST_CASE(holds_every_lock_in_name_order_each_with_its_own_token) {
   BOOST_TEST(held.leases()[0].name() == "m-a");
   BOOST_TEST(held.leases()[1].name() == "m-b");
   BOOST_TEST(held.leases()[2].name() == "m-c");
+  BOOST_TEST(held.fencing_token("m-b") == e.store->get("m-b").held.token);
   BOOST_TEST(held.fencing_token("m-b") > 41);
   BOOST_TEST(held.fencing_token("m-z") == 0);
   const auto grouped = calls_since(e, 0, op::write_grouped);

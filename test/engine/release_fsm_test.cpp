@@ -200,7 +200,7 @@ BOOST_AUTO_TEST_CASE(a_hand_off_that_missed_reads_and_tries_again_against_what_i
   BOOST_TEST(fsm.request().enroll->ticket == 14);
 }
 
-BOOST_AUTO_TEST_CASE(a_second_miss_releases_plainly_and_leaves_no_free_document_to_remember) {
+BOOST_AUTO_TEST_CASE(a_second_miss_of_a_hand_off_to_the_line_releases_plainly) {
   auto fsm = missed(lease({{"head", 5}}), nobody);
   auto a = fsm.on_read(read_of("me", token, {{"other", 9}}, 1), nobody);
   BOOST_TEST((a.what == kind::hand_to_line));
@@ -269,7 +269,7 @@ BOOST_AUTO_TEST_CASE(a_plain_release_error_says_whether_it_is_retried) {
   BOOST_TEST(a.why == "not allowed; the lock expires on its own");
 }
 
-BOOST_AUTO_TEST_CASE(a_second_miss_of_a_local_hand_off_leaves_no_free_document_to_remember) {
+BOOST_AUTO_TEST_CASE(a_second_miss_of_a_local_hand_off_releases_plainly) {
   release_fsm fsm(lease());
   auto a = written(fsm, waiter(), applied(false));
   BOOST_TEST((a.what == kind::read));
@@ -280,6 +280,9 @@ BOOST_AUTO_TEST_CASE(a_second_miss_of_a_local_hand_off_leaves_no_free_document_t
   a = fsm.on_written(applied(false), t0, t0 + 2ms);
   BOOST_TEST((a.what == kind::release));
   a = fsm.on_written(applied(true), t0, t0 + 3ms);
+  BOOST_TEST((a.what == kind::done));
+  BOOST_TEST(!a.ec);
+  BOOST_TEST(a.count_release);
 }
 
 BOOST_AUTO_TEST_CASE(a_reread_showing_others_waiting_outside_the_line_releases_plainly) {

@@ -204,7 +204,7 @@ BOOST_AUTO_TEST_CASE(a_rw_lock_try_is_bounded_by_within) {
   const auto hung = steady::now();
   auto [late, nothing] = run<ml::multi_lease>(e, [&](auto h) { l.async_try_acquire_write({.within = 200ms}, d, h); });
   BOOST_TEST((late == ml::errc::timeout), late.message());
-  // The part whose look hung (NAME#w may be taken without a read: this provider freed it last).
+  // The part whose look hung (a read: a blind take needs none, so it is a part found held).
   BOOST_TEST(d.reason.find("': time limit reached while the server call was in flight") != std::string::npos, d.reason);
   BOOST_TEST((steady::now() - hung < 1s));  // not the hung take's 3 s
 }

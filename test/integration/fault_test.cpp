@@ -470,8 +470,8 @@ BOOST_FIXTURE_TEST_CASE(resets_during_acquire_end_clearly_and_leave_nothing_held
       co_await std::move(both);
       proxy->pass();
     };
-    // A name a remembers as free, so that its next acquire starts with the take.
-    auto remembered = [&](std::string name) -> asio::awaitable<void> {
+    // A name a has freed, so that its next acquire's first command (a blind take) takes it.
+    auto freed = [&](std::string name) -> asio::awaitable<void> {
       auto lk = a.create_lock(name);
       auto op = lk.async_acquire(asio::use_awaitable);
       auto l = co_await std::move(op);
@@ -481,7 +481,7 @@ BOOST_FIXTURE_TEST_CASE(resets_during_acquire_end_clearly_and_leave_nothing_held
 
     // 1. The take is applied; its reply is lost.
     names.push_back(unique("reset-reply"));
-    auto warm1 = remembered(names.back());
+    auto warm1 = freed(names.back());
     co_await std::move(warm1);
     proxy->hold_replies(10000ms);
     auto round1 = attempt(names.back(), [&](std::string name) -> asio::awaitable<void> {
@@ -494,7 +494,7 @@ BOOST_FIXTURE_TEST_CASE(resets_during_acquire_end_clearly_and_leave_nothing_held
 
     // 2. The take's request is lost before the server sees it.
     names.push_back(unique("reset-request"));
-    auto warm2 = remembered(names.back());
+    auto warm2 = freed(names.back());
     co_await std::move(warm2);
     const auto before = proxy->stats().bytes_up;
     proxy->hold_requests(10000ms);

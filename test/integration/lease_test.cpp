@@ -269,7 +269,7 @@ BOOST_AUTO_TEST_CASE(ambiguous_take_reports_ambiguous_and_never_leaks_the_lock) 
   ml::provider other(db, "mongolock_test", "locks", fast_options(20000ms));
   auto body = [&]() -> asio::awaitable<void> {
     auto first = co_await p.create_lock("amb").async_acquire();
-    co_await first.async_release();  // remembered: the next acquire swaps without reading
+    co_await first.async_release();  // free: the next acquire takes without reading (a blind take)
     server.freeze();
     const auto t0 = clock::now();
     auto [ec, none] = co_await p.create_lock("amb").async_acquire(asio::as_tuple(asio::use_awaitable));
@@ -489,7 +489,7 @@ BOOST_AUTO_TEST_CASE(invalid_lock_timing_is_refused_with_the_reason) {
 
 // The placeholder a default force release leaves is held, so never idle: the TTL index (which
 // deletes documents idle longer than idle_cleanup) must not be able to remove it and let a waiter
-// insert at once, beside the old holder.
+// create it again at once, beside the old holder.
 BOOST_FIXTURE_TEST_CASE(a_force_release_placeholder_is_never_idle, io_fixture) {
   auto a = make_provider(fast_options(20000ms)), admin = make_provider();
   const auto name = unique("placeholder");

@@ -188,6 +188,27 @@ void memory_store::read(const std::string& name, read_mode mode, reply<outcome<l
   answer(std::move(r), success(std::move(d)), f ? f->delay : std::chrono::milliseconds{0});
 }
 
+void memory_store::read_each(const std::vector<std::string>& names, read_mode mode,
+                             reply<outcome<std::vector<lock_doc>>> r) {
+  std::string joined;
+  for (auto& n : names) joined += (joined.empty() ? "" : ",") + n;
+  log({op::read_each, joined, {}, static_cast<std::int64_t>(names.size())});
+  auto f = next_fault(op::read_each);
+  if (f && f->what == fault::kind::unavailable)
+    return answer(std::move(r), error<std::vector<lock_doc>>(ml::errc::server_unavailable, false, "no server selected"),
+                  f->delay);
+  std::vector<lock_doc> out;
+  {
+    std::lock_guard g(mu_);
+    const auto& view = mode == read_mode::majority && committed_ ? *committed_ : docs_;
+    for (auto& n : names) {
+      auto it = view.find(n);
+      out.push_back(it == view.end() ? lock_doc{} : it->second);
+    }
+  }
+  answer(std::move(r), success(std::move(out)), f ? f->delay : std::chrono::milliseconds{0});
+}
+
 void memory_store::list(reply<outcome<std::vector<named_doc>>> r) {
   log({op::list});
   auto f = next_fault(op::list);

@@ -20,7 +20,7 @@ namespace test {
 using mongolock::detail::lock_doc;
 using mongolock::detail::outcome;
 
-enum class op { prepare, read, list, take, renew, release, release_owners, force_release, join_line, leave_line, refresh_line, proclaim, declare, record_run, write_grouped };
+enum class op { prepare, read, read_each, list, take, renew, release, release_owners, force_release, join_line, leave_line, refresh_line, proclaim, declare, record_run, write_grouped };
 
 struct fault {
   enum class kind {
@@ -93,6 +93,8 @@ class memory_store final : public mongolock::detail::lock_store {
 
   void prepare(reply<outcome<mongolock::detail::server_info>> r) override;
   void read(const std::string& name, mongolock::detail::read_mode, reply<outcome<lock_doc>> r) override;
+  void read_each(const std::vector<std::string>& names, mongolock::detail::read_mode,
+                 reply<outcome<std::vector<lock_doc>>> r) override;
   void list(reply<outcome<std::vector<mongolock::detail::named_doc>>> r) override;
   void take(const mongolock::detail::take_request& t, reply<outcome<bool>> r) override;
   void renew(const std::vector<mongolock::detail::held_lease>& held, std::chrono::milliseconds expiry,

@@ -119,6 +119,23 @@ BOOST_AUTO_TEST_CASE(taking_a_free_lock_matches_owner_null) {
   bson_destroy(&change);
 }
 
+// The blind take (docs/design.md section 1): a free lock document below its token, of no declared
+// kind, with nobody in line when asked; the owner's equality is what an upsert inserts, and the
+// $set replaces it. Sent as an upsert (take()), so a missing document is created.
+BOOST_AUTO_TEST_CASE(the_blind_take_matches_a_free_lock_below_its_token_with_nobody_in_line) {
+  auto t = over("", 5, 3);
+  t.observed = {};  // not read: blind
+  t.nobody_waiting = true;
+  bson_t filter = BSON_INITIALIZER, change = BSON_INITIALIZER;
+  ml::detail::build_swap(t, 0, &filter, &change);
+  BOOST_TEST(json(&filter) == R"({ "_id" : "jobs", "owner" : null, "token" : { "$lt" : 34359738369 }, )"
+                              R"("kind" : { "$exists" : false }, "waiting" : { "$in" : [ null, 0 ] } })");
+  BOOST_TEST(json(&change).find(R"("owner" : "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0", "token" : 34359738369)") !=
+                 std::string::npos, json(&change));
+  bson_destroy(&filter);
+  bson_destroy(&change);
+}
+
 // A beat never repeats (docs/design.md section 2, step 2): each write draws a new one, so a
 // renewal redone after a rollback cannot recreate a heartbeat a waiter saw.
 BOOST_AUTO_TEST_CASE(every_write_draws_a_beat_of_its_own) {

@@ -12,7 +12,11 @@ namespace mongolock::detail {
 // try_taking_turn: try_in_turn that also takes its provider's turn for the name, and is busy if
 // another acquire there has it; its lease keeps the turn as a wait's does (a multi-lock's first
 // look, docs/design.md section 8).
-enum class acquire_mode { wait, try_once, try_confirming, try_in_turn, try_taking_turn };
+// wait_looked: a wait whose caller has just seen the lock held (a semaphore's wait after its first
+// look): it starts with a read instead of a blind take (docs/design.md section 10).
+enum class acquire_mode { wait, try_once, try_confirming, try_in_turn, try_taking_turn, wait_looked };
+// A mode that waits (parks behind this provider's acquire of the name that has the turn).
+inline bool waits(acquire_mode m) noexcept { return m == acquire_mode::wait || m == acquire_mode::wait_looked; }
 
 // The mode of a call given a timeout (every primitive's async_*_for): 0 is one look.
 inline acquire_mode mode_for(std::chrono::milliseconds timeout) noexcept {
