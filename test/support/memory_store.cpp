@@ -84,6 +84,13 @@ void memory_store::answer(reply<outcome<T>> r, outcome<T> v, std::chrono::millis
   timer->async_wait([timer, r = std::move(r), v = std::move(v)](boost::system::error_code) mutable { r(std::move(v)); });
 }
 
+template <class T>
+bool memory_store::refused(const std::optional<fault>& f, reply<outcome<T>>& r) {
+  if (!f || f->what != fault::kind::unavailable) return false;
+  answer(std::move(r), error<T>(ml::errc::server_unavailable, false, "no server selected"), f->delay);
+  return true;
+}
+
 // Applies `apply` (under the lock; returns the successful outcome) as the next fault dictates.
 template <class T, class Apply>
 void memory_store::write(op o, call_record rec, reply<outcome<T>> r, Apply apply) {
@@ -194,9 +201,7 @@ void memory_store::read_each(const std::vector<std::string>& names, read_mode mo
   for (auto& n : names) joined += (joined.empty() ? "" : ",") + n;
   log({op::read_each, joined, {}, static_cast<std::int64_t>(names.size())});
   auto f = next_fault(op::read_each);
-  if (f && f->what == fault::kind::unavailable)
-    return answer(std::move(r), error<std::vector<lock_doc>>(ml::errc::server_unavailable, false, "no server selected"),
-                  f->delay);
+  if (refused(f, r)) return;
   std::vector<lock_doc> out;
   {
     std::lock_guard g(mu_);
@@ -212,9 +217,7 @@ void memory_store::read_each(const std::vector<std::string>& names, read_mode mo
 void memory_store::list(reply<outcome<std::vector<named_doc>>> r) {
   log({op::list});
   auto f = next_fault(op::list);
-  if (f && f->what == fault::kind::unavailable)
-    return answer(std::move(r), error<std::vector<named_doc>>(ml::errc::server_unavailable, false, "no server selected"),
-                  f->delay);
+  if (refused(f, r)) return;
   std::vector<named_doc> out;
   {
     std::lock_guard g(mu_);

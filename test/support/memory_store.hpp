@@ -131,6 +131,9 @@ class memory_store final : public mongolock::detail::lock_store {
   template <class T>
   void answer(reply<outcome<T>> r, outcome<T> v, std::chrono::milliseconds delay);
   std::optional<fault> next_fault(op o);
+  // Answers `r` "no server selected" when `f` is an `unavailable` fault; whether it did.
+  template <class T>
+  bool refused(const std::optional<fault>& f, reply<outcome<T>>& r);
   // Under mu_: one take or release on the current view (take and release, one each or grouped).
   // `beat` and `now_ms` are drawn once per call, so that a write applied twice (a rollback and the
   // driver's resend) writes the same values, as the resent command carries them.
