@@ -75,8 +75,8 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
 
   // The first look (docs/design.md section 10): a try of one permit, from a random one (a blind
   // take: an uncontended semaphore costs what a lock does). If it is held, one find of every permit
-  // says which look free, and only those are tried: a look at N held permits is two commands, not
-  // two per permit. A try in turn leaves a permit whose line is not empty to its waiters (a
+  // says which look free, and only those are tried: a look at N held permits is three commands (the
+  // try's blind take and its read, the find), not a read or two per permit. A try in turn leaves a permit whose line is not empty to its waiters (a
   // newcomer never overtakes them). A confirming try watches each permit in turn instead (a silent
   // holder of any of them may be gone), as a lock's confirming try does.
   const int n = s->permits;
@@ -118,7 +118,11 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
     for (const auto& l : s->slots) names.push_back(l.name());
     auto seen_op = s->engine.read_each(std::move(names), deadline);
     auto seen = co_await std::move(seen_op);
-    if (seen.ec == errc::timeout) co_return fail(wait ? timed_out() : seen.ec);
+    if (seen.ec == errc::timeout) {
+      if (wait) co_return fail(timed_out());
+      why = "the try ran out of time while reading the permits of '" + s->name + "'";
+      co_return fail(seen.ec);
+    }
     if (seen.ec) {
       why = "reading the permits of '" + s->name + "': " + seen.message;
       co_return fail(seen.ec);
