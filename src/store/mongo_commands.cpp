@@ -425,14 +425,17 @@ outcome<lock_doc> read_lock(mongoc_client_t* client, const store_config& cfg, st
   return read_in(coll.get(), name, mode);
 }
 
-outcome<std::vector<lock_doc>> read_locks(mongoc_client_t* client, const store_config& cfg,
-                                          const std::vector<std::string>& names, read_mode mode) {
-  collection_ref coll(client, cfg.database, cfg.collection);
+namespace {
+// The documents of `names` in one find (_id $in), in the order of `names`; a missing one is not
+// `exists`. A semaphore's look (read_locks), the renewal's fallback (which_are_ours) and the read
+// that judges a grouped command (judge_each).
+outcome<std::vector<lock_doc>> find_each(mongoc_collection_t* coll, const std::vector<std::string>& names,
+                                         read_mode mode) {
   bson_doc filter, opts;
   append_in(filter.get(), "_id", names);
   mongoc_read_prefs_t* prefs = nullptr;
   build_read_opts(mode, opts.get(), &prefs);
-  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll.get(), filter.get(), opts.get(), prefs);
+  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll, filter.get(), opts.get(), prefs);
   mongoc_read_prefs_destroy(prefs);
   outcome<std::vector<lock_doc>> out;
   out.value.resize(names.size());
@@ -446,6 +449,19 @@ outcome<std::vector<lock_doc>> read_locks(mongoc_client_t* client, const store_c
   if (mongoc_cursor_error(cur, &err)) out = failed<std::vector<lock_doc>>(err, false);
   mongoc_cursor_destroy(cur);
   return out;
+}
+
+// How a find after our own write reads: majority read concern under majority writes; under w:1 a
+// majority read may not include our write yet, so the primary's.
+read_mode reading_our_writes(const store_config& cfg) {
+  return cfg.durability == write_concern::majority ? read_mode::majority : read_mode::primary;
+}
+}  // namespace
+
+outcome<std::vector<lock_doc>> read_locks(mongoc_client_t* client, const store_config& cfg,
+                                          const std::vector<std::string>& names, read_mode mode) {
+  collection_ref coll(client, cfg.database, cfg.collection);
+  return find_each(coll.get(), names, mode);
 }
 
 outcome<std::vector<named_doc>> read_all(mongoc_client_t* client, const store_config& cfg) {
@@ -476,13 +492,11 @@ outcome<std::vector<named_doc>> read_all(mongoc_client_t* client, const store_co
 }
 
 namespace {
-// A find after our own write: majority read concern under majority writes; under w:1 a majority
-// read may not include our write yet, so the primary's. The caller destroys the cursor.
+// A find after our own write (reading_our_writes). The caller destroys the cursor.
 mongoc_cursor_t* find_what_we_wrote(mongoc_collection_t* coll, const bson_t* filter, const store_config& cfg) {
   bson_doc read_opts;
   mongoc_read_prefs_t* prefs = nullptr;
-  build_read_opts(cfg.durability == write_concern::majority ? read_mode::majority : read_mode::primary,
-                  read_opts.get(), &prefs);
+  build_read_opts(reading_our_writes(cfg), read_opts.get(), &prefs);
   mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll, filter, read_opts.get(), prefs);
   mongoc_read_prefs_destroy(prefs);
   return cur;
@@ -593,25 +607,14 @@ namespace {
 outcome<std::vector<bool>> which_are_ours(mongoc_collection_t* coll, const std::vector<held_lease>& held) {
   std::vector<std::string> names;
   for (const auto& h : held) names.push_back(h.name);
-  bson_doc filter, opts;
-  append_in(filter.get(), "_id", names);
-  mongoc_read_prefs_t* prefs = nullptr;
-  build_read_opts(read_mode::primary, opts.get(), &prefs);
-  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll, filter.get(), opts.get(), prefs);
-  mongoc_read_prefs_destroy(prefs);
+  const auto seen = find_each(coll, names, read_mode::primary);
+  if (seen.ec) return failure_from<std::vector<bool>>(seen);
   outcome<std::vector<bool>> out;
   out.value.assign(held.size(), false);
-  const bson_t* doc = nullptr;
-  while (mongoc_cursor_next(cur, &doc)) {
-    const auto name = get_str(doc, "_id");
-    const auto seen = parse_lock(doc);
-    for (std::size_t i = 0; i < held.size(); ++i)
-      if (held[i].name == name && held[i].owner == seen.held.owner && held[i].token == seen.held.token)
-        out.value[i] = true;
+  for (std::size_t i = 0; i < held.size(); ++i) {
+    const auto& d = seen.value[i];
+    out.value[i] = d.exists && d.held.owner == held[i].owner && d.held.token == held[i].token;
   }
-  bson_error_t err;
-  if (mongoc_cursor_error(cur, &err)) out = failed<std::vector<bool>>(err, false);
-  mongoc_cursor_destroy(cur);
   return out;
 }
 }  // namespace
@@ -666,7 +669,7 @@ outcome<std::vector<grouped_outcome>> grouped_failure(const bson_error_t& e) {
 }
 
 // After a grouped command that matched fewer statements than it sent: each statement's document,
-// read back as our own write (find_what_we_wrote), judged by `judge` (model/grouped_write.hpp).
+// read back as our own write (reading_our_writes), judged by `judge` (model/grouped_write.hpp).
 outcome<std::vector<grouped_outcome>> judge_each(mongoc_collection_t* coll, const store_config& cfg,
                                                  const std::vector<grouped_write>& writes) {
   outcome<std::vector<grouped_outcome>> out;
@@ -675,26 +678,17 @@ outcome<std::vector<grouped_outcome>> judge_each(mongoc_collection_t* coll, cons
   for (const auto& w : writes)
     if (judged_by_reading(w)) names.push_back(w.name());
   if (names.empty()) return out;  // leaves only: nothing a read could tell
-  bson_doc filter;
-  append_in(filter.get(), "_id", names);
-  mongoc_cursor_t* cur = find_what_we_wrote(coll, filter.get(), cfg);
-  for (std::size_t i = 0; i < writes.size(); ++i)  // a document not found is judged as missing
-    out.value[i] = judge(writes[i], lock_doc{});
-  const bson_t* doc = nullptr;
-  while (mongoc_cursor_next(cur, &doc)) {
-    const auto name = get_str(doc, "_id");
-    auto seen = parse_lock(doc);
-    seen.exists = true;
-    for (std::size_t i = 0; i < writes.size(); ++i)
-      if (writes[i].name() == name) out.value[i] = judge(writes[i], seen);
-  }
-  bson_error_t err;
-  if (mongoc_cursor_error(cur, &err)) {
+  const auto seen = find_each(coll, names, reading_our_writes(cfg));
+  if (seen.ec) {
     // The command went through: any statement may have applied, whatever stopped the read.
-    out = grouped_failure(err);
-    out.ambiguous = true;
+    auto failed_read = failure_from<std::vector<grouped_outcome>>(seen);
+    failed_read.ambiguous = true;
+    return failed_read;
   }
-  mongoc_cursor_destroy(cur);
+  for (std::size_t i = 0; i < writes.size(); ++i) {  // a document not found is judged as missing
+    const auto at = std::find(names.begin(), names.end(), writes[i].name());
+    out.value[i] = judge(writes[i], at != names.end() ? seen.value[static_cast<std::size_t>(at - names.begin())] : lock_doc{});
+  }
   return out;
 }
 }  // namespace
