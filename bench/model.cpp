@@ -58,22 +58,7 @@ ml::lock_options options() {
   return o;
 }
 
-// What one store saw: commands (one per store call, the provider's server check aside, plus the
-// judging reads) and statements (a grouped command's statements, one for every other command).
-struct wire {
-  std::size_t commands = 0, statements = 0;
-};
-wire seen(const test::memory_store& s) {
-  wire w;
-  for (const auto& c : s.calls()) {
-    if (c.what == test::op::prepare) continue;
-    ++w.commands;
-    w.statements += c.what == test::op::write_grouped ? static_cast<std::size_t>(c.token) : 1;
-  }
-  w.commands += s.grouped_reads();
-  w.statements += s.grouped_reads();
-  return w;
-}
+using wire = test::memory_store::wire_count;
 
 struct world {
   asio::io_context io;
@@ -111,16 +96,16 @@ void count_row(const std::string& what, const wire& before, const wire& after, d
 void counted() {
   {
     world w;
-    const auto b = seen(*w.store);
+    const auto b = w.store->wire();
     w.run(one_cycle(w.provider(), "new"));
-    count_row("first use of a name (acquire + release)", b, seen(*w.store), 8);
+    count_row("first use of a name (acquire + release)", b, w.store->wire(), 8);
   }
   {
     world w;
     w.run(one_cycle(w.provider(), "id"));
-    const auto b = seen(*w.store);
+    const auto b = w.store->wire();
     w.run(one_cycle(w.provider(), "id"));
-    count_row("released by another process (acquire + release)", b, seen(*w.store), 5);
+    count_row("released by another process (acquire + release)", b, w.store->wire(), 5);
   }
   {
     world w;
@@ -129,47 +114,47 @@ void counted() {
       co_return co_await ml::detail::access::make_lock(holder, "busy").async_acquire_for(5s, asio::use_awaitable);
     }());
     auto p = w.provider();
-    const auto b = seen(*w.store);
+    const auto b = w.store->wire();
     w.run([&]() -> asio::awaitable<void> {
       auto [ec, l] = co_await ml::detail::access::make_lock(p, "busy").async_try_acquire(asio::as_tuple(asio::use_awaitable));
       (void)ec;
     }());
-    count_row("try on a busy name", b, seen(*w.store), 4);
+    count_row("try on a busy name", b, w.store->wire(), 4);
     w.run(held.async_release(asio::use_awaitable));
   }
   {
     world w;
     auto sem = ml::detail::access::make_provider(w.provider()).create_semaphore("sem", 4);
     for (int cycle = 0; cycle < 2; ++cycle) {
-      const auto b = seen(*w.store);
+      const auto b = w.store->wire();
       w.run([&]() -> asio::awaitable<void> {
         auto l = co_await sem.async_acquire_for(5s, asio::use_awaitable);
         co_await l.async_release(asio::use_awaitable);
       }());
       count_row(cycle == 0 ? "semaphore of 4, a new object (acquire + release)" : "semaphore of 4, again", b,
-                seen(*w.store), cycle == 0 ? 5 : 3);
+                w.store->wire(), cycle == 0 ? 5 : 3);
     }
   }
   {
     world w;
     auto rw = ml::detail::access::make_provider(w.provider()).create_rw_lock("rw", {});
-    const auto b = seen(*w.store);
+    const auto b = w.store->wire();
     w.run([&]() -> asio::awaitable<void> {
       auto l = co_await rw.async_acquire_write_for(5s, asio::use_awaitable);
       co_await l.async_release(asio::use_awaitable);
     }());
-    count_row("rw_lock write (R = 16) from cold, new name", b, seen(*w.store), 88);
+    count_row("rw_lock write (R = 16) from cold, new name", b, w.store->wire(), 88);
   }
   {
     world w;
     for (auto n : {"m1", "m2", "m3", "m4"}) w.run(one_cycle(w.provider(), n));
     auto set = ml::detail::access::make_provider(w.provider()).create_multi_lock({"m1", "m2", "m3", "m4"});
-    const auto b = seen(*w.store);
+    const auto b = w.store->wire();
     w.run([&]() -> asio::awaitable<void> {
       auto l = co_await set.async_acquire_for(5s, asio::use_awaitable);
       co_await l.async_release(asio::use_awaitable);
     }());
-    count_row("multi-lock of 4 from cold, released by another process", b, seen(*w.store), 16);
+    count_row("multi-lock of 4 from cold, released by another process", b, w.store->wire(), 16);
   }
 }
 
@@ -226,7 +211,7 @@ void modelled(double s, int seconds) {
     }
   }
   while (running > 0) w.io.run_one_for(5ms);
-  const auto total = seen(*w.store);
+  const auto total = w.store->wire();
   // Every request's commands are counted, a failed one's too.
   const double requests = static_cast<double>(served.load() + failed.load());
   std::size_t names = 0;

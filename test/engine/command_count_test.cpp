@@ -18,14 +18,11 @@ using namespace test;
 
 namespace {
 
-// Commands sent from now on.
+// Commands sent from now on (memory_store::wire).
 struct wire {
   engine& e;
-  std::size_t calls = e.store->calls().size() - e.store->count(op::prepare);
-  std::size_t reads = e.store->grouped_reads();
-  std::size_t since() const {
-    return e.store->calls().size() - e.store->count(op::prepare) - calls + e.store->grouped_reads() - reads;
-  }
+  std::size_t commands = e.store->wire().commands;
+  std::size_t since() const { return e.store->wire().commands - commands; }
 };
 
 // `name` acquired and released by another provider: another process, as far as the lock goes.

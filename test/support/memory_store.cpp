@@ -46,6 +46,18 @@ std::vector<call_record> memory_store::calls() const {
   std::lock_guard g(mu_);
   return calls_;
 }
+memory_store::wire_count memory_store::wire() const {
+  wire_count w;
+  for (const auto& c : calls()) {
+    if (c.what == op::prepare) continue;
+    ++w.commands;
+    w.statements += c.what == op::write_grouped ? static_cast<std::size_t>(c.token) : 1;
+  }
+  w.commands += grouped_reads();
+  w.statements += grouped_reads();
+  return w;
+}
+
 std::size_t memory_store::documents() const {
   std::lock_guard g(mu_);
   return docs_.size();

@@ -84,6 +84,13 @@ class memory_store final : public mongolock::detail::lock_store {
   std::size_t count(op o) const;
   // Documents in the collection, declarations included.
   std::size_t documents() const;
+  // What a server would have received so far: one command per call (the provider's server check,
+  // `prepare`, aside) plus the read that judges a grouped command whose count is short; and their
+  // statements (a grouped command's each, one for every other command).
+  struct wire_count {
+    std::size_t commands = 0, statements = 0;
+  };
+  wire_count wire() const;
   // Every answer without a fault's own delay comes this late (bench/model.cpp's latency model).
   void set_latency(std::chrono::microseconds d) { latency_ = d; }
   void shut_down() { accepting_ = false; }
