@@ -16,11 +16,9 @@
 #include <boost/asio.hpp>
 #include <atomic>
 #include <chrono>
-#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <algorithm>
 #include <future>
 #include <random>
 #include <string>
@@ -31,6 +29,7 @@
 #include "engine/provider_impl.hpp"
 #include "memory_store.hpp"
 #include "mongolock.hpp"
+#include "zipf.hpp"
 
 namespace {
 
@@ -164,21 +163,6 @@ constexpr int providers = 8;
 constexpr int in_flight = 64;
 constexpr int ids = 100'000;
 
-// Zipf(s) over 0 .. ids - 1, by inverting its cumulative weights (one table for all requests).
-struct zipf {
-  explicit zipf(double s) {
-    double sum = 0;
-    for (int i = 1; i <= ids; ++i) cumulative.push_back(sum += 1.0 / std::pow(i, s));
-    for (auto& c : cumulative) c /= sum;
-  }
-  int draw(std::mt19937_64& rng) const {
-    const double u = std::uniform_real_distribution<double>(0, 1)(rng);
-    const auto at = std::lower_bound(cumulative.begin(), cumulative.end(), u) - cumulative.begin();
-    return static_cast<int>(std::min<std::ptrdiff_t>(at, ids - 1));
-  }
-  std::vector<double> cumulative;
-};
-
 void modelled(double s, int seconds) {
   world w;
   w.store->set_latency(per_command);  // per statement: added below, from the counts
@@ -187,7 +171,7 @@ void modelled(double s, int seconds) {
   std::atomic<long> served{0}, failed{0};
   std::atomic<int> running{providers * in_flight};
   std::vector<bool> used(ids, false);
-  const zipf table(s);
+  const bench::zipf_table table(ids, s);  // one table for all requests
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   for (int i = 0; i < providers; ++i) {
     for (int r = 0; r < in_flight; ++r) {

@@ -26,6 +26,7 @@
 #include "mongolock.hpp"
 #include "scenarios.hpp"
 #include "stats.hpp"
+#include "zipf.hpp"
 
 namespace bench {
 
@@ -33,25 +34,6 @@ namespace {
 
 constexpr int ids = 1000;
 constexpr int requests_at_once = 64;
-
-// Zipf(s = 1) over 0 .. ids - 1, by inverting its cumulative weights.
-class zipf {
- public:
-  explicit zipf(std::uint64_t seed) : rng_(seed) {
-    double sum = 0;
-    for (int i = 1; i <= ids; ++i) cumulative_.push_back(sum += 1.0 / i);
-    for (auto& c : cumulative_) c /= sum;
-  }
-  int next() {
-    const double u = std::uniform_real_distribution<double>(0, 1)(rng_);
-    const auto at = std::lower_bound(cumulative_.begin(), cumulative_.end(), u) - cumulative_.begin();
-    return static_cast<int>(std::min<std::ptrdiff_t>(at, ids - 1));
-  }
-
- private:
-  std::mt19937_64 rng_;
-  std::vector<double> cumulative_;
-};
 
 struct load_result {
   double per_s = 0, p99_us = 0, commands = 0, first_use_s = 0, failed = 0;
@@ -112,12 +94,13 @@ load_result library_requests(const config& c) {
     std::atomic<int> running{requests_at_once};
     std::vector<double> latencies;
     const auto start = std::chrono::steady_clock::now(), end = start + std::chrono::seconds(c.seconds);
+    const zipf_table draws(ids, 1.0);
     auto ex = co_await asio::this_coro::executor;
     for (int r = 0; r < requests_at_once; ++r) {
       asio::co_spawn(ex, [&, r]() -> asio::awaitable<void> {
-        zipf draw(static_cast<std::uint64_t>(r) + 1);
+        std::mt19937_64 rng(static_cast<std::uint64_t>(r) + 1);
         while (std::chrono::steady_clock::now() < end) {
-          auto& lock = by_id[static_cast<std::size_t>(draw.next())];
+          auto& lock = by_id[static_cast<std::size_t>(draws.draw(rng))];
           const auto t0 = bench::now_ns();
           const bool ok = co_await use_once(lock, std::chrono::seconds(5), failed);
           // A failed request's time counts too (its answer, an error, came that late).
@@ -155,17 +138,18 @@ load_result floor_requests(const config& c) {
     bench::direct_conn conn(c.uri, "mongolock_bench", coll);
     for (int i = 0; i < ids; ++i) bench::insert_free(conn, base + "-" + std::to_string(i));
   }
+  const zipf_table draws(ids, 1.0);
   const auto start = std::chrono::steady_clock::now(), end = start + std::chrono::seconds(c.seconds);
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       bench::direct_conn conn(c.uri, "mongolock_bench", coll);
       std::vector<std::int64_t> tokens(ids, 0);
-      zipf draw(static_cast<std::uint64_t>(t) + 101);
+      std::mt19937_64 rng(static_cast<std::uint64_t>(t) + 101);
       const std::string owner = "0123456789abcdef0123456789abcdef";
       std::vector<double> mine;
       while (std::chrono::steady_clock::now() < end) {
-        int id = draw.next();
+        int id = draws.draw(rng);
         id = id - id % threads + t;  // this thread's id nearest the draw
         if (id >= ids) id -= threads;
         const auto t0 = bench::now_ns();
