@@ -60,8 +60,7 @@ inline grouped_outcome judge_blind(const grouped_write& w, const lock_doc& after
   const auto& h = after.held;
   if (after.exists && h.owner == t.owner && h.token == t.token && h.beat == w.beat) return grouped_outcome::applied;
   if (after.exists && h.owner == t.owner) return grouped_outcome::unknown;
-  const bool admitted = !after.exists || (!after.declared && h.owner.empty() && h.token < t.token &&
-                                          (!t.nobody_waiting || after.waiting == 0));
+  const bool admitted = !after.exists || blind_take_matches(t, after);
   return admitted ? grouped_outcome::unknown : grouped_outcome::missed;
 }
 

@@ -170,6 +170,14 @@ struct take_request {
   std::optional<boot_clock::time_point> send_by;
 };
 
+// Whether the blind take `t` matches the document `existing` (docs/design.md section 1): a free
+// lock document below its token, with nobody in line when it asks so; build_swap's filter. (No
+// document at all it creates.)
+inline bool blind_take_matches(const take_request& t, const lock_doc& existing) {
+  return !existing.declared && existing.held.owner.empty() && existing.held.token < t.token &&
+         (!t.nobody_waiting || existing.waiting == 0);
+}
+
 // A lease as the store knows it: the document `name` names `owner` with `token`.
 struct held_lease {
   std::string name, owner;

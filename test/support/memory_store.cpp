@@ -252,11 +252,8 @@ outcome<bool> memory_store::apply_take(const take_request& t, std::int64_t beat,
     // The blind take (mongo_commands.cpp's build_swap): a free lock document below our token, with
     // nobody in line if asked, keeping the rest of the document as a $set does; else E11000.
     if (it != docs_.end()) {
-      const auto& seen = it->second;
-      if (seen.declared || !seen.held.owner.empty() || seen.held.token >= t.token ||
-          (t.nobody_waiting && seen.waiting != 0))
-        return success(false);
-      d = seen;
+      if (!mongolock::detail::blind_take_matches(t, it->second)) return success(false);
+      d = it->second;
       d.idle_since_ms = 0;
     }
   } else {
