@@ -75,6 +75,13 @@ std::optional<std::chrono::milliseconds> left_until(steady_deadline deadline) {
   return std::chrono::ceil<std::chrono::milliseconds>(*deadline - steady::now());
 }
 
+std::vector<std::string> names_of(const std::vector<lock>& locks) {
+  std::vector<std::string> names;
+  names.reserve(locks.size());
+  for (const auto& l : locks) names.push_back(l.name());
+  return names;
+}
+
 bool cancelled(const asio::cancellation_state& s) noexcept { return s.cancelled() != asio::cancellation_type::none; }
 
 asio::awaitable<std::vector<error_code>> release_together(std::vector<lease>& held, std::vector<diagnostics>& diags) {

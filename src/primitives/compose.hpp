@@ -64,6 +64,9 @@ class engine_ref {
   std::shared_ptr<provider_impl> p_;
 };
 
+// The names of `locks`, in their order (a set's gathering, a semaphore's look at its permits).
+std::vector<std::string> names_of(const std::vector<lock>& locks);
+
 // A lock's acquire in any mode: a primitive's try looks at each member in the mode its
 // try_options ask for (docs/design.md section 12), a permit's look uses acquire_mode::try_in_turn
 // and a multi-lock's first look try_taking_turn, which the public lock does not offer.

@@ -95,9 +95,7 @@ asio::awaitable<bool> take_all_at_once(std::vector<lock>& locks, detail::steady_
                                        std::vector<lease>& held) {
   const auto left = detail::left_until(deadline);
   if (left && left->count() <= 0) co_return false;
-  std::vector<std::string> names;
-  for (const auto& l : locks) names.push_back(l.name());
-  const auto gathered = detail::engine_ref(locks.front()).gather(names);
+  const auto gathered = detail::engine_ref(locks.front()).gather(detail::names_of(locks));
   std::vector<diagnostics> diags;  // unused: what is short of the whole set is the ordered wait's
   auto group = detail::acquire_each_at_once(locks, detail::acquire_mode::try_taking_turn, left, diags);
   auto all = std::move(group).async_wait(asio::experimental::wait_for_all(), asio::use_awaitable);

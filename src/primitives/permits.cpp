@@ -114,9 +114,7 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
       for (int i = 1; i < n; ++i) to_try.push_back((first + i) % n);
       continue;
     }
-    std::vector<std::string> names;
-    for (const auto& l : s->slots) names.push_back(l.name());
-    auto seen_op = s->engine.read_each(std::move(names), deadline);
+    auto seen_op = s->engine.read_each(names_of(s->slots), deadline);
     auto seen = co_await std::move(seen_op);
     if (seen.ec == errc::timeout) {
       if (wait) co_return fail(timed_out());

@@ -35,10 +35,8 @@ using read_result = std::tuple<error_code, lease>;
 asio::awaitable<error_code> acquire_permits(detail::semaphore_state& s, std::optional<std::chrono::milliseconds> left,
                                             std::vector<lease>& held, std::string& why) {
   std::vector<diagnostics> diags;
-  std::vector<std::string> names;
-  for (const auto& slot : s.slots) names.push_back(slot.name());
   // The free permits' takes as one command (docs/design.md section 14).
-  const auto gathered = s.engine.gather(names);
+  const auto gathered = s.engine.gather(detail::names_of(s.slots));
   auto group = detail::wait_on_every_permit(s, left, diags);
   auto all = std::move(group).async_wait(asio::experimental::wait_for_one_error(), asio::use_awaitable);
   auto [order, codes, leases] = co_await std::move(all);
