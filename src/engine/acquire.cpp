@@ -136,8 +136,11 @@ acquire_fsm new_fsm(provider_impl& p, const lock_options& o, std::string name, a
   params.backoff_min = o.backoff_min;
   params.backoff_max = o.backoff_max;
   params.seed = p.next_seed();
-  params.wall_now_ms = wall_ms();
-  params.token_clock = token_clock(std::chrono::system_clock::now());
+  // The wall clock, read once: a try's hint, and the reading tokens start from (docs/design.md
+  // section 1).
+  const auto wall = std::chrono::system_clock::now();
+  params.wall_now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(wall.time_since_epoch()).count();
+  params.token_clock = token_clock(wall);
   return acquire_fsm(std::move(name), std::move(params));
 }
 
