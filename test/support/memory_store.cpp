@@ -201,7 +201,7 @@ void memory_store::read(const std::string& name, read_mode mode, reply<outcome<l
   lock_doc d;
   {
     std::lock_guard g(mu_);
-    const auto& view = mode == read_mode::majority && committed_ ? *committed_ : docs_;
+    const auto& view = view_for(mode);
     if (auto it = view.find(name); it != view.end()) d = it->second;
   }
   answer(std::move(r), success(std::move(d)), f ? f->delay : std::chrono::milliseconds{0});
@@ -217,7 +217,7 @@ void memory_store::read_each(const std::vector<std::string>& names, read_mode mo
   std::vector<lock_doc> out;
   {
     std::lock_guard g(mu_);
-    const auto& view = mode == read_mode::majority && committed_ ? *committed_ : docs_;
+    const auto& view = view_for(mode);
     for (auto& n : names) {
       auto it = view.find(n);
       out.push_back(it == view.end() ? lock_doc{} : it->second);

@@ -165,6 +165,10 @@ class memory_store final : public mongolock::detail::lock_store {
   // What a majority has acknowledged, while it differs from docs_ (after an `uncommitted` write):
   // what a majority read sees and a rollback returns to.
   std::optional<std::map<std::string, lock_doc>> committed_;
+  // Under mu_: what a read in `mode` sees (a majority read: the committed view while it is apart).
+  const std::map<std::string, lock_doc>& view_for(mongolock::detail::read_mode mode) const {
+    return mode == mongolock::detail::read_mode::majority && committed_ ? *committed_ : docs_;
+  }
   std::map<op, std::deque<fault>> faults_;
   std::vector<call_record> calls_;
   bool accepting_ = true;
