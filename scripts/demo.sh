@@ -13,7 +13,7 @@ scripts/install-deps.sh
 echo "== build"
 # A build directory of its own: build/dev keeps whatever tests a developer configured there.
 cmake --preset dev -B build/demo-bin -DMONGOLOCK_BUILD_TESTS=OFF >/dev/null
-cmake --build build/demo-bin -j"$(nproc)" --target mongolock-worker
+cmake --build build/demo-bin -j"$(nproc)" --target mongolock-worker mongolock-cli  # the CLI: README's "Try it"
 
 work=build/demo
 server_dir=$work/mongod

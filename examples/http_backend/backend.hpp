@@ -13,7 +13,7 @@ struct options {
   std::chrono::milliseconds work{200};  // how long rendering one report takes
   // The lock server's answer to a request's try-lock is awaited this long, whatever the URI's
   // serverSelectionTimeoutMS: a down server costs a request 503 after this, not the driver's
-  // server-selection timeout (README, "The server selection timeout").
+  // server-selection timeout (docs/timeouts-and-cancellation.md, way 4).
   std::chrono::milliseconds lock_timeout{1000};
 };
 

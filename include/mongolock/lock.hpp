@@ -43,7 +43,10 @@ class lock {
   // acquire_timeout (the lock's lock_timing, else the provider's; 0 = never). Other failures: errc::invalid_name,
   // errc::server_unavailable, errc::unsupported_server, errc::server_error, errc::not_authorized,
   // errc::ambiguous_result (a take whose outcome could not be confirmed: given back), and
-  // operation_aborted after provider::async_shutdown. Any failure ends the wait (no retry).
+  // operation_aborted after provider::async_shutdown. A failure ends the wait (no retry), except
+  // three that lead on: a take with no reply by expiry - safety margin after it was sent, and a
+  // failed give-back, lead to a new read; a take whose outcome is unknown is re-checked with a
+  // majority read (src/sansio/acquire_fsm.cpp, on_take and on_given_back).
   // Cancellation: terminal, partial and total, until the grant is decided (after that the lease
   // is delivered); completes promptly with operation_aborted. A lock the server granted while
   // the call was in flight is released again.
@@ -133,7 +136,8 @@ class lock {
   // A try with a bound and, opted in, the confirmation of a silent holder (try_options). Completes
   // with errc::busy if the lock is held (also when confirming did not finish within the bound),
   // errc::timeout if the server did not answer within `within` (or its grant came too late to
-  // use: given back), errc::invalid_options if `within` is negative.
+  // use: given back), errc::invalid_options if `within` is negative or above
+  // limits::max_acquire_timeout (366 days: the check of src/engine/timeout_check.hpp).
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_try_acquire(try_options o, Token&& token = {}) {

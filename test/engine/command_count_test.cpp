@@ -1,4 +1,4 @@
-// What each operation costs on the wire (docs/design.md section 1; README's counted rows,
+// What each operation costs on the wire (docs/design.md section 1; docs/benchmarks.md's counted rows,
 // bench/model.cpp): commands counted on the memory store, one per store call, plus the read that judges a
 // grouped command whose matched count is short (what the real store sends for each). Counts are
 // deterministic, so they are asserted exactly. Each engine's provider is fresh (cold: it knows

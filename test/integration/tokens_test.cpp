@@ -87,10 +87,10 @@ BOOST_FIXTURE_TEST_CASE(a_restored_lock_document_is_followed_by_a_token_above_ev
   BOOST_TEST(next > later, next << " vs " << later << " handed out before the restore");
 }
 
-// A life whose writers' clocks ran ahead of ours is the case the clock cannot cover; README's
-// recovery step puts a free lock document back with the highest token the protected resources
-// have seen. This runs exactly that command (README's `updateOne`), far ahead of our clock: the
-// next take goes one above it.
+// A life whose writers' clocks ran ahead of ours is the case the clock cannot cover; the
+// recovery step of docs/design.md section 1 puts a free lock document back with the highest
+// token the protected resources have seen. This runs exactly that command (its `updateOne`), far
+// ahead of our clock: the next take goes one above it.
 BOOST_FIXTURE_TEST_CASE(the_documented_recovery_step_restores_order_after_a_wipe, io_fixture) {
   const auto coll = unique("wiped");
   const auto name = unique("fence");
