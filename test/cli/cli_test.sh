@@ -156,6 +156,10 @@ check "status shows holder as JSON" 'echo "$out" | grep -q "\"name\":\"$n\",\"ex
 check "status names the holder's host, pid and label ($out)" \
   'echo "$out" | grep -q "\"host\":\"$(hostname)\",\"pid\":$holder,\"label\":\"nightly-report\",\"renewed_at\":\"20"'
 check "list has one line per lock" '[ "$("$bin" list | grep -c "\"name\":")" -ge 5 ]'
+"$bin" list --held >"$work/held.json"; rc=$?
+check "list --held lists only held locks, this one among them (rc=$rc)" \
+  '[ $rc = 0 ] && grep -q "\"name\":\"$n\"" "$work/held.json" && ! grep -q "\"held\":false" "$work/held.json" && [ "$("$bin" list | grep -c "\"held\":false")" -ge 1 ]'
+check "--help shows list --held" '"$bin" --help | grep -q "list \[--held\]"'
 wait $holder
 out=$("$bin" status "$n"); rc=$?
 check "status of a free lock exits 1 (if mongolock status NAME >/dev/null; then ... held)" '[ $rc = 1 ]'

@@ -59,7 +59,8 @@ asio::awaitable<int> dispatch(mongolock::provider& locks, const cli::options& o)
     case cli::command::list: {
       auto [ec, all] = co_await locks.async_list(why, token);
       if (ec) co_return server_failure(ec, why);
-      for (auto& i : all) std::cout << cli::to_json(i, wall_now_ms()) << "\n";
+      for (auto& i : all)
+        if (!o.held_only || i.held) std::cout << cli::to_json(i, wall_now_ms()) << "\n";
       std::cout.flush();
       co_return 0;
     }
