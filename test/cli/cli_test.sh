@@ -36,8 +36,8 @@ n=$(name busy)
 wait_for_file "$work/s2"
 "$bin" --wait 0 run "$n" touch "$work/ran" 2>"$work/busy"; rc=$?
 check "--wait 0 on held lock exits 75" '[ $rc = 75 ]'
-check "a busy lock says who holds it: host, pid, label ($(cat "$work/busy"))" \
-  'grep -q "held by $(hostname) pid [0-9]* (nightly-report), renewed [0-9]* ms ago" "$work/busy"'
+check "a busy lock says who holds it, in a sentence: owner, host, pid, label ($(cat "$work/busy"))" \
+  'grep -q "^mongolock: lock .$n. not acquired: it is held by [0-9a-f]\{32\} (host $(hostname), pid [0-9]*, label nightly-report), renewed [0-9]* ms ago$" "$work/busy"'
 check "--wait 0 on held lock does not run the command" '[ ! -e "$work/ran" ]'
 check "--wait 0 on a live holder announces no confirmation" '! grep -q "confirming" "$work/busy"'
 MONGOLOCK_WAIT=0 "$bin" run "$n" true 2>/dev/null; rc=$?
@@ -462,6 +462,22 @@ sleep 1
 wait $c $a; wait $b; rc=$?
 check "a lock handed over with a shorter expiry is kept past its first deadline: 0 (got $rc: $(tr '\n' ' ' < "$f/b-err"))" \
   '[ $rc = 0 ] && [ -e "$f/b" ]'
+
+# 23. A holder silent past its ttl (killed): status and a busy --wait 0 say it may have crashed
+#     and when a waiter takes over; silent for less than 3 x its ttl, --wait 0 does not confirm it.
+n=$(name silent)
+"$bin" --ttl 2s --label crashed-job run "$n" sh -c "touch $work/s23; exec sleep 34" & victim=$!
+wait_for_file "$work/s23"
+kill -KILL $victim; wait $victim 2>/dev/null; pkill -KILL -f "sleep 34" 2>/dev/null
+sleep 2.5
+"$bin" status "$n" >/dev/null 2>"$work/s23.status"; rc_status=$?
+"$bin" --wait 0 run "$n" true 2>"$work/s23.busy"; rc_busy=$?
+hint="(silent for longer than its ttl of 2000 ms by the two wall clocks: it may have crashed; a waiter takes over once it has itself seen no renewal for that ttl plus its margin, and --wait 0 watches only a holder silent for over 3 x its ttl)"
+check "status of a silent holder: held (rc=$rc_status), and a hint on stderr ($(head -c 400 "$work/s23.status"))" \
+  '[ $rc_status = 0 ] && grep -qF "mongolock: lock '"'"'$n'"'"' is held by" "$work/s23.status" && grep -qF "$hint" "$work/s23.status"'
+check "a busy --wait 0 on a silent holder gives the hint too (rc=$rc_busy: $(head -c 400 "$work/s23.busy"))" \
+  '[ $rc_busy = 75 ] && grep -qF "label crashed-job), renewed" "$work/s23.busy" && grep -qF "$hint" "$work/s23.busy"'
+check "a live holder gets no such hint" '! grep -q "silent for longer" "$work/busy"'
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -178,7 +178,8 @@ at once (for a holder known to be dead). Exit 0 if taken from a holder, 1 if the
 
 status: one JSON line; exit 0 if the lock is held, 1 if it is free or was never used (a shell
 test: `if mongolock status NAME >/dev/null; then ...`). list: one JSON object per line
-(`mongolock list | jq -s .` makes an array); --held: only the locks held now.
+(`mongolock list | jq -s .` makes an array); --held: only the locks held now. A holder silent
+for longer than its ttl (by the wall clocks) is also named on stderr: it may have crashed.
 )";
 }
 

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "exec_plan.hpp"
+#include "holder_text.hpp"
 #include "sightings.hpp"
 #include "supervise.hpp"
 
@@ -273,25 +274,10 @@ asio::awaitable<std::tuple<error_code>> release_as_asked(multi_lease& held, cons
   co_return co_await release(held, d);
 }
 
-// Text from a lock document (another process wrote it) made safe for a terminal.
-std::string printable(std::string s) {
-  for (auto& c : s)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return s;
-}
-
-// "; held by HOST pid PID (LABEL), renewed N ms ago", as status shows a holder (N by the two wall
-// clocks: a hint, never used by the lock).
-std::string holder_text(const lock_info& info) {
-  std::string text = "; held by " + (info.host.empty() ? std::string("an unnamed host") : printable(info.host));
-  if (info.pid > 0) text += " pid " + std::to_string(info.pid);
-  if (!info.label.empty()) text += " (" + printable(info.label) + ")";
-  if (info.renewed_at_ms > 0) {
-    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch()).count();
-    text += ", renewed " + std::to_string(std::max<std::int64_t>(0, now - info.renewed_at_ms)) + " ms ago";
-  }
-  return text;
+// This host's wall clock, for the "renewed N ms ago" hint only.
+std::int64_t wall_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 // The lock as one look finds it; nullopt if that look fails. `committed`: read concern majority,
@@ -357,14 +343,12 @@ asio::awaitable<void> say_while_confirming(provider& locks, const options& o, st
   // As the try decides (acquire_fsm): a placeholder left by release --force, or a holder whose
   // last renewal is 3 leases old by the hint. A live holder's try is simply slow: nothing to say.
   const bool placeholder = info.owner == "(force-released)";
-  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch()).count();
+  const auto now_ms = wall_now_ms();
   const bool looks_dead = info.renewed_at_ms != 0 && now_ms - info.renewed_at_ms >= 3 * info.expiry.count();
   if (!placeholder && !looks_dead) co_return;
   const auto margin = o.margin.count() > 0 ? o.margin : o.ttl / 10;
   const auto up_to = info.expiry + margin;
-  std::cerr << "mongolock: lock '" << o.name << "'"
-            << (placeholder ? std::string("; force-released, its old lease not yet run out") : holder_text(info))
+  std::cerr << "mongolock: lock '" << o.name << "' " << held_by(info, now_ms)
             << "; --wait 0 is confirming that this silent holder is gone, which takes up to "
             << up_to.count() / 1000 << "." << (up_to.count() % 1000) / 100 << " s (its lease of "
             << info.expiry.count() << " ms plus a margin of " << margin.count() << " ms)\n";
@@ -379,10 +363,17 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
   asio::signal_set children(ex, SIGCHLD);
 
   diagnostics why;
-  auto report = [&](error_code ec, const std::string& holder = {}) {
-    if (!o.quiet)
-      std::cerr << "mongolock: lock '" << o.name << "' not acquired: " << ec.message()
-                << (why.reason.empty() ? "" : " (" + why.reason + ")") << holder << "\n";
+  // "lock 'X' not acquired: " and the reason; when the holder is known, a sentence naming it
+  // (instead of busy's "held by another owner") and a hint if it has been silent past its ttl.
+  auto report = [&](error_code ec, const std::optional<lock_info>& holder = std::nullopt) {
+    if (o.quiet) return exit_code_for(ec, o.conflict_exit_code);
+    std::string reason = ec.message() + (why.reason.empty() ? "" : " (" + why.reason + ")");
+    if (holder) {
+      const auto now_ms = wall_now_ms();
+      const auto sentence = "it " + held_by(*holder, now_ms) + silence_hint(*holder, now_ms);
+      reason = ec == errc::busy ? sentence : reason + "; " + sentence;
+    }
+    std::cerr << "mongolock: lock '" << o.name << "' not acquired: " << reason << "\n";
     return exit_code_for(ec, o.conflict_exit_code);
   };
   if (o.exclusive) {
@@ -411,7 +402,7 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
     auto looked = co_await (look(locks, o.name, once_per) || bound.async_wait(asio::use_awaitable));
     const auto info = looked.index() == 0 ? std::get<0>(looked) : std::nullopt;
     if (info && once_per) note_seen(o, info->fencing_token);
-    co_return report(ec, info && info->held ? holder_text(*info) : std::string{});
+    co_return report(ec, info && info->held ? info : std::nullopt);
   }
   if (ec) co_return report(ec);
   if (once_per) {
