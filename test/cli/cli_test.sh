@@ -76,6 +76,26 @@ check "--wait 0 takes over a holder silent for 3 x --ttl" '[ $rc = 0 ]'
 check "--wait 0 says it is confirming a silent holder, and for how long ($(head -c 300 "$work/s3b.err"))" \
   'grep -q "confirming that this silent holder is gone, which takes up to 4.0 s (its lease of 1000 ms plus a margin of 3000 ms)" "$work/s3b.err" && grep -q "held by" "$work/s3b.err"'
 
+# 3c. --wait 0 confirms a silent holder for every kind, as for a plain lock (README: `--wait 0`):
+#     a semaphore's permit (-n), a rw_lock's reader (--shared) and its writer (--exclusive, which
+#     confirms NAME#w and then each permit in turn). Holders with a 1 s ttl are killed and silent for
+#     over 3 x that ttl; the tries' own --ttl 1s makes each confirmation 1 s + 100 ms of margin.
+np=$(name crashed-permits) nr=$(name crashed-reader) nw=$(name crashed-writer)
+"$bin" --ttl 1s run -n 2 "$np" sh -c "touch $work/s3c.p1; exec sleep 33" & v1=$!
+"$bin" --ttl 1s run -n 2 "$np" sh -c "touch $work/s3c.p2; exec sleep 33" & v2=$!
+"$bin" --ttl 1s run --shared --readers 1 "$nr" sh -c "touch $work/s3c.r; exec sleep 33" & v3=$!
+"$bin" --ttl 1s run --exclusive --readers 1 "$nw" sh -c "touch $work/s3c.w; exec sleep 33" & v4=$!
+for f in p1 p2 r w; do wait_for_file "$work/s3c.$f"; done
+kill -KILL $v1 $v2 $v3 $v4; wait $v1 $v2 $v3 $v4 2>/dev/null; pkill -KILL -f "sleep 33" 2>/dev/null
+sleep 3.5
+"$bin" --wait 0 --ttl 1s run -n 2 "$np" true 2>"$work/s3c.p.err"; rc_p=$?
+"$bin" --wait 0 --ttl 1s run --shared --readers 1 "$nr" true 2>"$work/s3c.r.err"; rc_r=$?
+"$bin" --wait 0 --ttl 1s run --exclusive --readers 1 "$nw" true 2>"$work/s3c.w.err"; rc_w=$?
+check "--wait 0 takes over silent holders of -n 2 ($rc_p), --shared ($rc_r), --exclusive ($rc_w): $(head -c 300 "$work/s3c.p.err")" \
+  '[ $rc_p = 0 ] && [ $rc_r = 0 ] && [ $rc_w = 0 ]'
+check "--wait 0 -n says it is confirming a silent permit holder ($(head -c 300 "$work/s3c.p.err"))" \
+  'grep -q "permit .$np#[12]. is held by .*; --wait 0 is confirming that this silent holder is gone, which takes up to 1.1 s per silent permit" "$work/s3c.p.err"'
+
 # 4. Lease lost (operator override): the command gets SIGTERM, run exits 74.
 n=$(name lost)
 "$bin" --ttl 1s run "$n" sh -c "trap 'echo TERM > $work/term; exit 0' TERM; touch $work/s4; sleep 30 & wait" 2>"$work/lost.err" & runner=$!

@@ -140,7 +140,9 @@ global options (environment variable in brackets):
                           times as fast as the holder's (10%: 1.22; 25%: 1.67)
   -w, --wait DURATION     how long `run` waits for the lock, up to 8784h (366 days) [MONGOLOCK_WAIT]
                           (forever; 0 = try once: one look, which against an unreachable
-                          server takes the URI's serverSelectionTimeoutMS, 5s by default)
+                          server takes the URI's serverSelectionTimeoutMS, 5s by default; a
+                          holder silent for over 3 x its ttl is watched for its ttl + margin,
+                          then taken over, for every kind of lock)
   --kill-after DURATION   grace between SIGTERM and SIGKILL when the lease is lost, up to 1h
                           (SIGKILL at most a margin past the lease's deadline)
                           [MONGOLOCK_KILL_AFTER] (5s)
