@@ -36,8 +36,8 @@ n=$(name busy)
 wait_for_file "$work/s2"
 "$bin" --wait 0 run "$n" touch "$work/ran" 2>"$work/busy"; rc=$?
 check "--wait 0 on held lock exits 75" '[ $rc = 75 ]'
-check "a busy lock says who holds it: host, pid, label ($(cat "$work/busy"))" \
-  'grep -q "held by $(hostname) pid [0-9]* (nightly-report), renewed [0-9]* ms ago" "$work/busy"'
+check "a busy lock says who holds it, in a sentence: owner, host, pid, label ($(cat "$work/busy"))" \
+  'grep -q "^mongolock: lock .$n. not acquired: it is held by [0-9a-f]\{32\} (host $(hostname), pid [0-9]*, label nightly-report), renewed [0-9]* ms ago$" "$work/busy"'
 check "--wait 0 on held lock does not run the command" '[ ! -e "$work/ran" ]'
 check "--wait 0 on a live holder announces no confirmation" '! grep -q "confirming" "$work/busy"'
 MONGOLOCK_WAIT=0 "$bin" run "$n" true 2>/dev/null; rc=$?
@@ -75,6 +75,26 @@ check "--wait 0 takes over a holder silent for 3 x --ttl" '[ $rc = 0 ]'
 # the time it may take and who held the lock.
 check "--wait 0 says it is confirming a silent holder, and for how long ($(head -c 300 "$work/s3b.err"))" \
   'grep -q "confirming that this silent holder is gone, which takes up to 4.0 s (its lease of 1000 ms plus a margin of 3000 ms)" "$work/s3b.err" && grep -q "held by" "$work/s3b.err"'
+
+# 3c. --wait 0 confirms a silent holder for every kind, as for a plain lock (README: `--wait 0`):
+#     a semaphore's permit (-n), a rw_lock's reader (--shared) and its writer (--exclusive, which
+#     confirms NAME#w and then each permit in turn). Holders with a 1 s ttl are killed and silent for
+#     over 3 x that ttl; the tries' own --ttl 1s makes each confirmation 1 s + 100 ms of margin.
+np=$(name crashed-permits) nr=$(name crashed-reader) nw=$(name crashed-writer)
+"$bin" --ttl 1s run -n 2 "$np" sh -c "touch $work/s3c.p1; exec sleep 33" & v1=$!
+"$bin" --ttl 1s run -n 2 "$np" sh -c "touch $work/s3c.p2; exec sleep 33" & v2=$!
+"$bin" --ttl 1s run --shared --readers 1 "$nr" sh -c "touch $work/s3c.r; exec sleep 33" & v3=$!
+"$bin" --ttl 1s run --exclusive --readers 1 "$nw" sh -c "touch $work/s3c.w; exec sleep 33" & v4=$!
+for f in p1 p2 r w; do wait_for_file "$work/s3c.$f"; done
+kill -KILL $v1 $v2 $v3 $v4; wait $v1 $v2 $v3 $v4 2>/dev/null; pkill -KILL -f "sleep 33" 2>/dev/null
+sleep 3.5
+"$bin" --wait 0 --ttl 1s run -n 2 "$np" true 2>"$work/s3c.p.err"; rc_p=$?
+"$bin" --wait 0 --ttl 1s run --shared --readers 1 "$nr" true 2>"$work/s3c.r.err"; rc_r=$?
+"$bin" --wait 0 --ttl 1s run --exclusive --readers 1 "$nw" true 2>"$work/s3c.w.err"; rc_w=$?
+check "--wait 0 takes over silent holders of -n 2 ($rc_p), --shared ($rc_r), --exclusive ($rc_w): $(head -c 300 "$work/s3c.p.err")" \
+  '[ $rc_p = 0 ] && [ $rc_r = 0 ] && [ $rc_w = 0 ]'
+check "--wait 0 -n says it is confirming a silent permit holder ($(head -c 300 "$work/s3c.p.err"))" \
+  'grep -q "permit .$np#[12]. is held by .*; --wait 0 is confirming that this silent holder is gone, which takes up to 1.1 s per silent permit" "$work/s3c.p.err"'
 
 # 4. Lease lost (operator override): the command gets SIGTERM, run exits 74.
 n=$(name lost)
@@ -156,6 +176,10 @@ check "status shows holder as JSON" 'echo "$out" | grep -q "\"name\":\"$n\",\"ex
 check "status names the holder's host, pid and label ($out)" \
   'echo "$out" | grep -q "\"host\":\"$(hostname)\",\"pid\":$holder,\"label\":\"nightly-report\",\"renewed_at\":\"20"'
 check "list has one line per lock" '[ "$("$bin" list | grep -c "\"name\":")" -ge 5 ]'
+"$bin" list --held >"$work/held.json"; rc=$?
+check "list --held lists only held locks, this one among them (rc=$rc)" \
+  '[ $rc = 0 ] && grep -q "\"name\":\"$n\"" "$work/held.json" && ! grep -q "\"held\":false" "$work/held.json" && [ "$("$bin" list | grep -c "\"held\":false")" -ge 1 ]'
+check "--help shows list --held" '"$bin" --help | grep -q "list \[--held\]"'
 wait $holder
 out=$("$bin" status "$n"); rc=$?
 check "status of a free lock exits 1 (if mongolock status NAME >/dev/null; then ... held)" '[ $rc = 1 ]'
@@ -458,6 +482,22 @@ sleep 1
 wait $c $a; wait $b; rc=$?
 check "a lock handed over with a shorter expiry is kept past its first deadline: 0 (got $rc: $(tr '\n' ' ' < "$f/b-err"))" \
   '[ $rc = 0 ] && [ -e "$f/b" ]'
+
+# 23. A holder silent past its ttl (killed): status and a busy --wait 0 say it may have crashed
+#     and when a waiter takes over; silent for less than 3 x its ttl, --wait 0 does not confirm it.
+n=$(name silent)
+"$bin" --ttl 2s --label crashed-job run "$n" sh -c "touch $work/s23; exec sleep 34" & victim=$!
+wait_for_file "$work/s23"
+kill -KILL $victim; wait $victim 2>/dev/null; pkill -KILL -f "sleep 34" 2>/dev/null
+sleep 2.5
+"$bin" status "$n" >/dev/null 2>"$work/s23.status"; rc_status=$?
+"$bin" --wait 0 run "$n" true 2>"$work/s23.busy"; rc_busy=$?
+hint="(silent for longer than its ttl of 2000 ms by the two wall clocks: it may have crashed; a waiter takes over once it has itself seen no renewal for that ttl plus its margin, and --wait 0 watches only a holder silent for over 3 x its ttl)"
+check "status of a silent holder: held (rc=$rc_status), and a hint on stderr ($(head -c 400 "$work/s23.status"))" \
+  '[ $rc_status = 0 ] && grep -qF "mongolock: lock '"'"'$n'"'"' is held by" "$work/s23.status" && grep -qF "$hint" "$work/s23.status"'
+check "a busy --wait 0 on a silent holder gives the hint too (rc=$rc_busy: $(head -c 400 "$work/s23.busy"))" \
+  '[ $rc_busy = 75 ] && grep -qF "label crashed-job), renewed" "$work/s23.busy" && grep -qF "$hint" "$work/s23.busy"'
+check "a live holder gets no such hint" '! grep -q "silent for longer" "$work/busy"'
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -1,5 +1,7 @@
 #include "args.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <string_view>
 
@@ -48,10 +50,19 @@ std::string describe(milliseconds d) {
 
 }  // namespace
 
-std::optional<std::chrono::milliseconds> parse_duration(const std::string& text) {
+std::optional<std::chrono::milliseconds> parse_duration(const std::string& text, std::string* why) {
+  auto refuse = [&](std::string reason) -> std::optional<std::chrono::milliseconds> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
   if (text == "0") return std::chrono::milliseconds{0};
+  if (text.empty()) return refuse("empty");
+  if (text.front() == '-') return refuse("durations cannot be negative");
+  if (text.find_first_of(" \t") != std::string::npos) return refuse("spaces are not allowed");
   // Far above every accepted limit, far below int64 overflow: beyond it the text is absurd.
   constexpr std::int64_t cap = 1'000'000'000'000'000;  // ms, about 31,700 years
+  const std::string too_large = "too large (above 31,000 years)";
+  const std::string too_fine = "durations have millisecond precision";
   std::int64_t total = 0;
   std::size_t p = 0;
   auto digits = [&] {
@@ -62,11 +73,15 @@ std::optional<std::chrono::milliseconds> parse_duration(const std::string& text)
   do {  // one or more NUMBER UNIT terms, NUMBER = digits [. digits]
     const auto whole = digits();
     std::string_view fraction;
-    if (whole.empty()) return std::nullopt;
+    if (whole.empty()) return refuse("a number must come before each unit");
     if (p < text.size() && text[p] == '.') {
       ++p;
       fraction = digits();
-      if (fraction.empty() || fraction.size() > 9) return std::nullopt;
+      if (fraction.empty()) return refuse("a decimal point needs digits after it");
+      // Trailing zeros say nothing; ten digits or more that do are finer than a millisecond in
+      // every unit (an hour is 3.6e6 ms).
+      while (fraction.ends_with('0')) fraction.remove_suffix(1);
+      if (fraction.size() > 9) return refuse(too_fine);
     }
     std::int64_t scale;
     if (text.compare(p, 2, "ms") == 0) scale = 1, p += 2;
@@ -74,14 +89,22 @@ std::optional<std::chrono::milliseconds> parse_duration(const std::string& text)
     else if (text.compare(p, 1, "m") == 0) scale = 60'000, ++p;
     else if (text.compare(p, 1, "h") == 0) scale = 3'600'000, ++p;
     else if (p == text.size() && whole.data() == text.data()) scale = 1000;  // a bare number: seconds, as flock -w
-    else return std::nullopt;
+    else if (p == text.size())
+      return refuse("'" + std::string(text, static_cast<std::size_t>(whole.data() - text.data())) +
+                    "' has no unit (ms, s, m or h; a bare number is seconds only on its own)");
+    else {
+      std::size_t end = p;
+      while (end < text.size() && std::isalpha(static_cast<unsigned char>(text[end]))) ++end;
+      return refuse("unknown unit '" + text.substr(p, std::max(end - p, std::size_t{1})) + "' (use ms, s, m or h)");
+    }
     std::int64_t w = 0, f = 0, denominator = 1;
-    if (std::from_chars(whole.data(), whole.data() + whole.size(), w).ec != std::errc{}) return std::nullopt;
+    if (std::from_chars(whole.data(), whole.data() + whole.size(), w).ec != std::errc{}) return refuse(too_large);
     if (!fraction.empty()) std::from_chars(fraction.data(), fraction.data() + fraction.size(), f);
     for (std::size_t i = 0; i < fraction.size(); ++i) denominator *= 10;
-    if (w > cap / scale || (f * scale) % denominator != 0) return std::nullopt;  // absurd, or finer than 1 ms
+    if (w > cap / scale) return refuse(too_large);
+    if ((f * scale) % denominator != 0) return refuse(too_fine);
     total += w * scale + f * scale / denominator;
-    if (total > cap) return std::nullopt;
+    if (total > cap) return refuse(too_large);
   } while (p < text.size());
   return std::chrono::milliseconds{total};
 }
@@ -102,7 +125,7 @@ std::string usage() {
   mongolock [GLOBAL OPTIONS] run --shared|--exclusive [--readers R] NAME [--] COMMAND...
                                       (a reader or the writer of the rw_lock NAME, R readers: 16)
   mongolock [GLOBAL OPTIONS] status NAME
-  mongolock [GLOBAL OPTIONS] list
+  mongolock [GLOBAL OPTIONS] list [--held]
   mongolock [GLOBAL OPTIONS] release --force [--now] NAME
   mongolock --help | --version
 
@@ -117,7 +140,9 @@ global options (environment variable in brackets):
                           times as fast as the holder's (10%: 1.22; 25%: 1.67)
   -w, --wait DURATION     how long `run` waits for the lock, up to 8784h (366 days) [MONGOLOCK_WAIT]
                           (forever; 0 = try once: one look, which against an unreachable
-                          server takes the URI's serverSelectionTimeoutMS, 5s by default)
+                          server takes the URI's serverSelectionTimeoutMS, 5s by default; a
+                          holder silent for over 3 x its ttl is watched for its ttl + margin,
+                          then taken over, for every kind of lock)
   --kill-after DURATION   grace between SIGTERM and SIGKILL when the lease is lost, up to 1h
                           (SIGKILL at most a margin past the lease's deadline)
                           [MONGOLOCK_KILL_AFTER] (5s)
@@ -136,7 +161,7 @@ authorized (authentication failed, or a privilege is missing); 64 usage error; 1
 found, 126 not executable; 128+N if mongolock got signal N while waiting (nothing ran); 79
 skipped by --once-per.
 
-run, scheduled jobs (a plain lock; README "Scheduled jobs"):
+run, scheduled jobs (a plain lock; README "Scheduled jobs"; before or after `run`):
   --hold-at-least D   keep the lock held (renewed) until D after it was acquired, even if
                       COMMAND ended first
   --once-per D        run COMMAND only if the last run recorded under NAME was first seen by
@@ -155,7 +180,8 @@ at once (for a holder known to be dead). Exit 0 if taken from a holder, 1 if the
 
 status: one JSON line; exit 0 if the lock is held, 1 if it is free or was never used (a shell
 test: `if mongolock status NAME >/dev/null; then ...`). list: one JSON object per line
-(`mongolock list | jq -s .` makes an array).
+(`mongolock list | jq -s .` makes an array); --held: only the locks held now. A holder silent
+for longer than its ttl (by the wall clocks) is also named on stderr: it may have crashed.
 )";
 }
 
@@ -172,8 +198,9 @@ struct parser {
   }
   bool set_duration(const std::string& flag, const std::string& value, range allowed,
                     std::chrono::milliseconds& out) {
-    auto d = parse_duration(value);
-    if (!d) return fail("invalid duration for " + flag + ": '" + value + "' (use e.g. 250ms, 1.5s, 1m30s, 2h, or 5 for seconds)");
+    std::string why;
+    auto d = parse_duration(value, &why);
+    if (!d) return fail("invalid duration for " + flag + ": '" + value + "': " + why);
     if (*d < allowed.min || *d > allowed.max)
       return fail(flag + " must be between " + describe(allowed.min) + " and " + describe(allowed.max));
     out = *d;
@@ -243,6 +270,11 @@ struct parser {
       return true;
     }
     if (name == "--conflict-exit-code") return value(v) && set_exit_code(flag, v, o.conflict_exit_code);
+    // run's scheduled-job options (a plain lock only: checked once the command line is read),
+    // accepted before `run` as README's option table lists them, and after it.
+    if (name == "--hold-at-least") return value(v) && set_duration(flag, v, hold_range, o.hold_at_least);
+    if (name == "--once-per") return value(v) && set_duration(flag, v, once_per_range, o.once_per);
+    if (name == "--state-dir") return value(o.state_dir);
     if (name == "--quiet") return set(o.quiet);
     if (name == "--verbose") return set(o.verbose);
     return false;
@@ -290,6 +322,13 @@ parse_result parse_args(const std::vector<std::string>& args,
     }
     if (a == "--force" && o.cmd == command::release) { o.force = true; ++i; continue; }
     if (a == "--now" && o.cmd == command::release) { o.now = true; ++i; continue; }
+    if (a == "--held" || a.starts_with("--held=")) {
+      if (o.cmd != command::list) { p.fail("--held goes after list: mongolock list --held"); return p.r; }
+      if (a != "--held") { p.fail("--held takes no value"); return p.r; }
+      o.held_only = true;
+      ++i;
+      continue;
+    }
     // flock(1)'s -c: the command is one string for `sh -c`, so pipes and && need no quoting games.
     if (o.cmd == command::run && a.starts_with("-") && a != "--") {
       const auto f = p.split_flag();
@@ -310,17 +349,6 @@ parse_result parse_args(const std::vector<std::string>& args,
           return p.r;
         }
         (f.flag == "--readers" ? o.readers : o.permits) = n;
-        continue;
-      }
-      if (f.flag == "--hold-at-least" || f.flag == "--once-per") {
-        std::string v;
-        if (!p.take_value(f, v)) return p.r;
-        const bool once = f.flag == "--once-per";
-        if (!p.set_duration(f.flag, v, once ? once_per_range : hold_range, once ? o.once_per : o.hold_at_least)) return p.r;
-        continue;
-      }
-      if (f.flag == "--state-dir") {
-        if (!p.take_value(f, o.state_dir)) return p.r;
         continue;
       }
       if (f.flag == "-c" || f.flag == "--command") {
@@ -381,6 +409,12 @@ parse_result parse_args(const std::vector<std::string>& args,
       else if (o.name.empty()) p.fail("release needs a lock NAME");
       break;
     default: break;
+  }
+  // Global options that only run uses: given to another command, a mistake to point out rather
+  // than ignore (--state-dir is harmless, as MONGOLOCK_STATE_DIR is).
+  if (o.cmd != command::run && o.cmd != command::none) {
+    if (o.once_per.count() > 0) p.fail("--once-per goes with run");
+    else if (o.hold_at_least.count() > 0) p.fail("--hold-at-least goes with run");
   }
   if (o.margin.count() > 0 && o.margin * 2 >= o.ttl && p.r.error.empty())
     p.fail("--margin " + describe(o.margin) + " must be below half of --ttl " + describe(o.ttl));

@@ -22,8 +22,9 @@ inline constexpr int exit_skipped = 79;       // run --once-per: the job ran wit
 int exit_code_for(boost::system::error_code ec, int conflict_exit_code = exit_not_acquired);
 
 // "250ms", "10s", "2m", "1h", "0", compound "1m30s", fractional "1.5s". nullopt for anything else
-// (negative, no unit, finer than a millisecond, absurdly large...).
-std::optional<std::chrono::milliseconds> parse_duration(const std::string& text);
+// (negative, no unit, finer than a millisecond, absurdly large...), with the rule it broke in
+// `why` if given ("durations have millisecond precision"), for the usage error to say.
+std::optional<std::chrono::milliseconds> parse_duration(const std::string& text, std::string* why = nullptr);
 
 enum class command { none, run, status, list, release, help, version };
 
@@ -39,6 +40,7 @@ struct options {
   int conflict_exit_code = exit_not_acquired;  // -E: lock busy or --wait ran out (as flock -E)
   bool quiet = false, verbose = false, force = false;
   bool now = false;  // release --force --now: free at once (force_mode::immediate)
+  bool held_only = false;  // list --held: only the locks held now
   command cmd = command::none;
   // run's kind of lock: a plain lock (neither), a permit of the semaphore NAME of `permits`
   // (-n N), or a reader (--shared) or the writer (--exclusive) of the rw_lock NAME with `readers`

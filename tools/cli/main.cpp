@@ -12,6 +12,7 @@
 #include <string>
 
 #include "args.hpp"
+#include "holder_text.hpp"
 #include "json.hpp"
 #include "mongolock.hpp"
 #include "run.hpp"
@@ -45,6 +46,16 @@ std::int64_t wall_now_ms() {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
+// status and list: a holder silent past its ttl may have crashed. The JSON keeps its fields
+// (holder_silent_ms, ttl_ms); stderr says it in words, with when a waiter takes over.
+void say_if_silent(const mongolock::lock_info& info, std::int64_t now_ms, const cli::options& o) {
+  if (o.quiet) return;
+  const auto hint = cli::silence_hint(info, now_ms);
+  if (hint.empty()) return;
+  std::cout.flush();  // the line it speaks of comes first on a shared terminal
+  std::cerr << "mongolock: lock '" << cli::printable(info.name) << "' " << cli::held_by(info, now_ms) << hint << "\n";
+}
+
 asio::awaitable<int> dispatch(mongolock::provider& locks, const cli::options& o) {
   auto token = asio::as_tuple(asio::use_awaitable);
   mongolock::diagnostics why;
@@ -53,13 +64,20 @@ asio::awaitable<int> dispatch(mongolock::provider& locks, const cli::options& o)
     case cli::command::status: {
       auto [ec, info] = co_await locks.async_inspect(o.name, why, token);
       if (ec) co_return server_failure(ec, why);
-      std::cout << cli::to_json(info, wall_now_ms()) << std::endl;
+      const auto now = wall_now_ms();
+      std::cout << cli::to_json(info, now) << std::endl;
+      say_if_silent(info, now, o);
       co_return info.held ? 0 : 1;  // usable in a shell test, as grep's status is
     }
     case cli::command::list: {
       auto [ec, all] = co_await locks.async_list(why, token);
       if (ec) co_return server_failure(ec, why);
-      for (auto& i : all) std::cout << cli::to_json(i, wall_now_ms()) << "\n";
+      for (auto& i : all) {
+        if (o.held_only && !i.held) continue;
+        const auto now = wall_now_ms();
+        std::cout << cli::to_json(i, now) << "\n";
+        say_if_silent(i, now, o);
+      }
       std::cout.flush();
       co_return 0;
     }

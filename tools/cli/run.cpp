@@ -21,6 +21,7 @@
 #include <string>
 
 #include "exec_plan.hpp"
+#include "holder_text.hpp"
 #include "sightings.hpp"
 #include "supervise.hpp"
 
@@ -40,42 +41,56 @@ rw_lock rw_lock_of(provider& locks, const options& o) {
   return locks.create_rw_lock(o.name, ro);
 }
 
-// The wait --wait asks for: `until_acquired()` without it, else `within(*o.wait)`. Chosen here, and
-// the operation named before it is awaited, never chosen by ?: inside a co_await: GCC 12 may
-// destroy such temporaries twice.
-template <class Untimed, class Timed>
-auto as_asked(const options& o, Untimed until_acquired, Timed within) {
-  if (o.wait) return within(*o.wait);
-  return until_acquired();
+// The acquire --wait asks for: `until_acquired()` without it, `within(*o.wait)` above 0, and for
+// --wait 0 `confirming_try()`: one look that, as README promises for every kind, watches a holder
+// silent for long and takes over once its silence is confirmed (try_options::confirm_silent_holder;
+// a cron's --wait 0 must not find a crashed holder "busy" night after night). Chosen here, and the
+// operation named before it is awaited, never chosen by ?: inside a co_await: GCC 12 may destroy
+// such temporaries twice.
+template <class Untimed, class Timed, class Try>
+auto as_asked(const options& o, Untimed until_acquired, Timed within, Try confirming_try) {
+  if (!o.wait) return until_acquired();
+  if (o.wait->count() == 0) return confirming_try();
+  return within(*o.wait);
 }
 
+constexpr try_options confirming{.confirm_silent_holder = true};
+
 asio::awaitable<void> say_while_confirming(provider& locks, const options& o, std::shared_ptr<asio::steady_timer> stop);
+
+// `op`, and for --wait 0 (not --quiet) the word on stderr if it turns out to be confirming a
+// silent holder (say_while_confirming).
+template <class Result>
+asio::awaitable<Result> announced(provider& locks, const options& o, asio::awaitable<Result> op) {
+  if (!o.wait || o.wait->count() != 0 || o.quiet) co_return co_await std::move(op);
+  auto said = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor);
+  asio::co_spawn(said->get_executor(), say_while_confirming(locks, o, said), asio::detached);
+  auto r = co_await std::move(op);
+  said->expires_at(asio::steady_timer::time_point::min());  // cancels its wait; marks the try ended
+  co_return r;
+}
 
 asio::awaitable<std::tuple<error_code, lease>> acquire(provider& locks, const options& o, diagnostics& d) {
   auto token = asio::as_tuple(asio::use_awaitable);
   if (o.permits > 0) {
     auto permits = locks.create_semaphore(o.name, o.permits);
     auto op = as_asked(o, [&] { return permits.async_acquire(d, token); },
-                       [&](auto wait) { return permits.async_acquire_for(wait, d, token); });
-    co_return co_await std::move(op);
+                       [&](auto wait) { return permits.async_acquire_for(wait, d, token); },
+                       [&] { return permits.async_try_acquire(confirming, d, token); });
+    co_return co_await announced(locks, o, std::move(op));
   }
   if (o.shared) {
     auto l = rw_lock_of(locks, o);
     auto op = as_asked(o, [&] { return l.async_acquire_read(d, token); },
-                       [&](auto wait) { return l.async_acquire_read_for(wait, d, token); });
-    co_return co_await std::move(op);
+                       [&](auto wait) { return l.async_acquire_read_for(wait, d, token); },
+                       [&] { return l.async_try_acquire_read(confirming, d, token); });
+    co_return co_await announced(locks, o, std::move(op));
   }
   auto lock = locks.create_lock(o.name);
-  if (!o.wait) co_return co_await lock.async_acquire(d, token);
-  // A cron's --wait 0 must not find a crashed holder "busy" night after night: confirm silence.
-  if (o.wait->count() == 0) {
-    auto said = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor);
-    if (!o.quiet) asio::co_spawn(said->get_executor(), say_while_confirming(locks, o, said), asio::detached);
-    auto r = co_await lock.async_try_acquire({.confirm_silent_holder = true}, d, token);
-    said->expires_at(asio::steady_timer::time_point::min());  // cancels its wait; marks the try ended
-    co_return r;
-  }
-  co_return co_await lock.async_acquire_for(*o.wait, d, token);
+  auto op = as_asked(o, [&] { return lock.async_acquire(d, token); },
+                     [&](auto wait) { return lock.async_acquire_for(wait, d, token); },
+                     [&] { return lock.async_try_acquire(confirming, d, token); });
+  co_return co_await announced(locks, o, std::move(op));
 }
 
 asio::awaitable<std::tuple<error_code, multi_lease>> acquire_writer(provider& locks, const options& o,
@@ -83,8 +98,9 @@ asio::awaitable<std::tuple<error_code, multi_lease>> acquire_writer(provider& lo
   auto token = asio::as_tuple(asio::use_awaitable);
   auto l = rw_lock_of(locks, o);
   auto op = as_asked(o, [&] { return l.async_acquire_write(d, token); },
-                     [&](auto wait) { return l.async_acquire_write_for(wait, d, token); });
-  co_return co_await std::move(op);
+                     [&](auto wait) { return l.async_acquire_write_for(wait, d, token); },
+                     [&] { return l.async_try_acquire_write(confirming, d, token); });
+  co_return co_await announced(locks, o, std::move(op));
 }
 
 // What COMMAND learns of its lease, and the release, for a lease and for a writer's leases.
@@ -273,25 +289,10 @@ asio::awaitable<std::tuple<error_code>> release_as_asked(multi_lease& held, cons
   co_return co_await release(held, d);
 }
 
-// Text from a lock document (another process wrote it) made safe for a terminal.
-std::string printable(std::string s) {
-  for (auto& c : s)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return s;
-}
-
-// "; held by HOST pid PID (LABEL), renewed N ms ago", as status shows a holder (N by the two wall
-// clocks: a hint, never used by the lock).
-std::string holder_text(const lock_info& info) {
-  std::string text = "; held by " + (info.host.empty() ? std::string("an unnamed host") : printable(info.host));
-  if (info.pid > 0) text += " pid " + std::to_string(info.pid);
-  if (!info.label.empty()) text += " (" + printable(info.label) + ")";
-  if (info.renewed_at_ms > 0) {
-    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch()).count();
-    text += ", renewed " + std::to_string(std::max<std::int64_t>(0, now - info.renewed_at_ms)) + " ms ago";
-  }
-  return text;
+// This host's wall clock, for the "renewed N ms ago" hint only.
+std::int64_t wall_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 // The lock as one look finds it; nullopt if that look fails. `committed`: read concern majority,
@@ -344,30 +345,49 @@ asio::awaitable<std::optional<int>> skip_if_run_lately(provider& locks, const op
   co_return exit_skipped;
 }
 
+// The documents a try of `o`'s kind looks at: the lock, a semaphore's or a reader's permits
+// (NAME#1..), or a writer's NAME#w and then the permits (docs/design.md section 10).
+std::vector<std::string> documents_of(const options& o) {
+  if (o.permits == 0 && !o.shared && !o.exclusive) return {o.name};
+  std::vector<std::string> names;
+  if (o.exclusive) names.push_back(o.name + "#w");
+  const int n = o.permits > 0 ? o.permits : o.readers;
+  for (int i = 1; i <= n; ++i) names.push_back(o.name + "#" + std::to_string(i));
+  return names;
+}
+
 // A --wait 0 that finds a holder silent for long (by the wall clocks' hint) spends one observation
-// window confirming that it is gone (docs/design.md section 2): the holder's lease plus our margin.
-// Not silently: once the try has run for 300 ms, stderr says who holds the lock and how long the
-// confirmation may take. Nothing is said if the try ended first (`stop` cancelled).
+// window confirming that it is gone (docs/design.md section 2): the holder's lease plus our margin,
+// for each silent holder of a part it looks at (a writer takes NAME#w and every permit).
+// Not silently: once the try has run for 300 ms, stderr names the first silent holder of the
+// documents it looks at and how long the confirmation may take. Nothing is said if the try ended
+// first (`stop` cancelled).
 asio::awaitable<void> say_while_confirming(provider& locks, const options& o, std::shared_ptr<asio::steady_timer> stop) {
   stop->expires_after(std::chrono::milliseconds{300});
   auto [ec] = co_await stop->async_wait(asio::as_tuple(asio::use_awaitable));
   if (ec) co_return;
-  auto [look_ec, info] = co_await locks.async_inspect(o.name, asio::as_tuple(asio::use_awaitable));
-  if (look_ec || !info.held || stop->expiry() == asio::steady_timer::time_point::min()) co_return;
-  // As the try decides (acquire_fsm): a placeholder left by release --force, or a holder whose
-  // last renewal is 3 leases old by the hint. A live holder's try is simply slow: nothing to say.
-  const bool placeholder = info.owner == "(force-released)";
-  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch()).count();
-  const bool looks_dead = info.renewed_at_ms != 0 && now_ms - info.renewed_at_ms >= 3 * info.expiry.count();
-  if (!placeholder && !looks_dead) co_return;
-  const auto margin = o.margin.count() > 0 ? o.margin : o.ttl / 10;
-  const auto up_to = info.expiry + margin;
-  std::cerr << "mongolock: lock '" << o.name << "'"
-            << (placeholder ? std::string("; force-released, its old lease not yet run out") : holder_text(info))
-            << "; --wait 0 is confirming that this silent holder is gone, which takes up to "
-            << up_to.count() / 1000 << "." << (up_to.count() % 1000) / 100 << " s (its lease of "
-            << info.expiry.count() << " ms plus a margin of " << margin.count() << " ms)\n";
+  const auto names = documents_of(o);
+  for (const auto& name : names) {
+    auto [look_ec, info] = co_await locks.async_inspect(name, asio::as_tuple(asio::use_awaitable));
+    if (stop->expiry() == asio::steady_timer::time_point::min()) co_return;
+    if (look_ec || !info.held) continue;
+    // As the try decides (acquire_fsm): a placeholder left by release --force, or a holder whose
+    // last renewal is 3 leases old by the hint. A live holder's try is simply slow: nothing to say.
+    const bool placeholder = info.owner == "(force-released)";
+    const auto now_ms = wall_now_ms();
+    const bool looks_dead = info.renewed_at_ms != 0 && now_ms - info.renewed_at_ms >= 3 * info.expiry.count();
+    if (!placeholder && !looks_dead) continue;
+    const auto margin = margin_of(o);
+    const auto up_to = info.expiry + margin;
+    const bool plain = o.permits == 0 && !o.shared && !o.exclusive;
+    const std::string what = plain ? "lock" : name.ends_with("#w") ? "write lock" : "permit";
+    std::cerr << "mongolock: " << what << " '" << name << "' " << held_by(info, now_ms)
+              << "; --wait 0 is confirming that this silent holder is gone, which takes up to "
+              << up_to.count() / 1000 << "." << (up_to.count() % 1000) / 100 << " s"
+              << (plain ? "" : " per silent " + std::string(o.exclusive ? "part" : "permit")) << " (its lease of "
+              << info.expiry.count() << " ms plus a margin of " << margin.count() << " ms)\n";
+    co_return;
+  }
 }
 
 }  // namespace
@@ -379,10 +399,17 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
   asio::signal_set children(ex, SIGCHLD);
 
   diagnostics why;
-  auto report = [&](error_code ec, const std::string& holder = {}) {
-    if (!o.quiet)
-      std::cerr << "mongolock: lock '" << o.name << "' not acquired: " << ec.message()
-                << (why.reason.empty() ? "" : " (" + why.reason + ")") << holder << "\n";
+  // "lock 'X' not acquired: " and the reason; when the holder is known, a sentence naming it
+  // (instead of busy's "held by another owner") and a hint if it has been silent past its ttl.
+  auto report = [&](error_code ec, const std::optional<lock_info>& holder = std::nullopt) {
+    if (o.quiet) return exit_code_for(ec, o.conflict_exit_code);
+    std::string reason = ec.message() + (why.reason.empty() ? "" : " (" + why.reason + ")");
+    if (holder) {
+      const auto now_ms = wall_now_ms();
+      const auto sentence = "it " + held_by(*holder, now_ms) + silence_hint(*holder, now_ms);
+      reason = ec == errc::busy ? sentence : reason + "; " + sentence;
+    }
+    std::cerr << "mongolock: lock '" << o.name << "' not acquired: " << reason << "\n";
     return exit_code_for(ec, o.conflict_exit_code);
   };
   if (o.exclusive) {
@@ -411,7 +438,7 @@ asio::awaitable<int> run_command(provider& locks, const options& o) {
     auto looked = co_await (look(locks, o.name, once_per) || bound.async_wait(asio::use_awaitable));
     const auto info = looked.index() == 0 ? std::get<0>(looked) : std::nullopt;
     if (info && once_per) note_seen(o, info->fencing_token);
-    co_return report(ec, info && info->held ? holder_text(*info) : std::string{});
+    co_return report(ec, info && info->held ? info : std::nullopt);
   }
   if (ec) co_return report(ec);
   if (once_per) {
