@@ -1,4 +1,4 @@
-// mongolock-model: the benchmark rows a server cannot give fairly (README's benchmark section says
+// mongolock-model: the benchmark rows a server cannot give fairly (docs/benchmarks.md says
 // which rows are counted, modelled or timed):
 //   - counted: the commands and statements each operation sends, on the in-memory store below the
 //     store seam (test/support/memory_store: the real store's filters, one call per command, plus

@@ -40,7 +40,7 @@ double library_cycles(const config& c, int k, std::vector<double>* latencies, do
         // A failed acquire or release ends this coroutine's cycles and is reported below: a
         // detached coroutine's exception would otherwise vanish, and the wait for it never end.
         // An acquire gets until `grace` after the run's end: a server that cannot serve k names'
-        // first acquires in that time (k = 512 on jongodb, README) gives a row and a count of
+        // first acquires in that time (k = 512 on jongodb, docs/benchmarks.md) gives a row and a count of
         // what did not finish instead of a run that never ends.
         try {
           auto lock = locks.create_lock(base + "-" + std::to_string(i));

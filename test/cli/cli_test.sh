@@ -76,7 +76,7 @@ check "--wait 0 takes over a holder silent for 3 x --ttl" '[ $rc = 0 ]'
 check "--wait 0 says it is confirming a silent holder, and for how long ($(head -c 300 "$work/s3b.err"))" \
   'grep -q "confirming that this silent holder is gone, which takes up to 4.0 s (its lease of 1000 ms plus a margin of 3000 ms)" "$work/s3b.err" && grep -q "held by" "$work/s3b.err"'
 
-# 3c. --wait 0 confirms a silent holder for every kind, as for a plain lock (README: `--wait 0`):
+# 3c. --wait 0 confirms a silent holder for every kind, as for a plain lock (docs/cli.md: `--wait 0`):
 #     a semaphore's permit (-n), a rw_lock's reader (--shared) and its writer (--exclusive, which
 #     confirms NAME#w and then each permit in turn). Holders with a 1 s ttl are killed and silent for
 #     over 3 x that ttl; the tries' own --ttl 1s makes each confirmation 1 s + 100 ms of margin.
@@ -221,7 +221,7 @@ t0=$(date +%s%N)
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "--wait 1s against no server: 69 within 4 s, whatever the URI's timeout (rc=$rc, ${ms} ms)" '[ $rc = 69 ] && [ $ms -lt 4000 ]'
 # --wait 0 is one look, not a bound: against no server it takes the URI's server selection
-# timeout (README: 5 s by default), and a shorter serverSelectionTimeoutMS shortens it.
+# timeout (docs/cli.md: 5 s by default), and a shorter serverSelectionTimeoutMS shortens it.
 t0=$(date +%s%N)
 "$bin" --uri 'mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=500' --wait 0 run x true 2>"$work/unreach0"; rc=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))

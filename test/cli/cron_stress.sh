@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Black-box test of scheduled jobs through the CLI (README "Scheduled jobs", docs/design.md
+# Black-box test of scheduled jobs through the CLI (docs/cli.md "Scheduled jobs", docs/design.md
 # section 13): HOSTS simulated hosts run the same "cron" job every period with
 # `run --once-per D`, each with its own wall clock offset of up to +-1 h (wall_clock_offset.cpp,
 # preloaded), each with its own state directory (what that host has seen). A host fires at its

@@ -15,7 +15,7 @@ cli::parse_result parse(std::vector<std::string> args, std::vector<std::pair<std
 
 BOOST_AUTO_TEST_SUITE(cli_options)
 
-// README's option table lists --once-per, --hold-at-least and --state-dir with the global options:
+// The option table of docs/cli.md lists --once-per, --hold-at-least and --state-dir with the global options:
 // they are accepted before `run` as after it, and run's own checks hold in both positions.
 BOOST_AUTO_TEST_CASE(scheduled_job_options_go_before_or_after_run) {
   for (auto args : {std::vector<std::string>{"--wait", "5m", "--once-per", "20h", "--hold-at-least=10m",

@@ -19,7 +19,7 @@ BOOST_AUTO_TEST_CASE(default_options_are_valid) {
   BOOST_TEST(!ml::validate(ml::client_options{}));
   BOOST_TEST(ml::lock_options{}.effective_renew_every().count() == 10000);
   BOOST_TEST(ml::lock_options{}.effective_margin().count() == 3000);
-  // README: `mongolock --wait 0` against an unreachable server takes this long unless the URI
+  // docs/cli.md: `mongolock --wait 0` against an unreachable server takes this long unless the URI
   // sets serverSelectionTimeoutMS (the CLI keeps the client's default).
   BOOST_TEST(ml::client_options{}.server_selection_timeout.count() == 5000);
 }

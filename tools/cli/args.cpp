@@ -161,7 +161,7 @@ authorized (authentication failed, or a privilege is missing); 64 usage error; 1
 found, 126 not executable; 128+N if mongolock got signal N while waiting (nothing ran); 79
 skipped by --once-per.
 
-run, scheduled jobs (a plain lock; README "Scheduled jobs"; before or after `run`):
+run, scheduled jobs (a plain lock; docs/cli.md "Scheduled jobs"; before or after `run`):
   --hold-at-least D   keep the lock held (renewed) until D after it was acquired, even if
                       COMMAND ended first
   --once-per D        run COMMAND only if the last run recorded under NAME was first seen by
@@ -271,7 +271,7 @@ struct parser {
     }
     if (name == "--conflict-exit-code") return value(v) && set_exit_code(flag, v, o.conflict_exit_code);
     // run's scheduled-job options (a plain lock only: checked once the command line is read),
-    // accepted before `run` as README's option table lists them, and after it.
+    // accepted before `run` as the option table of docs/cli.md lists them, and after it.
     if (name == "--hold-at-least") return value(v) && set_duration(flag, v, hold_range, o.hold_at_least);
     if (name == "--once-per") return value(v) && set_duration(flag, v, once_per_range, o.once_per);
     if (name == "--state-dir") return value(o.state_dir);

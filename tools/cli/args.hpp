@@ -34,7 +34,7 @@ struct options {
   std::string collection = "locks";
   std::string label;  // written into the lock document with host and pid (status shows it)
   std::chrono::milliseconds ttl{30000};
-  std::chrono::milliseconds margin{0};  // 0 = ttl / 10; below ttl / 2 (README: the clock-rate rule)
+  std::chrono::milliseconds margin{0};  // 0 = ttl / 10; below ttl / 2 (docs/design.md section 2: the clock-rate rule)
   std::optional<std::chrono::milliseconds> wait;  // nullopt = forever; 0 = try once
   std::chrono::milliseconds kill_after{5000};
   int conflict_exit_code = exit_not_acquired;  // -E: lock busy or --wait ran out (as flock -E)

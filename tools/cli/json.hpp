@@ -40,7 +40,7 @@ inline std::string iso8601(std::int64_t ms) {
 }
 
 // expires_in_ms is always null: expiry is decided by observing the holder's heartbeat, never by a
-// timestamp, so no trustworthy "expires at" exists (see README, "How expiry works"). The holder
+// timestamp, so no trustworthy "expires at" exists (docs/design.md section 2). The holder
 // fields are null while free; holder_silent_ms is this machine's clock minus the holder's at its
 // last renewal: a hint, as wrong as either clock.
 inline std::string to_json(const lock_info& i, std::int64_t now_ms) {

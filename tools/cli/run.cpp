@@ -42,7 +42,7 @@ rw_lock rw_lock_of(provider& locks, const options& o) {
 }
 
 // The acquire --wait asks for: `until_acquired()` without it, `within(*o.wait)` above 0, and for
-// --wait 0 `confirming_try()`: one look that, as README promises for every kind, watches a holder
+// --wait 0 `confirming_try()`: one look that, as docs/cli.md promises for every kind, watches a holder
 // silent for long and takes over once its silence is confirmed (try_options::confirm_silent_holder;
 // a cron's --wait 0 must not find a crashed holder "busy" night after night). Chosen here, and the
 // operation named before it is awaited, never chosen by ?: inside a co_await: GCC 12 may destroy
