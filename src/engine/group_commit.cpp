@@ -225,7 +225,15 @@ void grouping_store::submit(queue& q, pending p) {
 std::vector<grouping_store::pending> grouping_store::next_command(queue& q, std::vector<pending>& expired) {
   const auto now = boot_clock::now();
   std::vector<pending> ops;
-  std::unordered_set<std::string> names;  // never two statements on one document in one command
+  // Never two statements on one document in one command. The set is filled from the second
+  // candidate on: a lone operation (the uncontended cycle's every take and release) costs no
+  // node and no copy of its name.
+  std::unordered_set<std::string> names;
+  auto seen = [&](const std::string& name) {
+    if (ops.empty()) return false;
+    if (names.empty()) names.insert(ops.front().write.name());
+    return !names.insert(name).second;
+  };
   for (auto it = q.waiting.begin(); it != q.waiting.end() && ops.size() < max_per_command;) {
     const auto& w = it->write;
     if (past_bound(w, now)) {
@@ -233,7 +241,7 @@ std::vector<grouping_store::pending> grouping_store::next_command(queue& q, std:
       it = q.waiting.erase(it);
       continue;
     }
-    if (!names.insert(w.name()).second) {
+    if (seen(w.name())) {
       ++it;
       continue;
     }
@@ -249,8 +257,11 @@ void grouping_store::send(queue& q, std::vector<pending> ops) {
   if (ops.empty()) return;
   auto self = shared_from_this();
   if (ops.size() == 1) {  // alone: its own single command, exactly as without grouping
-    const grouped_write w = ops.front().write;
-    auto sent = std::vector<pending>{{w, nullptr}};  // for joins_answered
+    // Moved, not copied: a take's request holds several strings. Only a join keeps a copy, for
+    // joins_answered; a take or a release needs none once it is sent.
+    const grouped_write w = std::move(ops.front().write);
+    std::vector<pending> sent;
+    if (&q == &joins_) sent.push_back({w, nullptr});
     auto done = [self, &q, answer = std::move(ops.front().done), sent = std::move(sent)](outcome<bool> r) mutable {
       answer(std::move(r));
       if (&q == &self->joins_) self->joins_answered(sent);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string_view>
 
+#include "store/bson_util.hpp"
 #include "store/driver.hpp"
 #include "store/worker_pool.hpp"
 #include "mongolock/error.hpp"
@@ -19,7 +20,15 @@ struct client_impl {
       : ex(std::move(e)),
         opts(std::move(o)),
         db(std::move(d)),
-        workers([db = db.get()](const auto& body) { db->with_client(body); }, opts.worker_threads) {}
+        workers(
+            [db = db.get()](const auto& body) {
+              // The worker's collection handles live as long as it holds its connection.
+              db->with_client([&](mongoc_client_t* c) {
+                collection_cache handles(c);
+                body(c);
+              });
+            },
+            opts.worker_threads) {}
 
   // `text()` builds the line only if someone listens at that level.
   template <class Text>
