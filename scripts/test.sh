@@ -5,8 +5,9 @@
 #   - -Werror debug without a sanitizer, first: what a sanitizer cannot run (the consumer checks,
 #     which install this build; the CLI's fork check with its preload shim; the cron stress with
 #     its wall clock shim; the soak's memory-growth check), built with only the targets those
-#     need, plus the examples and the benchmark, so that they compile without a sanitizer too. With
-#     MONGOLOCK_SKIP_ASAN it builds and runs everything instead;
+#     need, plus the examples and the benchmark, so that they compile without a sanitizer too, and
+#     the tutorials the docs quote (built here only: they run nothing a sanitizer could check).
+#     With MONGOLOCK_SKIP_ASAN it builds and runs everything instead;
 #   - AddressSanitizer + UndefinedBehaviorSanitizer, -Werror: every other test (the asan test
 #     preset leaves out the consumer checks; the tests above that need the build without a
 #     sanitizer exist only there);
@@ -41,7 +42,7 @@ run_preset() {
 
 if [ -z "${MONGOLOCK_SKIP_ASAN:-}" ]; then
   run_preset dev mongolock-cli fork_check supervisor_clock_ahead wall_clock_offset mongolock-soak mongolock-bench mongolock-model mongolock-worker \
-    mongolock-leader mongolock-http-backend -- -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*|integration\.soak)$'
+    mongolock-leader mongolock-http-backend mongolock-tutorials -- -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*|integration\.soak)$'
 else
   run_preset dev
 fi
