@@ -7,7 +7,8 @@
 #     its wall clock shim; the soak's memory-growth check), built with only the targets those
 #     need, plus the examples and the benchmark, so that they compile without a sanitizer too, and
 #     the tutorials the docs quote (built here only: they run nothing a sanitizer could check).
-#     With MONGOLOCK_SKIP_ASAN it builds and runs everything instead;
+#     Its tests run beside the ASan build, which runs at nice 19 (they mostly wait on timers and
+#     processes). With MONGOLOCK_SKIP_ASAN it builds and runs everything instead;
 #   - AddressSanitizer + UndefinedBehaviorSanitizer, -Werror: every other test (the asan test
 #     preset leaves out the consumer checks; the tests above that need the build without a
 #     sanitizer exist only there);
@@ -27,29 +28,55 @@ scripts/fetch-mongod.sh >/dev/null
 echo "server: $(scripts/mongod kind)"
 
 jobs=$(nproc)
+# build_preset PRESET [BUILD TARGET...]   (NICE=N: at that priority)
+build_preset() {
+  local preset=$1; shift
+  local targets=()
+  for t in "$@"; do targets+=(--target "$t"); done
+  step "configure + build ($preset)"
+  cmake --preset "$preset" -DMONGOLOCK_BUILD_TESTS=ON >/dev/null
+  nice -n "${NICE:-0}" cmake --build --preset "$preset" -j"$jobs" "${targets[@]}"
+}
+# test_preset PRESET [CTEST ARGS...]
+test_preset() {
+  local preset=$1; shift
+  step "tests ($preset)"
+  ctest --preset "$preset" -j2 "$@"
+}
 # run_preset PRESET [BUILD TARGET...] [-- CTEST ARGS...]
 run_preset() {
   local preset=$1; shift
   local targets=()
-  while [ $# -gt 0 ] && [ "$1" != -- ]; do targets+=(--target "$1"); shift; done
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do targets+=("$1"); shift; done
   [ $# -gt 0 ] && shift
-  step "configure + build ($preset)"
-  cmake --preset "$preset" -DMONGOLOCK_BUILD_TESTS=ON >/dev/null
-  cmake --build --preset "$preset" -j"$jobs" "${targets[@]}"
-  step "tests ($preset)"
-  ctest --preset "$preset" -j2 "$@"
+  build_preset "$preset" "${targets[@]}"
+  test_preset "$preset" "$@"
 }
 
 if [ -z "${MONGOLOCK_SKIP_ASAN:-}" ]; then
-  run_preset dev mongolock-cli fork_check supervisor_clock_ahead wall_clock_offset mongolock-soak mongolock-bench mongolock-model mongolock-worker \
-    mongolock-leader mongolock-http-backend mongolock-tutorials -- -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*|integration\.soak)$'
+  build_preset dev mongolock-cli fork_check supervisor_clock_ahead wall_clock_offset mongolock-soak mongolock-bench mongolock-model \
+    mongolock-worker mongolock-leader mongolock-http-backend mongolock-tutorials
+  # The dev tests wait on processes and timers far more than they compute (the cron stress is a
+  # schedule of 1.2 s periods), so the ASan build runs beside them at the lowest priority: the
+  # tests' processes take the CPU whenever they want it, as if alone; the build gets the rest.
+  step "tests (dev), beside the asan build at nice 19 (their output follows the build's)"
+  dev_log=build/dev/ci-tests.log
+  ctest --preset dev -j2 -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*|integration\.soak)$' > "$dev_log" 2>&1 &
+  dev_tests=$!
+  build_failed=0
+  NICE=19 build_preset asan || build_failed=1
+  step "tests (dev): waiting for them"
+  dev_failed=0
+  wait "$dev_tests" || dev_failed=1
+  cat "$dev_log"
+  [ "$build_failed" = 0 ] && [ "$dev_failed" = 0 ] || { echo "FAILED: $([ "$dev_failed" = 1 ] && echo "tests (dev) ")$([ "$build_failed" = 1 ] && echo "build (asan)")"; exit 1; }
 else
   run_preset dev
 fi
 step "fuzz smoke (scripts/fuzz.sh: clang, libFuzzer, ASan + UBSan)"
 scripts/fuzz.sh "${MONGOLOCK_FUZZ_SECONDS:-5}"
 if [ -z "${MONGOLOCK_SKIP_ASAN:-}" ]; then
-  run_preset asan
+  test_preset asan
 fi
 if [ -z "${MONGOLOCK_SKIP_TSAN:-}" ]; then
   # Its test preset selects the suites and the suppressions (test/tsan.supp); the build, only
