@@ -28,7 +28,7 @@ int run_leader_child(const child_args& a, int expiry_ms) {
   mongolock::provider locks(db, "mongolock_bench", a.collection, o);
   auto el = locks.create_election(a.name);
   asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-    auto lead = co_await el.async_campaign("pid " + std::to_string(::getpid()));
+    auto lead = co_await el.candidate("pid " + std::to_string(::getpid())).async_acquire();
     std::ofstream(a.out, std::ios::app) << "LEADER " << now_ns() << ' ' << lead.term() << std::endl;
     co_await lead.async_wait_lost();  // leads until killed
   }, asio::detached);

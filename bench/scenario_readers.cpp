@@ -33,7 +33,7 @@ double sections(const config& c, int k, std::chrono::milliseconds hold, bool rea
         asio::steady_timer t(ex);
         while (std::chrono::steady_clock::now() < end) {
           mongolock::lease held;
-          if (readers) held = co_await rw.async_acquire_read();
+          if (readers) held = co_await rw.reader().async_acquire();
           else held = co_await mutex.async_acquire();
           t.expires_after(hold);
           co_await t.async_wait(asio::deferred);
@@ -60,7 +60,7 @@ double write_cycles(const config& c, bool writer, double* commands = nullptr) {
     const auto start = std::chrono::steady_clock::now(), end = start + std::chrono::seconds(c.seconds);
     while (std::chrono::steady_clock::now() < end) {
       if (writer) {
-        auto held = co_await rw.async_acquire_write();
+        auto held = co_await rw.writer().async_acquire();
         co_await held.async_release();
       } else {
         auto held = co_await mutex.async_acquire();

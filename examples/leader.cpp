@@ -48,7 +48,7 @@ asio::awaitable<void> lead(const args& a, std::int64_t term) {
 }
 
 asio::awaitable<int> candidate(const args& a, mongolock::election& el) {
-  auto [ec, leading] = co_await el.async_campaign(a.value, asio::as_tuple(asio::deferred));
+  auto [ec, leading] = co_await el.candidate(a.value).async_acquire(asio::as_tuple(asio::deferred));
   if (ec) {
     say("ERROR campaigning: " + ec.message());
     co_return 2;

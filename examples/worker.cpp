@@ -123,18 +123,6 @@ std::string wallclock() {
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
 }
 
-// The rw_lock's two sides, each with the async_acquire that one_round calls.
-struct reading {
-  mongolock::rw_lock l;
-  template <class Token>
-  auto async_acquire(Token token) { return l.async_acquire_read(std::move(token)); }
-};
-struct writing {
-  mongolock::rw_lock l;
-  template <class Token>
-  auto async_acquire(Token token) { return l.async_acquire_write(std::move(token)); }
-};
-
 // Acquires, runs the critical section under the guard and releases: 0, or the exit code.
 template <class Lock>
 asio::awaitable<int> one_round(const args& a, Lock& lock) {
@@ -187,8 +175,8 @@ asio::awaitable<int> run(const args& a) {
   mongolock::rw_options rwo;
   rwo.max_readers = a.readers;
   auto rw = locks.create_rw_lock(a.name, rwo);
-  reading reader{rw};
-  writing writer{rw};
+  auto reader = rw.reader();  // the rw_lock's two sides, each with the acquire set
+  auto writer = rw.writer();
   for (int i = 0; i < a.count; ++i) {
     // Named, not temporaries inside co_await: GCC 12 may destroy those twice.
     int rc = 0;

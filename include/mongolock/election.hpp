@@ -1,7 +1,7 @@
 #pragma once
 // Leader election on one lock name (provider::create_election), as etcd's concurrency.Election:
-// campaign (wait to become leader, with a value such as an address), observe (the leaders as
-// they change: owner, value, term), resign. The leader holds the name's lease: it renews itself,
+// campaign (candidate(value), acquired as any lock is: wait to become leader, then show a value
+// such as an address), observe (the leaders as they change: owner, value, term), resign. The leader holds the name's lease: it renews itself,
 // and a leader that loses it learns so (guarded work cancelled, async_wait_lost) before anyone
 // else can win. The term is the lease's fencing token, so it only ever increases.
 #include <boost/asio/any_completion_handler.hpp>
@@ -16,6 +16,7 @@
 #include <string>
 
 #include "mongolock/error.hpp"
+#include "mongolock/detail/acquire_surface.hpp"
 #include "mongolock/detail/initiation.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/limits.hpp"
@@ -123,57 +124,10 @@ class election {
  public:
   const std::string& name() const noexcept { return lock_.name(); }
 
-  // Waits to become the leader (lock::async_acquire, the provider's acquire timeout), then
-  // proclaims `value`. Completion: void(error_code, leadership). Errors: the acquire's, and
-  // errc::invalid_options for an empty value, one above limits::max_election_value bytes or not
-  // valid UTF-8 (before any server call); a lease lost before the value was written (the
-  // lock is released, errc::lease_lost). Cancellation: as lock::async_acquire.
-  template <class Token = boost::asio::deferred_t>
-    requires detail::is_token_v<Token>
-  auto async_campaign(std::string value, Token&& token = {}) {
-    return initiate(std::move(value), detail::acquire_mode::wait, std::nullopt, nullptr, std::forward<Token>(token));
-  }
-  template <class Token = boost::asio::deferred_t>
-  auto async_campaign(std::string value, diagnostics& d, Token&& token = {}) {
-    return initiate(std::move(value), detail::acquire_mode::wait, std::nullopt, &d, std::forward<Token>(token));
-  }
-  // With this timeout in place of the provider's acquire timeout (0 = one try: errc::busy).
-  template <class Token = boost::asio::deferred_t>
-    requires detail::is_token_v<Token>
-  auto async_campaign_for(std::chrono::milliseconds timeout, std::string value, Token&& token = {}) {
-    return initiate(std::move(value), detail::mode_for(timeout), timeout, nullptr, std::forward<Token>(token));
-  }
-  template <class Token = boost::asio::deferred_t>
-  auto async_campaign_for(std::chrono::milliseconds timeout, std::string value, diagnostics& d, Token&& token = {}) {
-    return initiate(std::move(value), detail::mode_for(timeout), timeout, &d, std::forward<Token>(token));
-  }
-  // One try to become the leader, as lock::async_try_acquire, then the proclaim of `value` as
-  // async_campaign. Completion: void(error_code, leadership). Errors: errc::busy if another
-  // holds the name (also a confirmation cut short by `within`), errc::timeout if the server did
-  // not answer within `within`, async_campaign's others. With try_options: `within` bounds the try
-  // (lock::async_try_acquire: the proclaim after it is bounded by the driver's timeouts), and
-  // confirm_silent_holder lets it watch a long-silent leader and take over once its expiry is
-  // observed. Cancellation: as lock::async_try_acquire.
-  template <class Token = boost::asio::deferred_t>
-    requires detail::is_token_v<Token>
-  auto async_try_campaign(std::string value, Token&& token = {}) {
-    return async_try_campaign(std::move(value), try_options{}, std::forward<Token>(token));
-  }
-  template <class Token = boost::asio::deferred_t>
-  auto async_try_campaign(std::string value, diagnostics& d, Token&& token = {}) {
-    return async_try_campaign(std::move(value), try_options{}, d, std::forward<Token>(token));
-  }
-  template <class Token = boost::asio::deferred_t>
-    requires detail::is_token_v<Token>
-  auto async_try_campaign(std::string value, try_options o, Token&& token = {}) {
-    return initiate(std::move(value), detail::try_mode(o.confirm_silent_holder), o.within, nullptr,
-                    std::forward<Token>(token));
-  }
-  template <class Token = boost::asio::deferred_t>
-  auto async_try_campaign(std::string value, try_options o, diagnostics& d, Token&& token = {}) {
-    return initiate(std::move(value), detail::try_mode(o.confirm_silent_holder), o.within, &d,
-                    std::forward<Token>(token));
-  }
+  // This process's candidacy for leader, proclaiming `value` (an address, say) once it wins: a view
+  // with the acquire set (candidate_view). No server call until acquired; copy freely.
+  class candidate_view;
+  candidate_view candidate(std::string value) const;
 
   // One primary read: the current leader. Completion: void(error_code, leader_info). Errors:
   // errc::invalid_name, the store's (errc::server_unavailable, errc::server_error, ...).
@@ -205,17 +159,6 @@ class election {
   static boost::asio::any_io_executor executor_of(const lock& l) noexcept;
 
   template <class Token>
-  auto initiate(std::string value, detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout,
-                diagnostics* d, Token&& token) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, leadership)>(
-        detail::initiation(executor_of(lock_),
-                           [](auto h, lock l, std::string v, detail::acquire_mode mode,
-                              std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
-                             start_campaign(std::move(l), std::move(v), mode, t, diag, std::move(h));
-                           }),
-        token, lock_, std::move(value), m, timeout, d);
-  }
-  template <class Token>
   auto leader(diagnostics* d, Token&& token) {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, leader_info)>(
         detail::initiation(executor_of(lock_),
@@ -225,6 +168,42 @@ class election {
 
   lock lock_;
 };
+
+// A campaign: the acquire set (detail/acquire_surface.hpp) over the election's lock, completing
+// with void(error_code, leadership): the lock's acquire (async_acquire waits within the
+// provider's acquire timeout, async_acquire_for(0) and async_try_acquire look once), then the
+// proclaim of the value. Extra errors: errc::invalid_options for an empty value, one above
+// limits::max_election_value bytes or not valid UTF-8 (before any server call); errc::lease_lost
+// for a lease lost before the value was written (the lock is released). A try's `within` bounds
+// the acquire (the proclaim after it is bounded by the driver's timeouts); with
+// confirm_silent_holder it watches a long-silent leader and takes over once its expiry is
+// observed. Cancellation: as lock's.
+class election::candidate_view : public detail::acquire_surface<candidate_view, leadership> {
+ public:
+  const std::string& value() const noexcept { return value_; }
+
+ private:
+  friend class election;
+  friend class detail::acquire_surface<candidate_view, leadership>;
+  candidate_view(lock l, std::string value) : lock_(std::move(l)), value_(std::move(value)) {}
+  template <class Token>
+  auto start(detail::acquire_request r, diagnostics* d, Token&& token) const {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, leadership)>(
+        detail::initiation(executor_of(lock_),
+                           [](auto h, lock l, std::string v, detail::acquire_mode mode,
+                              std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
+                             start_campaign(std::move(l), std::move(v), mode, t, diag, std::move(h));
+                           }),
+        token, lock_, value_, r.mode, r.timeout, d);
+  }
+
+  lock lock_;
+  std::string value_;
+};
+
+inline election::candidate_view election::candidate(std::string value) const {
+  return candidate_view(lock_, std::move(value));
+}
 
 // An async stream of leader changes. The first async_next completes with the leader of the
 // moment; each later one when the document shows a different leader_info (a new term, a new

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "mongolock/detail/acquire_mode.hpp"
+#include "mongolock/detail/acquire_surface.hpp"
 #include "mongolock/detail/initiation.hpp"
 #include "mongolock/detail/spawn_relayed.hpp"
 #include "mongolock/detail/with_reason.hpp"
@@ -34,51 +35,17 @@ struct access;
 // objects may be used from any thread. Handlers run on the executor associated with the
 // completion handler, defaulting to the provider's executor (the client's).
 
-class lock {
+// Acquire (the set of detail/acquire_surface.hpp): async_acquire, async_acquire_for,
+// async_try_acquire, completing with void(error_code, lease). A wait retries with jittered
+// backoff. A failure ends it (no retry), except three that lead on: a take with no reply by
+// expiry - safety margin after it was sent, and a failed give-back, lead to a new read; a take
+// whose outcome is unknown is re-checked with a majority read (src/sansio/acquire_fsm.cpp,
+// on_take and on_given_back). A try's errc::timeout is also a grant that came too late to use
+// (given back); its bound is checked as src/engine/timeout_check.hpp does.
+class lock : public detail::acquire_surface<lock, lease> {
  public:
   // Made by provider::create_lock.
   const std::string& name() const noexcept { return name_; }
-
-  // Waits until acquired, with jittered backoff; gives up with errc::timeout after the
-  // acquire_timeout (the lock's lock_timing, else the provider's; 0 = never). Other failures: errc::invalid_name,
-  // errc::server_unavailable, errc::unsupported_server, errc::server_error, errc::not_authorized,
-  // errc::ambiguous_result (a take whose outcome could not be confirmed: given back), and
-  // operation_aborted after provider::async_shutdown. A failure ends the wait (no retry), except
-  // three that lead on: a take with no reply by expiry - safety margin after it was sent, and a
-  // failed give-back, lead to a new read; a take whose outcome is unknown is re-checked with a
-  // majority read (src/sansio/acquire_fsm.cpp, on_take and on_given_back).
-  // Cancellation: terminal, partial and total, until the grant is decided (after that the lease
-  // is delivered); completes promptly with operation_aborted. A lock the server granted while
-  // the call was in flight is released again.
-  template <class Token = boost::asio::deferred_t>
-    requires detail::is_token_v<Token>
-  auto async_acquire(Token&& token = {}) {
-    return initiate(detail::acquire_mode::wait, std::nullopt, nullptr, std::forward<Token>(token));
-  }
-  // The same, with the reason for a failure in `d` (diagnostics).
-  template <class Token = boost::asio::deferred_t>
-  auto async_acquire(diagnostics& d, Token&& token = {}) {
-    return initiate(detail::acquire_mode::wait, std::nullopt, &d, std::forward<Token>(token));
-  }
-  // A timeout belongs to async_acquire_for: given here it is a compile error that says so.
-  template <class Rep, class Period, class... Rest>
-  auto async_acquire(std::chrono::duration<Rep, Period> d, Rest&&...) {
-    static_assert(detail::misused_v<Rep>, "mongolock: async_acquire takes no timeout; use async_acquire_for(timeout)");
-    // Never compiled past the assertion; it gives the call a type, so the assertion is the only error.
-    return async_acquire_for(std::chrono::duration_cast<std::chrono::milliseconds>(d));
-  }
-
-  // As async_acquire, with an explicit timeout for this call (0 = try once). A negative timeout,
-  // or one above limits::max_acquire_timeout, completes with errc::invalid_options.
-  template <class Token = boost::asio::deferred_t>
-    requires detail::is_token_v<Token>
-  auto async_acquire_for(std::chrono::milliseconds timeout, Token&& token = {}) {
-    return acquire_for(timeout, nullptr, std::forward<Token>(token));
-  }
-  template <class Token = boost::asio::deferred_t>
-  auto async_acquire_for(std::chrono::milliseconds timeout, diagnostics& d, Token&& token = {}) {
-    return acquire_for(timeout, &d, std::forward<Token>(token));
-  }
 
   // Scoped use, as `await using` elsewhere: acquires (waiting as async_acquire does), runs `work`
   // under async_guard on the handler's executor, then always releases and waits for the release
@@ -121,39 +88,6 @@ class lock {
       return async_run(std::move(make_work), d, boost::asio::use_awaitable);
     else
       return initiate_run(std::move(make_work), &d, std::forward<Token>(token));
-  }
-
-  // One look: completes with errc::busy at once if another owner holds the lock, however long it
-  // has been silent (use try_options to watch a silent holder). Bounded only by the driver's own
-  // timeouts (client_options; a hung server: socket_timeout, 10 s by default): for a bound of your
-  // own, pass try_options::within.
-  template <class Token = boost::asio::deferred_t>
-    requires detail::is_token_v<Token>
-  auto async_try_acquire(Token&& token = {}) {
-    return async_try_acquire(try_options{}, std::forward<Token>(token));
-  }
-
-  // A try with a bound and, opted in, the confirmation of a silent holder (try_options). Completes
-  // with errc::busy if the lock is held (also when confirming did not finish within the bound),
-  // errc::timeout if the server did not answer within `within` (or its grant came too late to
-  // use: given back), errc::invalid_options if `within` is negative or above
-  // limits::max_acquire_timeout (366 days: the check of src/engine/timeout_check.hpp).
-  template <class Token = boost::asio::deferred_t>
-    requires detail::is_token_v<Token>
-  auto async_try_acquire(try_options o, Token&& token = {}) {
-    return try_acquire(o, nullptr, std::forward<Token>(token));
-  }
-  template <class Token = boost::asio::deferred_t>
-  auto async_try_acquire(try_options o, diagnostics& d, Token&& token = {}) {
-    return try_acquire(o, &d, std::forward<Token>(token));
-  }
-  // A bound belongs to try_options: given here it is a compile error that says so.
-  template <class Rep, class Period, class... Rest>
-  auto async_try_acquire(std::chrono::duration<Rep, Period> d, Rest&&...) {
-    static_assert(detail::misused_v<Rep>,
-                  "mongolock: async_try_acquire takes no duration; use async_try_acquire({.within = d}) or async_acquire_for(d)");
-    // Never compiled past the assertion; it gives the call a type, so the assertion is the only error.
-    return async_acquire_for(std::chrono::duration_cast<std::chrono::milliseconds>(d));
   }
 
  private:
@@ -231,32 +165,17 @@ class lock {
         token, *this, std::move(make_work), d);
   }
 
+  // The one hook of the acquire set.
+  friend class detail::acquire_surface<lock, lease>;
   template <class Token>
-  auto acquire_for(std::chrono::milliseconds timeout, diagnostics* d, Token&& token) {
-    return initiate(detail::mode_for(timeout), timeout, d, std::forward<Token>(token));
-  }
-  template <class Token>
-  auto try_acquire(const try_options& o, diagnostics* d, Token&& token) {
-    return initiate(detail::try_mode(o.confirm_silent_holder), o.within, d, std::forward<Token>(token));
-  }
-  // use_awaitable and use_future throw with the reason in what() (detail/with_reason.hpp).
-  template <class Token>
-  auto initiate(detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
-                Token&& token) {
-    return detail::initiate_maybe_with_reason<lease>(std::forward<Token>(token), d, [self = *this, mode, timeout](diagnostics* dd, auto&& tok) {
-      return self.initiate_plain(mode, timeout, dd, std::forward<decltype(tok)>(tok));
-    });
-  }
-  template <class Token>
-  auto initiate_plain(detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
-                      Token&& token) const {
+  auto start(detail::acquire_request r, diagnostics* d, Token&& token) const {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, lease)>(
         detail::initiation(executor_of(*provider_),
                            [](auto h, impl_ptr p, std::string n, std::shared_ptr<const lock_options> o, bool plain,
                               detail::acquire_mode m, std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
                              start_acquire(std::move(p), std::move(n), std::move(o), plain, m, t, diag, std::move(h));
                            }),
-        token, provider_, name_, timing_, plain_, mode, timeout, d);
+        token, provider_, name_, timing_, plain_, r.mode, r.timeout, d);
   }
 
   impl_ptr provider_;

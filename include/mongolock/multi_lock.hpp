@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "mongolock/error.hpp"
+#include "mongolock/detail/acquire_surface.hpp"
 #include "mongolock/detail/initiation.hpp"
 #include "mongolock/detail/with_reason.hpp"
 #include "mongolock/lease.hpp"
@@ -157,92 +158,42 @@ class multi_lease {
 
 // Made by provider::create_multi_lock. A list of lock names plus their provider: cheap, no
 // server state until acquired; copy freely. Handlers default to the provider's executor.
-class multi_lock {
+//
+// Acquire (the set of detail/acquire_surface.hpp), completing with void(error_code, multi_lease).
+// A wait takes every lock, waiting for each in turn (as lock::async_acquire), within one timeout
+// for the whole set. If a lease taken early is lost while a later lock is awaited, everything is
+// released and the set is taken again (within the same timeout). A try (and
+// async_acquire_for(0)) looks at each lock in name order, stopping at the first held: errc::busy,
+// or errc::timeout if `within` ran out before every lock was looked at (the reason names the
+// first not looked at). On any failure every lock taken so far is released before completion.
+// Extra errors: errc::invalid_options for an empty list, a name given twice or more than
+// limits::max_multi_lock_names names, errc::invalid_name for a bad name (nothing is taken then).
+// Cancellation: until the set is complete.
+class multi_lock : public detail::acquire_surface<multi_lock, multi_lease> {
  public:
   // The names as given (acquisition sorts them; duplicates are refused when acquiring).
   const std::vector<std::string>& names() const noexcept { return names_; }
-
-  // Takes every lock, waiting for each in turn (as lock::async_acquire), within one acquire
-  // timeout for the whole set (the provider's; 0 = never). Completion:
-  // void(error_code, multi_lease). Errors: lock::async_acquire's, and errc::invalid_options for
-  // an empty list, a name given twice or more than limits::max_multi_lock_names names,
-  // errc::invalid_name for a bad name (nothing is taken then). If a lease taken early is lost
-  // while a later lock is awaited, everything is released and the set is taken again (within
-  // the same timeout). On any failure every lock taken so far is released before completion.
-  // Cancellation: terminal, partial and total, until the set is complete.
-  template <class Token = boost::asio::deferred_t>
-    requires detail::is_token_v<Token>
-  auto async_acquire(Token&& token = {}) {
-    return initiate(detail::acquire_mode::wait, std::nullopt, nullptr, std::forward<Token>(token));
-  }
-  template <class Token = boost::asio::deferred_t>
-  auto async_acquire(diagnostics& d, Token&& token = {}) {
-    return initiate(detail::acquire_mode::wait, std::nullopt, &d, std::forward<Token>(token));
-  }
-  // With this timeout for the whole set; 0 = one try of each (errc::busy if any is held).
-  template <class Token = boost::asio::deferred_t>
-    requires detail::is_token_v<Token>
-  auto async_acquire_for(std::chrono::milliseconds timeout, Token&& token = {}) {
-    return initiate(detail::mode_for(timeout), timeout, nullptr, std::forward<Token>(token));
-  }
-  template <class Token = boost::asio::deferred_t>
-  auto async_acquire_for(std::chrono::milliseconds timeout, diagnostics& d, Token&& token = {}) {
-    return initiate(detail::mode_for(timeout), timeout, &d, std::forward<Token>(token));
-  }
-  // One try of each lock in name order, stopping at the first held (everything taken is given
-  // back). Completion: void(error_code, multi_lease). Errors: errc::busy if any lock is held (also a
-  // confirmation cut short by `within`), errc::timeout if `within` ran out before every lock was
-  // looked at (the reason names the first not looked at), async_acquire's others. With
-  // try_options: `within` bounds the whole try, confirm_silent_holder lets each look watch a
-  // long-silent holder (lock::async_try_acquire). Cancellation: terminal, partial and total.
-  // Without options it is try_options{}, as lock's plain try is: no bound of its own, the same
-  // try as async_acquire_for(0).
-  template <class Token = boost::asio::deferred_t>
-    requires detail::is_token_v<Token>
-  auto async_try_acquire(Token&& token = {}) {
-    return async_try_acquire(try_options{}, std::forward<Token>(token));
-  }
-  template <class Token = boost::asio::deferred_t>
-  auto async_try_acquire(diagnostics& d, Token&& token = {}) {
-    return async_try_acquire(try_options{}, d, std::forward<Token>(token));
-  }
-  template <class Token = boost::asio::deferred_t>
-    requires detail::is_token_v<Token>
-  auto async_try_acquire(try_options o, Token&& token = {}) {
-    return initiate(detail::try_mode(o.confirm_silent_holder), o.within, nullptr, std::forward<Token>(token));
-  }
-  template <class Token = boost::asio::deferred_t>
-  auto async_try_acquire(try_options o, diagnostics& d, Token&& token = {}) {
-    return initiate(detail::try_mode(o.confirm_silent_holder), o.within, &d, std::forward<Token>(token));
-  }
 
  private:
   friend class provider;
   using handler = boost::asio::any_completion_handler<void(boost::system::error_code, multi_lease)>;
   multi_lock(lock prototype, std::vector<std::string> names) : prototype_(std::move(prototype)), names_(std::move(names)) {}
 
-  static void start(lock prototype, std::vector<std::string> names, detail::acquire_mode mode,
+  static void start_acquire(lock prototype, std::vector<std::string> names, detail::acquire_mode mode,
                     std::optional<std::chrono::milliseconds> timeout, diagnostics* d, handler h);
   static boost::asio::any_io_executor executor_of(const lock& l) noexcept;
 
-  // use_awaitable and use_future throw with the reason in what() (detail/with_reason.hpp).
+  // The one hook of the acquire set.
+  friend class detail::acquire_surface<multi_lock, multi_lease>;
   template <class Token>
-  auto initiate(detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
-                Token&& token) {
-    return detail::initiate_maybe_with_reason<multi_lease>(std::forward<Token>(token), d, [self = *this, m, timeout](diagnostics* dd, auto&& tok) {
-      return self.initiate_plain(m, timeout, dd, std::forward<decltype(tok)>(tok));
-    });
-  }
-  template <class Token>
-  auto initiate_plain(detail::acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
-                      Token&& token) const {
+  auto start(detail::acquire_request r, diagnostics* d, Token&& token) const {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, multi_lease)>(
         detail::initiation(executor_of(prototype_),
                            [](auto h, lock proto, std::vector<std::string> names, detail::acquire_mode mode,
                               std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
-                             start(std::move(proto), std::move(names), mode, t, diag, std::move(h));
+                             start_acquire(std::move(proto), std::move(names), mode, t, diag, std::move(h));
                            }),
-        token, prototype_, names_, m, timeout, d);
+        token, prototype_, names_, r.mode, r.timeout, d);
   }
 
   lock prototype_;  // a lock of this provider; its name is unused

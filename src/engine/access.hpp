@@ -24,11 +24,11 @@ struct access {
     return lock(std::move(p), std::move(name), std::move(timing), plain);
   }
   // The lock's acquire in any mode (permits.cpp uses acquire_mode::try_in_turn, multi_lock.cpp
-  // try_taking_turn, which lock does not offer).
+  // try_taking_turn, which lock's public set does not offer), through the set's one door.
   template <class Token>
   static auto acquire(lock& l, acquire_mode m, std::optional<std::chrono::milliseconds> t, diagnostics* d,
                       Token&& token) {
-    return l.initiate(m, t, d, std::forward<Token>(token));
+    return l.initiate({m, t}, d, std::forward<Token>(token));
   }
   static const std::shared_ptr<client_impl>& impl(const client& c) noexcept { return c.impl_; }
   static const std::shared_ptr<provider_impl>& impl(const lock& l) noexcept { return l.provider_; }

@@ -1,6 +1,6 @@
 #pragma once
-// The one check of an acquire timeout given per call (lock::async_acquire_for, multi_lock,
-// election::async_campaign_for): the option's own check is in options.cpp.
+// The one check of an acquire timeout given per call (async_acquire_for and try_options::within of
+// every primitive, detail/acquire_surface.hpp): the option's own check is in options.cpp.
 #include <chrono>
 #include <optional>
 #include <string>

@@ -132,8 +132,8 @@ asio::awaitable<result> acquire_all(std::vector<lock> locks, detail::acquire_mod
 
 }  // namespace
 
-void multi_lock::start(lock prototype, std::vector<std::string> names, detail::acquire_mode mode,
-                       std::optional<std::chrono::milliseconds> timeout, diagnostics* d, handler h) {
+void multi_lock::start_acquire(lock prototype, std::vector<std::string> names, detail::acquire_mode mode,
+                               std::optional<std::chrono::milliseconds> timeout, diagnostics* d, handler h) {
   const detail::engine_ref e(prototype);
   std::string why;
   auto ec = check_names(names, why);

@@ -24,8 +24,8 @@ int semaphore::permits() const noexcept { return state_->permits; }
 
 asio::any_io_executor semaphore::executor_of(const shared& s) noexcept { return s->engine.executor(); }
 
-void semaphore::start(shared s, detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout,
-                      diagnostics* d, handler h) {
+void semaphore::start_acquire(shared s, detail::acquire_mode mode, std::optional<std::chrono::milliseconds> timeout,
+                              diagnostics* d, handler h) {
   std::string why;
   auto ec = detail::check_permits(*s, &why);
   if (!ec) ec = detail::check_acquire_timeout(timeout, &why);

@@ -135,7 +135,7 @@ BOOST_AUTO_TEST_CASE(a_rw_lock_write_from_cold_is_four_commands) {
   engine e;
   auto rw = ml::detail::access::make_provider(e.p).create_rw_lock("rw", {});
   wire w{e};
-  auto [ec, held] = run_op<set_result>(e, [&](auto h) { rw.async_acquire_write_for(1s, h); });
+  auto [ec, held] = run_op<set_result>(e, [&](auto h) { rw.writer().async_acquire_for(1s, h); });
   BOOST_REQUIRE_MESSAGE(!ec, ec.message());
   BOOST_TEST(held.leases().size() == 17u);
   BOOST_TEST(!release(e, held));

@@ -25,8 +25,8 @@ std::future<campaign_result> start_campaign(ml::election el, std::string value,
   auto done = std::make_shared<std::promise<campaign_result>>();
   auto h = [done](error_code ec, ml::leadership l) { done->set_value({ec, std::move(l)}); };
   static ml::diagnostics ignored;
-  if (timeout) el.async_campaign_for(*timeout, std::move(value), std::move(h));
-  else el.async_campaign(std::move(value), d ? *d : ignored, std::move(h));
+  if (timeout) el.candidate(std::move(value)).async_acquire_for(*timeout, std::move(h));
+  else el.candidate(std::move(value)).async_acquire(d ? *d : ignored, std::move(h));
   return done->get_future();
 }
 

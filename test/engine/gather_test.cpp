@@ -143,7 +143,7 @@ BOOST_AUTO_TEST_CASE(a_rw_lock_write_cycle_is_three_commands) {
   ml::rw_options o;
   o.max_readers = 16;
   auto rw = ml::detail::access::make_provider(e.p).create_rw_lock("x", o);
-  const auto from = second_cycle_from(e, 17, [&](auto h) { rw.async_acquire_write(h); });
+  const auto from = second_cycle_from(e, 17, [&](auto h) { rw.writer().async_acquire(h); });
   BOOST_TEST(e.store->calls().size() - from == 3u);
   BOOST_TEST(grouped_sizes(e, from) == (std::vector<std::int64_t>{16, 17}));
   BOOST_TEST(e.p->grouped->gatherings_at_bound() == 0u);  // each went as its last member arrived

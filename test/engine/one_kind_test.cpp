@@ -47,7 +47,7 @@ BOOST_AUTO_TEST_CASE(a_plain_lock_refuses_a_semaphores_or_rw_locks_name) {
   BOOST_TEST(e.store->get("mixed").declared != nullptr, "the declaration stands: no take matched it");
 
   auto rw = ml::detail::access::make_provider(other_provider(e)).create_rw_lock("shared", {});
-  auto [ec_r, reader] = run(e, [&](auto h) { rw.async_acquire_read_for(1s, h); });
+  auto [ec_r, reader] = run(e, [&](auto h) { rw.reader().async_acquire_for(1s, h); });
   BOOST_REQUIRE_MESSAGE(!ec_r, ec_r.message());
   auto [ec_l, none] = run(e, [&](auto h) { plain(e.p, "shared").async_acquire_for(1s, h); });
   BOOST_TEST((ec_l == ml::errc::declaration_mismatch), ec_l.message());
@@ -66,7 +66,7 @@ BOOST_AUTO_TEST_CASE(a_semaphore_or_rw_lock_refuses_a_plain_locks_name) {
   auto rw = p.create_rw_lock("mixed", {});
   auto done = std::make_shared<std::promise<error_code>>();
   auto f = done->get_future();
-  rw.async_acquire_write_for(1s, [done](error_code ec, ml::multi_lease) { done->set_value(ec); });
+  rw.writer().async_acquire_for(1s, [done](error_code ec, ml::multi_lease) { done->set_value(ec); });
   BOOST_REQUIRE(e.wait(f, 5s));
   const auto ec_w = f.get();
   BOOST_TEST((ec_w == ml::errc::declaration_mismatch), ec_w.message());

@@ -32,14 +32,14 @@ std::future<Result> start(Start s) {
 
 read_result read(engine& e, ml::rw_lock l, std::chrono::milliseconds t, ml::diagnostics* d = nullptr) {
   ml::diagnostics ignored;
-  auto f = start<read_result>([&](auto h) { l.async_acquire_read_for(t, d ? *d : ignored, h); });
+  auto f = start<read_result>([&](auto h) { l.reader().async_acquire_for(t, d ? *d : ignored, h); });
   BOOST_REQUIRE_MESSAGE(e.wait(f, 10s), "the read acquire did not complete in time");
   return f.get();
 }
 
 write_result write(engine& e, ml::rw_lock l, std::chrono::milliseconds t, ml::diagnostics* d = nullptr) {
   ml::diagnostics ignored;
-  auto f = start<write_result>([&](auto h) { l.async_acquire_write_for(t, d ? *d : ignored, h); });
+  auto f = start<write_result>([&](auto h) { l.writer().async_acquire_for(t, d ? *d : ignored, h); });
   BOOST_REQUIRE_MESSAGE(e.wait(f, 10s), "the write acquire did not complete in time");
   return f.get();
 }
@@ -94,7 +94,7 @@ BOOST_AUTO_TEST_CASE(a_waiting_writer_goes_before_readers_that_came_after_it) {
   BOOST_REQUIRE(!ec0);
   std::vector<std::string> order;
   auto writer = start<write_result>([&](auto h) {
-    rw(e.p, "p", 2).async_acquire_write_for(5s, [&order, h](error_code ec, ml::multi_lease m) mutable {
+    rw(e.p, "p", 2).writer().async_acquire_for(5s, [&order, h](error_code ec, ml::multi_lease m) mutable {
       order.push_back("writer");
       h(ec, std::move(m));
     });
@@ -107,7 +107,7 @@ BOOST_AUTO_TEST_CASE(a_waiting_writer_goes_before_readers_that_came_after_it) {
   }, 3s));
   BOOST_TEST((std::get<0>(read(e, rw(other_provider(e), "p", 2), 0ms)) == ml::errc::busy));
   auto late_reader = start<read_result>([&](auto h) {
-    rw(other_provider(e), "p", 2).async_acquire_read_for(5s, [&order, h](error_code ec, ml::lease l) mutable {
+    rw(other_provider(e), "p", 2).reader().async_acquire_for(5s, [&order, h](error_code ec, ml::lease l) mutable {
       order.push_back("reader");
       h(ec, std::move(l));
     });
@@ -153,7 +153,7 @@ BOOST_AUTO_TEST_CASE(a_stream_of_readers_does_not_starve_a_writer) {
     auto l = rw(p, "s", 4);
     auto ex = co_await asio::this_coro::executor;
     while (!stop) {
-      auto held = co_await l.async_acquire_read_for(20s, asio::use_awaitable);
+      auto held = co_await l.reader().async_acquire_for(20s, asio::use_awaitable);
       ++inside;
       overlaps += writer_inside;
       asio::steady_timer t(ex, 30ms);
@@ -187,7 +187,7 @@ BOOST_AUTO_TEST_CASE(a_writer_that_loses_its_writer_lock_while_waiting_gives_its
   engine e;
   auto [ec0, reader] = read(e, rw(other_provider(e), "l", 2), 0ms);
   BOOST_REQUIRE(!ec0);
-  auto writer = start<write_result>([&](auto h) { rw(e.p, "l", 2).async_acquire_write_for(8s, h); });
+  auto writer = start<write_result>([&](auto h) { rw(e.p, "l", 2).writer().async_acquire_for(8s, h); });
   // The writer holds l#w and the free permit, and waits for the reader's.
   const std::string other = reader.name() == "l#1" ? "l#2" : "l#1";
   BOOST_REQUIRE(run_until(e, [&] { return !is_free(e, "l#w") && !is_free(e, other); }, 3s));
@@ -215,7 +215,7 @@ BOOST_AUTO_TEST_CASE(cancelling_a_waiting_writer_takes_nothing) {
     BOOST_REQUIRE(!ec0);
     asio::cancellation_signal cancel;
     auto writer = start<write_result>([&](auto h) {
-      rw(e.p, name, 2).async_acquire_write(asio::bind_cancellation_slot(cancel.slot(), h));
+      rw(e.p, name, 2).writer().async_acquire(asio::bind_cancellation_slot(cancel.slot(), h));
     });
     e.run_for(150ms);  // NAME#w and the free permit taken, waiting for the reader's
     cancel.emit(asio::cancellation_type::terminal);
@@ -304,14 +304,14 @@ BOOST_AUTO_TEST_CASE(a_writer_behind_a_local_reader_goes_before_a_later_remote_r
   bool wdone = false, rdone = false;
   write_result wres;
   read_result rres;
-  rw(e.p, "q", 1).async_acquire_write_for(5s, [&](error_code ec, ml::multi_lease m) {
+  rw(e.p, "q", 1).writer().async_acquire_for(5s, [&](error_code ec, ml::multi_lease m) {
     order.push_back("writer");
     wres = {ec, std::move(m)};
     wdone = true;
   });
   // The writer holds q#w and is in q#1's line (observed, not assumed after a fixed time).
   BOOST_REQUIRE(run_until(e, [&] { return !is_free(e, "q#w") && !e.store->get("q#1").line.empty(); }, 3s));
-  rw(other_provider(e), "q", 1).async_acquire_read_for(5s, [&](error_code ec, ml::lease l) {
+  rw(other_provider(e), "q", 1).reader().async_acquire_for(5s, [&](error_code ec, ml::lease l) {
     order.push_back("reader");
     rres = {ec, std::move(l)};
     rdone = true;

@@ -1,8 +1,11 @@
 // One shape for every primitive's operations: each operation that calls the server takes a
 // diagnostics& for its reason, and each try takes try_options (`within` bounds the try,
-// confirm_silent_holder lets it watch a long-silent holder), as lock's do.
+// confirm_silent_holder lets it watch a long-silent holder), as lock's do. That every primitive
+// has the whole acquire set is checked at compile time (acquire_set below); the cases check what
+// the calls do.
 #include <boost/asio.hpp>
 #include <boost/test/unit_test.hpp>
+#include <concepts>
 #include <future>
 
 #include "engine_harness.hpp"
@@ -34,6 +37,31 @@ error_code run_ec(engine& e, Start start) {
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
+// The whole acquire set (detail/acquire_surface.hpp), each overload completing with
+// void(error_code, Value), with and without a diagnostics&, and asio::deferred by default.
+template <class T, class Value>
+concept acquire_set = requires(const T& t, ml::diagnostics& d, void (*h)(error_code, Value)) {
+  { t.async_acquire(h) } -> std::same_as<void>;
+  { t.async_acquire(d, h) } -> std::same_as<void>;
+  { t.async_acquire_for(1s, h) } -> std::same_as<void>;
+  { t.async_acquire_for(1s, d, h) } -> std::same_as<void>;
+  { t.async_try_acquire(h) } -> std::same_as<void>;
+  { t.async_try_acquire(d, h) } -> std::same_as<void>;
+  { t.async_try_acquire(ml::try_options{.within = 1s}, h) } -> std::same_as<void>;
+  { t.async_try_acquire(ml::try_options{.confirm_silent_holder = true}, d, h) } -> std::same_as<void>;
+  t.async_acquire();
+  t.async_acquire_for(1s, d);
+  t.async_try_acquire(ml::try_options{}, d);
+};
+static_assert(acquire_set<ml::lock, ml::lease>);
+static_assert(acquire_set<ml::semaphore, ml::lease>);
+static_assert(acquire_set<ml::multi_lock, ml::multi_lease>);
+static_assert(acquire_set<ml::rw_lock::reader_view, ml::lease>);
+static_assert(acquire_set<ml::rw_lock::writer_view, ml::multi_lease>);
+static_assert(acquire_set<ml::election::candidate_view, ml::leadership>);
+// A diagnostics or try_options is never taken for the token (detail::is_token_v).
+static_assert(!ml::detail::is_token_v<ml::diagnostics&> && !ml::detail::is_token_v<ml::try_options>);
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(uniform_api_suite)
@@ -43,7 +71,7 @@ BOOST_AUTO_TEST_SUITE(uniform_api_suite)
 BOOST_AUTO_TEST_CASE(proclaim_and_resign_give_their_reasons) {
   engine e;
   auto el = provider_of(e).create_election("el");
-  auto [ec, leading] = run<ml::leadership>(e, [&](auto h) { el.async_campaign("a", h); });
+  auto [ec, leading] = run<ml::leadership>(e, [&](auto h) { el.candidate("a").async_acquire(h); });
   BOOST_REQUIRE(!ec);
   ml::diagnostics d;
   auto bad = run_ec(e, [&](auto h) { leading.async_proclaim("", d, h); });
@@ -69,7 +97,7 @@ BOOST_AUTO_TEST_CASE(campaign_for_leader_and_next_give_their_reasons) {
   engine e;
   auto el = provider_of(e).create_election("el");
   ml::diagnostics d;
-  auto [refused, nothing] = run<ml::leadership>(e, [&](auto h) { el.async_campaign_for(-1ms, "v", d, h); });
+  auto [refused, nothing] = run<ml::leadership>(e, [&](auto h) { el.candidate("v").async_acquire_for(-1ms, d, h); });
   BOOST_TEST((refused == ml::errc::invalid_options));
   BOOST_TEST(d.reason == "the acquire timeout is negative");
 
@@ -156,11 +184,11 @@ BOOST_AUTO_TEST_CASE(a_rw_lock_read_try_confirms_a_silent_permit_holder_only_whe
   auto l = provider_of(e).create_rw_lock("r", {.max_readers = 1});
   e.store->put("r#1", held_by_a_silent_holder(200ms));
   ml::diagnostics d;
-  auto [busy, none] = run<ml::lease>(e, [&](auto h) { l.async_try_acquire_read(d, h); });
+  auto [busy, none] = run<ml::lease>(e, [&](auto h) { l.reader().async_try_acquire(d, h); });
   BOOST_TEST((busy == ml::errc::busy), busy.message());
-  auto [plain, still] = run<ml::lease>(e, [&](auto h) { l.async_try_acquire_read(h); });
+  auto [plain, still] = run<ml::lease>(e, [&](auto h) { l.reader().async_try_acquire(h); });
   BOOST_TEST((plain == ml::errc::busy));
-  auto [ec, got] = run<ml::lease>(e, [&](auto h) { l.async_try_acquire_read({.confirm_silent_holder = true}, h); });
+  auto [ec, got] = run<ml::lease>(e, [&](auto h) { l.reader().async_try_acquire({.confirm_silent_holder = true}, h); });
   BOOST_TEST(!ec, ec.message());
   BOOST_TEST(got.name() == "r#1");
   e.release(got);
@@ -170,12 +198,12 @@ BOOST_AUTO_TEST_CASE(a_rw_lock_write_try_confirms_a_silent_reader_only_when_aske
   engine e;
   auto l = provider_of(e).create_rw_lock("w", {.max_readers = 2});
   e.store->put("w#2", held_by_a_silent_holder(200ms));
-  auto [busy, none] = run<ml::multi_lease>(e, [&](auto h) { l.async_try_acquire_write(h); });
+  auto [busy, none] = run<ml::multi_lease>(e, [&](auto h) { l.writer().async_try_acquire(h); });
   BOOST_TEST((busy == ml::errc::busy), busy.message());
   BOOST_TEST(e.store->get("w#w").held.owner.empty());  // what the try took is given back
   ml::diagnostics d;
   auto [ec, all] =
-      run<ml::multi_lease>(e, [&](auto h) { l.async_try_acquire_write({.confirm_silent_holder = true}, d, h); });
+      run<ml::multi_lease>(e, [&](auto h) { l.writer().async_try_acquire({.confirm_silent_holder = true}, d, h); });
   BOOST_TEST(!ec, ec.message() << ": " << d.reason);
   BOOST_TEST(all.leases().size() == 3u);
   BOOST_TEST(!run_ec(e, [&](auto h) { all.async_release(h); }));
@@ -191,18 +219,18 @@ BOOST_AUTO_TEST_CASE(a_rw_lock_try_is_bounded_by_within) {
   ml::diagnostics d;
   const auto started = steady::now();
   auto [ec, none] = run<ml::multi_lease>(
-      e, [&](auto h) { l.async_try_acquire_write({.within = 250ms, .confirm_silent_holder = true}, d, h); });
+      e, [&](auto h) { l.writer().async_try_acquire({.within = 250ms, .confirm_silent_holder = true}, d, h); });
   BOOST_TEST((ec == ml::errc::busy), ec.message());
   BOOST_TEST(d.reason == "permit 'x#1' is held");
   BOOST_TEST((steady::now() - started < 1s));  // not the holders' 2 s windows
   BOOST_TEST(e.store->get("x#w").held.owner.empty());
   auto [read_ec, no_read] = run<ml::lease>(
-      e, [&](auto h) { l.async_try_acquire_read({.within = 250ms, .confirm_silent_holder = true}, d, h); });
+      e, [&](auto h) { l.reader().async_try_acquire({.within = 250ms, .confirm_silent_holder = true}, d, h); });
   BOOST_TEST((read_ec == ml::errc::timeout), read_ec.message());
   BOOST_TEST(starts_with(d.reason, "the try ran out of time before it could look at 'x#"), d.reason);
   e.store->inject(op::read, {fault::kind::hang, 3000ms});
   const auto hung = steady::now();
-  auto [late, nothing] = run<ml::multi_lease>(e, [&](auto h) { l.async_try_acquire_write({.within = 200ms}, d, h); });
+  auto [late, nothing] = run<ml::multi_lease>(e, [&](auto h) { l.writer().async_try_acquire({.within = 200ms}, d, h); });
   BOOST_TEST((late == ml::errc::timeout), late.message());
   // The part whose look hung (a read: a blind take needs none, so it is a part found held).
   BOOST_TEST(d.reason.find("': time limit reached while the server call was in flight") != std::string::npos, d.reason);
@@ -251,16 +279,16 @@ BOOST_AUTO_TEST_CASE(a_try_campaign_confirms_a_silent_leader_only_when_asked) {
   auto el = provider_of(e).create_election("el");
   e.store->put("el", held_by_a_silent_holder(200ms));
   ml::diagnostics d;
-  auto [busy, none] = run<ml::leadership>(e, [&](auto h) { el.async_try_campaign("v", d, h); });
+  auto [busy, none] = run<ml::leadership>(e, [&](auto h) { el.candidate("v").async_try_acquire(d, h); });
   BOOST_TEST((busy == ml::errc::busy), busy.message());
-  auto [plain, still] = run<ml::leadership>(e, [&](auto h) { el.async_try_campaign("v", h); });
+  auto [plain, still] = run<ml::leadership>(e, [&](auto h) { el.candidate("v").async_try_acquire(h); });
   BOOST_TEST((plain == ml::errc::busy));
   // A confirmation cut short by `within` is busy, as lock's try is (a single lock was looked at).
   auto [cut, short_] = run<ml::leadership>(
-      e, [&](auto h) { el.async_try_campaign("v", {.within = 50ms, .confirm_silent_holder = true}, h); });
+      e, [&](auto h) { el.candidate("v").async_try_acquire({.within = 50ms, .confirm_silent_holder = true}, h); });
   BOOST_TEST((cut == ml::errc::busy), cut.message());
   auto [ec, leading] =
-      run<ml::leadership>(e, [&](auto h) { el.async_try_campaign("v", {.confirm_silent_holder = true}, d, h); });
+      run<ml::leadership>(e, [&](auto h) { el.candidate("v").async_try_acquire({.confirm_silent_holder = true}, d, h); });
   BOOST_TEST(!ec, ec.message() << ": " << d.reason);
   BOOST_TEST(leading.value() == "v");
   BOOST_TEST(leading.term() > 3);

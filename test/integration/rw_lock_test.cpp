@@ -71,7 +71,7 @@ BOOST_FIXTURE_TEST_CASE(a_killed_writer_is_taken_over_after_expiry, io_fixture) 
   long long waited = 0;
   std::int64_t token = 0;
   run([&]() -> asio::awaitable<void> {
-    auto w = co_await l.async_acquire_write_for(10000ms);
+    auto w = co_await l.writer().async_acquire_for(10000ms);
     waited = ms_since(killed);
     token = w.highest_fencing_token();
     co_await w.async_release();
@@ -90,7 +90,7 @@ BOOST_FIXTURE_TEST_CASE(a_stopped_reader_is_cancelled_on_resume, io_fixture) {
   auto l = three_readers(p, name);
   a_stopped_holder_resumes_to_a_lost_lease(
       *this, dir, rw_args(name, "--read", dir, {"--forever", "--expiry-ms", "1000"}),
-      [&](auto t) { return l.async_acquire_write_for(t, asio::use_awaitable); }, [](const ml::multi_lease&) {});
+      [&](auto t) { return l.writer().async_acquire_for(t, asio::use_awaitable); }, [](const ml::multi_lease&) {});
 }
 
 // A writer whose clock runs 5 hours ahead keeps the lock; a reader 3 hours behind waits for it.
@@ -104,8 +104,8 @@ BOOST_FIXTURE_TEST_CASE(clocks_off_by_hours_change_nothing_for_a_rw_lock, io_fix
   clocks_off_by_hours_change_nothing(
       *this, dir, rw_args(name, "--write", dir, {"--forever", "--expiry-ms", "1000"}),
       rw_args(name, "--read", dir, {"--count", "1", "--hold-ms", "10", "--expiry-ms", "1000"}),
-      [&](auto t) { return l.async_acquire_read_for(t, asio::as_tuple(asio::use_awaitable)); },
-      [&](auto t) { return l.async_acquire_write_for(t, asio::use_awaitable); });
+      [&](auto t) { return l.reader().async_acquire_for(t, asio::as_tuple(asio::use_awaitable)); },
+      [&](auto t) { return l.writer().async_acquire_for(t, asio::use_awaitable); });
 }
 
 // Against the real driver and server: a semaphore's name, or another max_readers, is refused.
@@ -121,12 +121,12 @@ BOOST_FIXTURE_TEST_CASE(a_name_declared_otherwise_is_refused_with_a_reason, io_f
   run([&]() -> asio::awaitable<void> {
     auto permit = co_await sem.async_acquire_for(1000ms);
     ml::diagnostics d;
-    auto [ec, w] = co_await l.async_acquire_write_for(1000ms, d, asio::as_tuple(asio::deferred));
+    auto [ec, w] = co_await l.writer().async_acquire_for(1000ms, d, asio::as_tuple(asio::deferred));
     BOOST_TEST((ec == ml::errc::declaration_mismatch), ec.message());
     BOOST_TEST(d.reason == "'" + name + "' is declared as a semaphore of 3 permits, not a rw_lock of 3");
     co_await permit.async_release();
-    auto r = co_await other.async_acquire_read_for(1000ms);
-    auto [ec5, r5] = co_await other5.async_acquire_read_for(1000ms, d, asio::as_tuple(asio::deferred));
+    auto r = co_await other.reader().async_acquire_for(1000ms);
+    auto [ec5, r5] = co_await other5.reader().async_acquire_for(1000ms, d, asio::as_tuple(asio::deferred));
     BOOST_TEST((ec5 == ml::errc::declaration_mismatch), ec5.message());
     BOOST_TEST(d.reason.find("rw_lock of 16 permits, not a rw_lock of 5") != std::string::npos, d.reason);
     co_await r.async_release();

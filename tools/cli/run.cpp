@@ -41,20 +41,22 @@ rw_lock rw_lock_of(provider& locks, const options& o) {
   return locks.create_rw_lock(o.name, ro);
 }
 
-// The acquire --wait asks for: `until_acquired()` without it, `within(*o.wait)` above 0, and for
-// --wait 0 `confirming_try()`: one look that, as docs/cli.md promises for every kind, watches a holder
-// silent for long and takes over once its silence is confirmed (try_options::confirm_silent_holder;
-// a cron's --wait 0 must not find a crashed holder "busy" night after night). Chosen here, and the
-// operation named before it is awaited, never chosen by ?: inside a co_await: GCC 12 may destroy
-// such temporaries twice.
-template <class Untimed, class Timed, class Try>
-auto as_asked(const options& o, Untimed until_acquired, Timed within, Try confirming_try) {
-  if (!o.wait) return until_acquired();
-  if (o.wait->count() == 0) return confirming_try();
-  return within(*o.wait);
-}
-
 constexpr try_options confirming{.confirm_silent_holder = true};
+
+// The acquire --wait asks for, of any primitive (they share one acquire set,
+// include/mongolock/detail/acquire_surface.hpp): async_acquire without it, async_acquire_for above
+// 0, and for --wait 0 a confirming try: one look that, as docs/cli.md promises for every kind,
+// watches a holder silent for long and takes over once its silence is confirmed
+// (try_options::confirm_silent_holder; a cron's --wait 0 must not find a crashed holder "busy"
+// night after night). Chosen here, and the operation named before it is awaited, never chosen by
+// ?: inside a co_await: GCC 12 may destroy such temporaries twice.
+template <class Acquirable>
+auto as_asked(const options& o, const Acquirable& a, diagnostics& d) {
+  auto token = asio::as_tuple(asio::use_awaitable);
+  if (!o.wait) return a.async_acquire(d, token);
+  if (o.wait->count() == 0) return a.async_try_acquire(confirming, d, token);
+  return a.async_acquire_for(*o.wait, d, token);
+}
 
 asio::awaitable<void> say_while_confirming(provider& locks, const options& o, std::shared_ptr<asio::steady_timer> stop);
 
@@ -70,36 +72,27 @@ asio::awaitable<Result> announced(provider& locks, const options& o, asio::await
   co_return r;
 }
 
+// Named locals, not temporaries inside co_await: GCC 12 may destroy those twice.
 asio::awaitable<std::tuple<error_code, lease>> acquire(provider& locks, const options& o, diagnostics& d) {
-  auto token = asio::as_tuple(asio::use_awaitable);
   if (o.permits > 0) {
     auto permits = locks.create_semaphore(o.name, o.permits);
-    auto op = as_asked(o, [&] { return permits.async_acquire(d, token); },
-                       [&](auto wait) { return permits.async_acquire_for(wait, d, token); },
-                       [&] { return permits.async_try_acquire(confirming, d, token); });
+    auto op = as_asked(o, permits, d);
     co_return co_await announced(locks, o, std::move(op));
   }
   if (o.shared) {
-    auto l = rw_lock_of(locks, o);
-    auto op = as_asked(o, [&] { return l.async_acquire_read(d, token); },
-                       [&](auto wait) { return l.async_acquire_read_for(wait, d, token); },
-                       [&] { return l.async_try_acquire_read(confirming, d, token); });
+    auto reader = rw_lock_of(locks, o).reader();
+    auto op = as_asked(o, reader, d);
     co_return co_await announced(locks, o, std::move(op));
   }
   auto lock = locks.create_lock(o.name);
-  auto op = as_asked(o, [&] { return lock.async_acquire(d, token); },
-                     [&](auto wait) { return lock.async_acquire_for(wait, d, token); },
-                     [&] { return lock.async_try_acquire(confirming, d, token); });
+  auto op = as_asked(o, lock, d);
   co_return co_await announced(locks, o, std::move(op));
 }
 
 asio::awaitable<std::tuple<error_code, multi_lease>> acquire_writer(provider& locks, const options& o,
                                                                      diagnostics& d) {
-  auto token = asio::as_tuple(asio::use_awaitable);
-  auto l = rw_lock_of(locks, o);
-  auto op = as_asked(o, [&] { return l.async_acquire_write(d, token); },
-                     [&](auto wait) { return l.async_acquire_write_for(wait, d, token); },
-                     [&] { return l.async_try_acquire_write(confirming, d, token); });
+  auto writer = rw_lock_of(locks, o).writer();
+  auto op = as_asked(o, writer, d);
   co_return co_await announced(locks, o, std::move(op));
 }
 
