@@ -139,7 +139,8 @@ void counted() {
     auto rw = ml::detail::access::make_provider(w.provider()).create_rw_lock("rw", {});
     const auto b = w.store->wire();
     w.run([&]() -> asio::awaitable<void> {
-      auto l = co_await rw.writer().async_acquire_for(5s, asio::use_awaitable);
+      auto writer = rw.writer();  // named: GCC 12 and temporaries in co_await
+      auto l = co_await writer.async_acquire_for(5s, asio::use_awaitable);
       co_await l.async_release(asio::use_awaitable);
     }());
     count_row("rw_lock write (R = 16) from cold, new name", b, w.store->wire(), 88);

@@ -31,9 +31,10 @@ double sections(const config& c, int k, std::chrono::milliseconds hold, bool rea
     for (int i = 0; i < k; ++i) {
       asio::co_spawn(ex, [&]() -> asio::awaitable<void> {
         asio::steady_timer t(ex);
+        auto reader = rw.reader();  // named: GCC 12 and temporaries in co_await
         while (std::chrono::steady_clock::now() < end) {
           mongolock::lease held;
-          if (readers) held = co_await rw.reader().async_acquire();
+          if (readers) held = co_await reader.async_acquire();
           else held = co_await mutex.async_acquire();
           t.expires_after(hold);
           co_await t.async_wait(asio::deferred);
@@ -60,7 +61,8 @@ double write_cycles(const config& c, bool writer, double* commands = nullptr) {
     const auto start = std::chrono::steady_clock::now(), end = start + std::chrono::seconds(c.seconds);
     while (std::chrono::steady_clock::now() < end) {
       if (writer) {
-        auto held = co_await rw.writer().async_acquire();
+        auto side = rw.writer();  // named: GCC 12 and temporaries in co_await
+        auto held = co_await side.async_acquire();
         co_await held.async_release();
       } else {
         auto held = co_await mutex.async_acquire();

@@ -48,7 +48,8 @@ asio::awaitable<void> lead(const args& a, std::int64_t term) {
 }
 
 asio::awaitable<int> candidate(const args& a, mongolock::election& el) {
-  auto [ec, leading] = co_await el.candidate(a.value).async_acquire(asio::as_tuple(asio::deferred));
+  auto me = el.candidate(a.value);  // named: GCC 12 and temporaries in co_await
+  auto [ec, leading] = co_await me.async_acquire(asio::as_tuple(asio::deferred));
   if (ec) {
     say("ERROR campaigning: " + ec.message());
     co_return 2;

@@ -25,7 +25,8 @@ asio::awaitable<void> several(mongolock::provider& locks) {
 asio::awaitable<void> leading(mongolock::provider& locks) {
   // [snippet:election]
   auto el = locks.create_election("scheduler");
-  auto leader = co_await el.candidate("10.0.0.7:8080").async_acquire(asio::use_awaitable);  // waits until it leads
+  auto me = el.candidate("10.0.0.7:8080");                           // this process, as a candidate
+  auto leader = co_await me.async_acquire(asio::use_awaitable);       // waits until it leads
   co_await leader.async_guard(step("scheduling", leader.term()));  // cancelled if leadership is lost
   auto seen = co_await el.async_leader(asio::use_awaitable);         // anyone: {has_leader, value, term, owner}
   std::cout << "leader " << seen.value << ", term " << seen.term << "\n";
@@ -42,9 +43,11 @@ asio::awaitable<void> shared(mongolock::provider& locks) {
   // [/snippet]
   // [snippet:rw-lock]
   auto cfg = locks.create_rw_lock("config");                            // 16 readers at most by default
-  auto reading = co_await cfg.reader().async_acquire(asio::use_awaitable);  // many readers at once
+  auto reader = cfg.reader();                                          // each side has the acquire set
+  auto writer = cfg.writer();
+  auto reading = co_await reader.async_acquire(asio::use_awaitable);  // many readers at once
   co_await reading.async_release(asio::use_awaitable);
-  auto writing = co_await cfg.writer().async_acquire(asio::use_awaitable);  // alone: a multi_lease
+  auto writing = co_await writer.async_acquire(asio::use_awaitable);  // alone: a multi_lease
   co_await step("writing", writing.highest_fencing_token());             // above every excluded reader's token
   co_await writing.async_release(asio::use_awaitable);
   // [/snippet]

@@ -33,7 +33,10 @@ class collection_cache {
  public:
   static constexpr std::size_t max_kept = 8;
 
-  explicit collection_cache(mongoc_client_t* c) : client_(c), outer_(current_) { current_ = this; }
+  explicit collection_cache(mongoc_client_t* c) : client_(c), outer_(current_) {
+    kept_.reserve(max_kept);  // so that keeping a handle never fails after it was made
+    current_ = this;
+  }
   ~collection_cache() {
     current_ = outer_;
     for (auto& k : kept_) mongoc_collection_destroy(k.handle);

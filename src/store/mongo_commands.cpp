@@ -105,12 +105,13 @@ outcome<T> failed(const bson_error_t& e, bool write_was_sent, const bson_t* repl
 // validation and encoding), on the way to the server.
 void append_write_concern(bson_t* opts, const store_config& cfg) {
   struct built {
+    bool any = false;  // a flag, not a marker value: every setting gets its own option
     write_concern durability = write_concern::majority;
-    std::chrono::milliseconds timeout{-1};  // none built yet
-    bson_doc option;                        // {writeConcern: {...}}
+    std::chrono::milliseconds timeout{0};
+    bson_doc option;  // {writeConcern: {...}}
   };
   thread_local built last;
-  if (last.timeout != cfg.write_timeout || last.durability != cfg.durability) {
+  if (!last.any || last.timeout != cfg.write_timeout || last.durability != cfg.durability) {
     bson_reinit(last.option.get());
     mongoc_write_concern_t* wc = mongoc_write_concern_new();
     if (cfg.durability == write_concern::majority)
@@ -119,6 +120,7 @@ void append_write_concern(bson_t* opts, const store_config& cfg) {
       mongoc_write_concern_set_w(wc, 1);
     mongoc_write_concern_append(wc, last.option.get());
     mongoc_write_concern_destroy(wc);
+    last.any = true;
     last.durability = cfg.durability;
     last.timeout = cfg.write_timeout;
   }

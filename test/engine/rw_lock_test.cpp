@@ -153,7 +153,8 @@ BOOST_AUTO_TEST_CASE(a_stream_of_readers_does_not_starve_a_writer) {
     auto l = rw(p, "s", 4);
     auto ex = co_await asio::this_coro::executor;
     while (!stop) {
-      auto held = co_await l.reader().async_acquire_for(20s, asio::use_awaitable);
+      auto side = l.reader();  // named: GCC 12 and temporaries in co_await
+      auto held = co_await side.async_acquire_for(20s, asio::use_awaitable);
       ++inside;
       overlaps += writer_inside;
       asio::steady_timer t(ex, 30ms);

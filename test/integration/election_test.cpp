@@ -105,7 +105,8 @@ BOOST_FIXTURE_TEST_CASE(a_stopped_leader_learns_it_lost_and_is_fenced_off, io_fi
   auto el = p.create_election(name);
   std::int64_t mine = 0;
   run([&]() -> asio::awaitable<void> {
-    auto lead = co_await el.candidate("new:2").async_acquire_for(10000ms);
+    auto me = el.candidate("new:2");  // named: GCC 12 and temporaries in co_await
+    auto lead = co_await me.async_acquire_for(10000ms);
     mine = lead.term();
     write_resource(dir / "resource", mine);
     ::kill(old.pid, SIGCONT);
@@ -130,7 +131,8 @@ BOOST_FIXTURE_TEST_CASE(a_leader_with_a_skewed_clock_keeps_leading, io_fixture) 
   auto p = make_provider(fast_options(), "elections");  // the collection mongolock-leader uses
   auto el = p.create_election(name);
   auto [ec, lead] = run([&]() -> asio::awaitable<std::tuple<error_code, ml::leadership>> {
-    co_return co_await el.candidate("behind:2").async_acquire_for(2500ms, asio::as_tuple(asio::deferred));
+    auto me = el.candidate("behind:2");
+    co_return co_await me.async_acquire_for(2500ms, asio::as_tuple(asio::deferred));
   }());
   BOOST_TEST((ec == ml::errc::timeout), ec.message());
   auto [ec2, now] = run([&]() -> asio::awaitable<std::tuple<error_code, ml::leader_info>> {
@@ -160,13 +162,15 @@ BOOST_FIXTURE_TEST_CASE(values_go_with_their_term_and_bad_input_is_refused, io_f
     after_takeover = co_await el.async_leader();
     doc = co_await p.async_inspect(name);
     co_await plain.async_release();
-    auto lead = co_await el.candidate("me:3").async_acquire_for(5000ms);
+    auto me = el.candidate("me:3");
+    auto lead = co_await me.async_acquire_for(5000ms);
     co_await lead.async_resign();
     after_resign = co_await el.async_leader();
     resigned_doc = co_await p.async_inspect(name);
-    std::tie(empty_value, std::ignore) = co_await el.candidate("").async_acquire(asio::as_tuple(asio::deferred));
-    std::tie(long_value, std::ignore) =
-        co_await el.candidate(std::string(ml::limits::max_election_value + 1, 'x')).async_acquire(asio::as_tuple(asio::deferred));
+    auto empty = el.candidate("");
+    std::tie(empty_value, std::ignore) = co_await empty.async_acquire(asio::as_tuple(asio::deferred));
+    auto too_long = el.candidate(std::string(ml::limits::max_election_value + 1, 'x'));
+    std::tie(long_value, std::ignore) = co_await too_long.async_acquire(asio::as_tuple(asio::deferred));
   }());
   BOOST_TEST(!after_takeover.has_leader, "term " << after_takeover.term << " shows '" << after_takeover.value << "'");
   BOOST_TEST(doc.value.empty(), doc.value);

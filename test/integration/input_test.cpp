@@ -176,9 +176,9 @@ BOOST_AUTO_TEST_CASE(an_exception_carries_the_drivers_reason) {
   auto both = p.create_multi_lock({"a", "b"});
   asio::co_spawn(io, catching([&]() -> asio::awaitable<void> { co_await sem.async_acquire(asio::use_awaitable); }),
                  asio::detached);
-  asio::co_spawn(io, catching([&]() -> asio::awaitable<void> { co_await rw.reader().async_acquire(asio::use_awaitable); }),
+  asio::co_spawn(io, catching([&]() -> asio::awaitable<void> { auto side = rw.reader(); co_await side.async_acquire(asio::use_awaitable); }),
                  asio::detached);
-  asio::co_spawn(io, catching([&]() -> asio::awaitable<void> { co_await rw.writer().async_acquire(asio::use_awaitable); }),
+  asio::co_spawn(io, catching([&]() -> asio::awaitable<void> { auto side = rw.writer(); co_await side.async_acquire(asio::use_awaitable); }),
                  asio::detached);
   asio::co_spawn(io, catching([&]() -> asio::awaitable<void> { co_await both.async_acquire(asio::use_awaitable); }),
                  asio::detached);

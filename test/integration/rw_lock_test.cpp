@@ -71,7 +71,8 @@ BOOST_FIXTURE_TEST_CASE(a_killed_writer_is_taken_over_after_expiry, io_fixture) 
   long long waited = 0;
   std::int64_t token = 0;
   run([&]() -> asio::awaitable<void> {
-    auto w = co_await l.writer().async_acquire_for(10000ms);
+    auto writer = l.writer();  // named: GCC 12 and temporaries in co_await
+    auto w = co_await writer.async_acquire_for(10000ms);
     waited = ms_since(killed);
     token = w.highest_fencing_token();
     co_await w.async_release();
@@ -121,12 +122,14 @@ BOOST_FIXTURE_TEST_CASE(a_name_declared_otherwise_is_refused_with_a_reason, io_f
   run([&]() -> asio::awaitable<void> {
     auto permit = co_await sem.async_acquire_for(1000ms);
     ml::diagnostics d;
-    auto [ec, w] = co_await l.writer().async_acquire_for(1000ms, d, asio::as_tuple(asio::deferred));
+    auto writer = l.writer();  // named: GCC 12 and temporaries in co_await
+    auto [ec, w] = co_await writer.async_acquire_for(1000ms, d, asio::as_tuple(asio::deferred));
     BOOST_TEST((ec == ml::errc::declaration_mismatch), ec.message());
     BOOST_TEST(d.reason == "'" + name + "' is declared as a semaphore of 3 permits, not a rw_lock of 3");
     co_await permit.async_release();
-    auto r = co_await other.reader().async_acquire_for(1000ms);
-    auto [ec5, r5] = co_await other5.reader().async_acquire_for(1000ms, d, asio::as_tuple(asio::deferred));
+    auto reader = other.reader(), reader5 = other5.reader();
+    auto r = co_await reader.async_acquire_for(1000ms);
+    auto [ec5, r5] = co_await reader5.async_acquire_for(1000ms, d, asio::as_tuple(asio::deferred));
     BOOST_TEST((ec5 == ml::errc::declaration_mismatch), ec5.message());
     BOOST_TEST(d.reason.find("rw_lock of 16 permits, not a rw_lock of 5") != std::string::npos, d.reason);
     co_await r.async_release();

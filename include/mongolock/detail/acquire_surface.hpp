@@ -74,8 +74,10 @@ class acquire_surface {
   }
 
   // One look, never queued (a line of waiters is ignored): errc::busy at once if held, however
-  // long the holder has been silent. It is async_try_acquire(try_options{}): bounded only by the
-  // driver's timeouts (client_options; a hung server: socket_timeout), not by the acquire timeout.
+  // long the holder has been silent. It is async_try_acquire(try_options{}): the call as a whole
+  // has no bound of its own. A lock's try is bounded by the driver's timeouts (client_options; a
+  // hung server: socket_timeout); a semaphore's, rw_lock's or multi-lock's look at each of its
+  // locks is bounded by the acquire timeout as well, and its reads by the driver's.
   template <class Token = boost::asio::deferred_t>
     requires is_token_v<Token>
   auto async_try_acquire(Token&& token = {}) const {
@@ -115,8 +117,10 @@ class acquire_surface {
   ~acquire_surface() = default;
 
   // Every overload ends here, the library's own acquires too (detail::access::acquire, in modes
-  // the public set does not offer). Derived is copied into the operation: a deferred operation
-  // may start after the object it came from is gone.
+  // the public set does not offer). A deferred operation may start after the object it came from
+  // is gone, so Derived::start must pass everything it needs by value to async_initiate and
+  // capture neither `this` nor the copy of Derived made here (which lives only as long as
+  // initiation, except in use_awaitable's frame).
   template <class Token>
   auto initiate(acquire_request r, diagnostics* d, Token&& token) const {
     return initiate_maybe_with_reason<Value>(
