@@ -4,6 +4,8 @@
 #include <boost/asio.hpp>
 #include <iostream>
 #include <mongolock.hpp>
+
+#include "program.hpp"
 #include <string>
 
 namespace asio = boost::asio;
@@ -47,13 +49,8 @@ std::string get_metrics(const mongolock::provider& locks) {
 // [/snippet]
 
 int main(int argc, char** argv) {
-  asio::io_context io;
-  mongolock::client db{io.get_executor(), argc > 1 ? argv[1] : "mongodb://127.0.0.1:27017"};
-  mongolock::provider locks{db, "app", "locks"};
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+  return tutorial::run(argc, argv, [](mongolock::provider& locks) -> asio::awaitable<void> {
     std::cout << "POST /reports/17: " << co_await post_report(locks, "17") << "\n";
     std::cout << get_metrics(locks);
-    co_await locks.async_shutdown(asio::as_tuple(asio::use_awaitable));
-  }, [](std::exception_ptr e) { if (e) std::rethrow_exception(e); });
-  io.run();
+  });
 }

@@ -5,6 +5,8 @@
 #include <iostream>
 #include <mongolock.hpp>
 
+#include "program.hpp"
+
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
@@ -29,17 +31,4 @@ asio::awaitable<void> scoped(mongolock::provider& locks) {
   std::cout << pages << " pages\n";
 }
 
-int main(int argc, char** argv) {
-  asio::io_context io;
-  mongolock::client db{io.get_executor(), argc > 1 ? argv[1] : "mongodb://127.0.0.1:27017"};
-  mongolock::provider locks{db, "app", "locks"};
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-    try {
-      co_await scoped(locks);
-    } catch (const std::exception& e) {
-      std::cerr << e.what() << "\n";
-    }
-    co_await locks.async_shutdown(asio::as_tuple(asio::use_awaitable));
-  }, asio::detached);
-  io.run();
-}
+int main(int argc, char** argv) { return tutorial::run(argc, argv, scoped); }

@@ -4,6 +4,8 @@
 #include <iostream>
 #include <mongolock.hpp>
 
+#include "program.hpp"
+
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
@@ -36,13 +38,8 @@ asio::awaitable<void> try_confirming(mongolock::provider& locks) {
 }
 
 int main(int argc, char** argv) {
-  asio::io_context io;
-  mongolock::client db{io.get_executor(), argc > 1 ? argv[1] : "mongodb://127.0.0.1:27017"};
-  mongolock::provider locks{db, "app", "locks"};
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+  return tutorial::run(argc, argv, [](mongolock::provider& locks) -> asio::awaitable<void> {
     co_await try_once(locks);
     co_await try_confirming(locks);
-    co_await locks.async_shutdown(asio::as_tuple(asio::use_awaitable));
-  }, [](std::exception_ptr e) { if (e) std::rethrow_exception(e); });
-  io.run();
+  });
 }

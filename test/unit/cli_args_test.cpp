@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "args.hpp"
+#include "cli_parse.hpp"
 #include "json.hpp"
 #include "mongolock/error.hpp"
 #include "mongolock/options.hpp"
@@ -10,11 +11,6 @@
 using namespace std::chrono_literals;
 namespace cli = mongolock::cli;
 
-namespace {
-cli::parse_result parse(std::vector<std::string> args, std::vector<std::pair<std::string, std::string>> env = {}) {
-  return cli::parse_args(args, env);
-}
-}  // namespace
 
 BOOST_AUTO_TEST_SUITE(cli_args)
 

@@ -3,15 +3,11 @@
 #include <boost/test/unit_test.hpp>
 
 #include "args.hpp"
+#include "cli_parse.hpp"
 
 using namespace std::chrono_literals;
 namespace cli = mongolock::cli;
 
-namespace {
-cli::parse_result parse(std::vector<std::string> args, std::vector<std::pair<std::string, std::string>> env = {}) {
-  return cli::parse_args(args, env);
-}
-}  // namespace
 
 BOOST_AUTO_TEST_SUITE(cli_options)
 
