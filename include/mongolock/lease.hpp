@@ -23,42 +23,12 @@
 #include "mongolock/error.hpp"
 #include "mongolock/detail/initiation.hpp"
 #include "mongolock/detail/spawn_relayed.hpp"
+#include "mongolock/impl/guarded.hpp"
 
 namespace mongolock {
 namespace detail {
 struct lease_state;
 struct access;
-
-// A class template, not conditional_t: conditional_t would form void(exception_ptr, void).
-template <class T>
-struct guard_signature_of {
-  using type = void(std::exception_ptr, T);
-};
-template <>
-struct guard_signature_of<void> {
-  using type = void(std::exception_ptr);
-};
-template <class T>
-using guard_signature = typename guard_signature_of<T>::type;
-
-// The body of every guard: `work` (spawned on `work_ex`) next to `ended`, a deferred operation
-// that completes with void(error_code) when the lease (or one of several) ends; whichever ends
-// first cancels the other. An end first rethrows as system_error(its code).
-template <class T, class Ended>
-boost::asio::awaitable<T> guarded(boost::asio::awaitable<T> work, boost::asio::any_io_executor work_ex, Ended ended) {
-  namespace asio = boost::asio;
-  // Built outside the co_await expression: GCC 12 may destroy temporaries there twice.
-  auto group = asio::experimental::make_parallel_group(co_spawn_relayed(work_ex, std::move(work), asio::deferred),
-                                                       std::move(ended));
-  auto both = std::move(group).async_wait(asio::experimental::wait_for_one(), asio::deferred);
-  auto result = co_await std::move(both);
-  const auto& order = std::get<0>(result);
-  const std::exception_ptr& failure = std::get<1>(result);
-  const boost::system::error_code& end = std::get<std::tuple_size_v<decltype(result)> - 1>(result);
-  if (order[0] == 1) throw boost::system::system_error(end);
-  if (failure) std::rethrow_exception(failure);
-  if constexpr (!std::is_void_v<T>) co_return std::move(std::get<2>(result));
-}
 }  // namespace detail
 
 // Thread safety: a lease object is not (like any Asio I/O object); status(), held() and the
@@ -236,17 +206,10 @@ class lease {
         token, std::move(st));
   }
 
-  // Runs on the lease's strand: `work` (spawned on `work_ex`, the caller's executor) next to a wait
-  // for loss; whichever ends first cancels the other. Loss (or release) rethrows as
-  // system_error(errc::lease_lost / errc::released).
+  // The guard's coroutine, on the lease's strand (defined in impl/lease.hpp).
   template <class T>
   static boost::asio::awaitable<T> guard_body(state_ptr st, boost::asio::awaitable<T> work,
-                                              boost::asio::any_io_executor work_ex) {
-    if (auto ec = status_of(*st)) throw boost::system::system_error(ec);
-    auto body = detail::guarded<T>(std::move(work), std::move(work_ex), wait_lost(st, boost::asio::deferred));
-    if constexpr (std::is_void_v<T>) co_await std::move(body);
-    else co_return co_await std::move(body);
-  }
+                                              boost::asio::any_io_executor work_ex);
 
   template <class T, class Token>
   auto initiate_guard(boost::asio::awaitable<T> work, Token&& token) {
@@ -266,3 +229,5 @@ class lease {
 };
 
 }  // namespace mongolock
+
+#include "mongolock/impl/lease.hpp"

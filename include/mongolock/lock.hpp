@@ -116,39 +116,9 @@ class lock : public detail::acquire_surface<lock, lease> {
   template <class F>
   using work_result_t = typename std::invoke_result_t<F&, const lease&>::value_type;
 
-  // lock::async_run's body: acquire, make the work from the lease and run it guarded by the lease,
-  // then release and wait for the release whatever happened. A cancellation cancels the acquire or
-  // the work, never the release.
-  // `given`: the caller's diagnostics or null; the acquire's failure is thrown with its reason.
+  // lock::async_run's coroutine (defined in impl/lock.hpp). `given`: the caller's diagnostics or null.
   template <class T, class Acquire, class F>
-  static boost::asio::awaitable<T> run_body(Acquire acquire, F make_work, diagnostics* given) {
-    namespace asio = boost::asio;
-    co_await asio::this_coro::throw_if_cancelled(false);  // the release below must still run
-    diagnostics local;
-    diagnostics& why = given ? *given : local;
-    auto [ec, held] = co_await std::move(acquire)(why, asio::as_tuple(asio::use_awaitable));
-    if (ec) throw detail::failure_with_reason(ec, why);
-    std::exception_ptr failure;
-    std::optional<std::conditional_t<std::is_void_v<T>, int, T>> result;
-    try {
-      // Named locals, not temporaries inside co_await: GCC 12 may destroy those twice.
-      auto work = make_work(std::as_const(held));
-      auto guarded = held.async_guard(std::move(work), asio::use_awaitable);
-      if constexpr (std::is_void_v<T>) {
-        co_await std::move(guarded);
-        result.emplace(0);
-      } else {
-        result.emplace(co_await std::move(guarded));
-      }
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    // The work finished (or failed) inside its lease; a release that fails afterwards does not
-    // change that outcome (the lock then expires on its own, or is retried in the background).
-    co_await held.async_release(asio::as_tuple(asio::use_awaitable));
-    if (failure) std::rethrow_exception(failure);
-    if constexpr (!std::is_void_v<T>) co_return std::move(*result);
-  }
+  static boost::asio::awaitable<T> run_body(Acquire acquire, F make_work, diagnostics* given);
 
   template <class F, class Token, class T = work_result_t<F>>
   auto initiate_run(F make_work, diagnostics* d, Token&& token) {
@@ -185,3 +155,5 @@ class lock : public detail::acquire_surface<lock, lease> {
 };
 
 }  // namespace mongolock
+
+#include "mongolock/impl/lock.hpp"

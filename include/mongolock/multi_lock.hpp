@@ -140,18 +140,10 @@ class multi_lease {
     if (d) d->reason = "this multi_lease holds no acquisition";
   }
 
-  // As lease::guard_body, with the first loss among the leases as the other branch.
+  // As lease::guard_body, with the first loss among the leases as the other branch (defined in
+  // impl/multi_lock.hpp).
   template <class T>
-  static boost::asio::awaitable<T> guard_body(shared s, boost::asio::awaitable<T> work, boost::asio::any_io_executor work_ex) {
-    namespace asio = boost::asio;
-    for (const auto& l : *s)
-      if (auto ec = l.status()) throw boost::system::system_error(ec);
-    auto any_lost = asio::async_initiate<decltype(asio::deferred), void(boost::system::error_code)>(
-        [](auto h, shared s) { start_wait_lost(std::move(s), std::move(h)); }, asio::deferred, s);
-    auto body = detail::guarded<T>(std::move(work), std::move(work_ex), std::move(any_lost));
-    if constexpr (std::is_void_v<T>) co_await std::move(body);
-    else co_return co_await std::move(body);
-  }
+  static boost::asio::awaitable<T> guard_body(shared s, boost::asio::awaitable<T> work, boost::asio::any_io_executor work_ex);
 
   shared leases_;
 };
@@ -201,3 +193,5 @@ class multi_lock : public detail::acquire_surface<multi_lock, multi_lease> {
 };
 
 }  // namespace mongolock
+
+#include "mongolock/impl/multi_lock.hpp"
