@@ -81,6 +81,6 @@ fi
 if [ -z "${MONGOLOCK_SKIP_TSAN:-}" ]; then
   # Its test preset selects the suites and the suppressions (test/tsan.supp); the build, only
   # what those suites run (none of them starts the examples or the tool).
-  run_preset tsan unit_tests engine_tests integration_tests
+  run_preset tsan unit_tests sansio_tests engine_tests integration_tests
 fi
 step "all tests passed"

@@ -1,7 +1,7 @@
 #pragma once
 // What an acquire does next, decided without I/O and without reading a clock: the driver
 // (src/engine/acquire.cpp) performs each action against the store, feeds back the result with the time
-// it observed, and asks again. Unit-tested in test/engine/acquire_fsm_test.cpp.
+// it observed, and asks again. Unit-tested in test/sansio/acquire_fsm_test.cpp.
 //
 // Safety rules it enforces (docs/design.md):
 // - a take is a grant only if its reply arrived before sent + expiry - margin (a late grant is

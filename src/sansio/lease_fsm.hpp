@@ -2,7 +2,7 @@
 // What a held lease does next, decided without I/O and without reading a clock: the renewal
 // loop and the watchdog in src/engine/lease_state.cpp perform each action and feed back the result with the
 // time they observed (boot_clock: suspended time counts). Unit-tested in
-// test/engine/lease_fsm_test.cpp.
+// test/sansio/lease_fsm_test.cpp.
 //
 // Rules (docs/design.md, sections 1 and 6):
 // - the local deadline is the send time of the last successful acquire/renew + expiry - margin;

@@ -3,7 +3,7 @@
 // the line, to a local waiter, or plainly; after a hand-off that missed, one majority read and one
 // more try; and how each outcome settles. The driver (src/engine/release.cpp) performs each
 // action against the store, feeds back the result with the time it observed, and carries out
-// the action's give-backs. Unit-tested in test/engine/release_fsm_test.cpp.
+// the action's give-backs. Unit-tested in test/sansio/release_fsm_test.cpp.
 //
 // Safety rules it enforces:
 // - a hand-off to the head of the line never frees the head's lock, whatever its reply: on an

@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 #include <limits>
 
+#include "printable.hpp"
 #include "sansio/acquire_fsm.hpp"
 #include "fsm_params.hpp"
 #include "mongolock/error.hpp"
@@ -38,10 +39,10 @@ outcome<T> err(ml::errc e, bool ambiguous) {
 // take without a look): the read that follows.
 acquire_action blind_missed(acquire_fsm& f, tp at = t0) {
   auto a = f.start(at);
-  BOOST_REQUIRE((a.what == kind::take));
+  BOOST_TEST_REQUIRE(a.what == kind::take);
   BOOST_REQUIRE(!f.request().observed.exists);
   a = f.on_take(success(false), at, at);
-  BOOST_REQUIRE((a.what == kind::read));
+  BOOST_TEST_REQUIRE(a.what == kind::read);
   return a;
 }
 
@@ -49,7 +50,7 @@ acquire_action blind_missed(acquire_fsm& f, tp at = t0) {
 acquire_action to_take(acquire_fsm& f) {
   blind_missed(f);
   auto a = f.on_read(success(held_by("", 7)), t0);
-  BOOST_REQUIRE((a.what == kind::take));
+  BOOST_TEST_REQUIRE(a.what == kind::take);
   return a;
 }
 
@@ -71,7 +72,7 @@ BOOST_AUTO_TEST_CASE(free_lock_is_taken_with_the_next_token_and_granted_from_sen
   BOOST_TEST(f.request().token == 8);
   BOOST_TEST(f.request().observed.held.token == 7);
   auto g = f.on_take(success(true), t0 + 1ms, t0 + 5ms);
-  BOOST_TEST((g.what == kind::grant));
+  BOOST_TEST(g.what == kind::grant);
   BOOST_TEST(g.token == 8);
   BOOST_TEST((g.at == t0 + 1ms));  // the lease clock starts when the take was sent
 }
@@ -83,13 +84,13 @@ BOOST_AUTO_TEST_CASE(an_acquire_starts_with_a_blind_take_at_the_clock) {
   p.token_clock = 1'800'000'000'000'000'000;
   acquire_fsm f("x", p);
   auto a = f.start(t0);
-  BOOST_REQUIRE((a.what == kind::take));
+  BOOST_TEST_REQUIRE(a.what == kind::take);
   BOOST_TEST(a.token == p.token_clock);
   BOOST_TEST(!f.request().observed.exists);
   BOOST_TEST(f.request().nobody_waiting);
   BOOST_TEST(f.on_take(success(true), t0, t0 + 2ms).token == p.token_clock);
   acquire_fsm t("x", params(true));
-  BOOST_REQUIRE((t.start(t0).what == kind::take));
+  BOOST_TEST_REQUIRE(t.start(t0).what == kind::take);
   BOOST_TEST(t.request().nobody_waiting, "a try's blind take too: it then knows the line is empty");
 }
 
@@ -107,7 +108,7 @@ BOOST_AUTO_TEST_CASE(a_token_is_above_the_document_and_at_least_the_clock) {
   acquire_fsm h("x", p);
   blind_missed(h);
   auto a = h.on_read(success(held_by("", std::numeric_limits<std::int64_t>::max())), t0);
-  BOOST_TEST((a.what == kind::fail));
+  BOOST_TEST(a.what == kind::fail);
   BOOST_TEST((a.ec == ml::errc::server_error));
 }
 
@@ -119,7 +120,7 @@ BOOST_AUTO_TEST_CASE(a_declared_name_fails_with_declaration_mismatch) {
   d.exists = true;
   d.declared = std::make_shared<const declaration>(declaration{"semaphore", 3});
   auto a = f.on_read(success(d), t0);
-  BOOST_TEST((a.what == kind::fail));
+  BOOST_TEST(a.what == kind::fail);
   BOOST_TEST((a.ec == ml::errc::declaration_mismatch));
   BOOST_TEST(a.why == "'x' is declared as a semaphore of 3 permits, not a lock");
 }
@@ -128,25 +129,25 @@ BOOST_AUTO_TEST_CASE(live_holder_is_waited_out_by_observation_only) {
   acquire_fsm f("x", params());
   f.start(t0);
   auto a = look(f, held_by("other", 5, 1), t0);
-  BOOST_TEST((a.what == kind::wait_until));
+  BOOST_TEST(a.what == kind::wait_until);
   // The same (owner, token, beat) until expiry + margin has passed on our clock: take over.
   a = look(f, held_by("other", 5, 1), t0 + 1099ms);
-  BOOST_TEST((a.what == kind::wait_until));
+  BOOST_TEST(a.what == kind::wait_until);
   a = look(f, held_by("other", 5, 1), t0 + 1100ms);
-  BOOST_TEST((a.what == kind::take));
+  BOOST_TEST(a.what == kind::take);
   BOOST_TEST(f.request().observed.held.beat == 1);
   // A renewal in between restarts the window.
   acquire_fsm g("x", params());
   g.start(t0);
   look(g, held_by("other", 5, 1), t0);
-  BOOST_TEST((look(g, held_by("other", 5, 2), t0 + 1100ms).what == kind::wait_until));
+  BOOST_TEST(look(g, held_by("other", 5, 2), t0 + 1100ms).what == kind::wait_until);
 }
 
 BOOST_AUTO_TEST_CASE(write_concern_error_fails_ambiguous_and_lists_the_take_to_give_back) {
   acquire_fsm f("x", params());
   to_take(f);
   auto a = f.on_take(err<bool>(ml::errc::ambiguous_result, true), t0, t0 + 5ms);
-  BOOST_TEST((a.what == kind::fail));
+  BOOST_TEST(a.what == kind::fail);
   BOOST_TEST((a.ec == ml::errc::ambiguous_result));
   BOOST_TEST(f.unconfirmed() == std::vector<std::int64_t>{8});
 }
@@ -154,9 +155,9 @@ BOOST_AUTO_TEST_CASE(write_concern_error_fails_ambiguous_and_lists_the_take_to_g
 BOOST_AUTO_TEST_CASE(stream_error_after_sending_is_rechecked_and_confirmed) {
   acquire_fsm f("x", params());
   to_take(f);
-  BOOST_TEST((f.on_take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms).what == kind::recheck));
+  BOOST_TEST(f.on_take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms).what == kind::recheck);
   auto g = f.on_recheck(success(held_by("me", 8)), t0 + 10ms);
-  BOOST_TEST((g.what == kind::grant));
+  BOOST_TEST(g.what == kind::grant);
   BOOST_TEST((g.at == t0));
   BOOST_TEST(f.unconfirmed().empty());
 }
@@ -174,14 +175,14 @@ BOOST_AUTO_TEST_CASE(our_owner_seen_too_late_is_given_back) {
   acquire_fsm f("x", params());
   to_take(f);
   f.on_take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms);
-  BOOST_TEST((f.on_recheck(success(held_by("", 7)), t0 + 10ms).what == kind::take));  // not landed yet
+  BOOST_TEST(f.on_recheck(success(held_by("", 7)), t0 + 10ms).what == kind::take);  // not landed yet
   f.on_take(success(false), t0 + 11ms, t0 + 12ms);                                  // it landed meanwhile
   // Every read is a majority read: our own owner id there is a committed take, ours only if it
   // came back before its bound (t0 + 900 ms).
   auto a = f.on_read(success(held_by("me", 8)), t0 + 900ms);
-  BOOST_TEST((a.what == kind::give_back));
+  BOOST_TEST(a.what == kind::give_back);
   BOOST_TEST(a.token == 8);
-  BOOST_TEST((f.on_given_back(success(true), t0 + 905ms).what == kind::read));
+  BOOST_TEST(f.on_given_back(success(true), t0 + 905ms).what == kind::read);
   BOOST_TEST(f.unconfirmed().empty());
 }
 
@@ -189,7 +190,7 @@ BOOST_AUTO_TEST_CASE(late_reply_to_a_take_is_given_back) {
   acquire_fsm f("x", params());
   to_take(f);
   auto a = f.on_take(success(true), t0, t0 + 800ms);
-  BOOST_TEST((a.what == kind::give_back));
+  BOOST_TEST(a.what == kind::give_back);
   BOOST_TEST(a.token == 8);
   BOOST_TEST((f.take_bound(t0) == t0 + 800ms), "E - m, less the first renewal's room: min(m, E - m - R, (E - m) / 4)");
 }
@@ -205,10 +206,11 @@ BOOST_AUTO_TEST_CASE(a_grant_leaves_room_for_the_first_renewal) {
   acquire_fsm in_time("x", p);
   to_take(in_time);
   auto a = in_time.on_take(success(true), t0, t0 + 799ms);
-  BOOST_TEST((a.what == kind::grant && a.at == t0));
+  BOOST_TEST(a.what == kind::grant);
+  BOOST_TEST((a.at == t0));
   acquire_fsm late("x", p);
   to_take(late);
-  BOOST_TEST((late.on_take(success(true), t0, t0 + 800ms).what == kind::give_back));
+  BOOST_TEST(late.on_take(success(true), t0, t0 + 800ms).what == kind::give_back);
   BOOST_TEST((late.take_bound(t0) == t0 + 800ms));
 }
 
@@ -220,13 +222,13 @@ BOOST_AUTO_TEST_CASE(a_grant_leaves_room_for_the_first_renewal) {
 BOOST_AUTO_TEST_CASE(a_blind_take_answered_not_taken_counts_from_its_send_if_it_shows_up) {
   acquire_fsm f("x", params());
   auto a = f.start(t0);
-  BOOST_REQUIRE((a.what == kind::take));
+  BOOST_TEST_REQUIRE(a.what == kind::take);
   const auto blind = a.token;
-  BOOST_REQUIRE((f.on_take(success(false), t0, t0 + 2ms).what == kind::read));
-  BOOST_REQUIRE((look(f, held_by("other", 5, 1), t0 + 500ms).what == kind::wait_until));  // joined at 500 ms
+  BOOST_TEST_REQUIRE(f.on_take(success(false), t0, t0 + 2ms).what == kind::read);
+  BOOST_TEST_REQUIRE(look(f, held_by("other", 5, 1), t0 + 500ms).what == kind::wait_until);  // joined at 500 ms
   BOOST_REQUIRE(f.joined());
   a = f.on_read(success(held_by("me", blind)), t0 + 900ms);
-  BOOST_TEST((a.what == kind::give_back), "granted from the join's send");
+  BOOST_TEST(a.what == kind::give_back, "granted from the join's send");
 }
 
 // Two takes of one token, both of unknown outcome: a read showing it counts from the first send
@@ -235,11 +237,12 @@ BOOST_AUTO_TEST_CASE(a_blind_take_answered_not_taken_counts_from_its_send_if_it_
 BOOST_AUTO_TEST_CASE(a_token_taken_twice_counts_from_its_first_send) {
   acquire_fsm f("x", params());
   to_take(f);
-  BOOST_REQUIRE((f.on_take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms).what == kind::recheck));
+  BOOST_TEST_REQUIRE(f.on_take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms).what == kind::recheck);
   auto a = f.on_recheck(success(held_by("", 7)), t0 + 10ms);  // not landed (yet)
-  BOOST_REQUIRE((a.what == kind::take && a.token == 8));
-  BOOST_REQUIRE((f.on_take(err<bool>(ml::errc::server_unavailable, true), t0 + 100ms, t0 + 105ms).what == kind::recheck));
-  BOOST_TEST((f.on_recheck(success(held_by("me", 8)), t0 + 850ms).what == kind::give_back));
+  BOOST_TEST_REQUIRE(a.what == kind::take);
+  BOOST_TEST_REQUIRE(a.token == 8);
+  BOOST_TEST_REQUIRE(f.on_take(err<bool>(ml::errc::server_unavailable, true), t0 + 100ms, t0 + 105ms).what == kind::recheck);
+  BOOST_TEST(f.on_recheck(success(held_by("me", 8)), t0 + 850ms).what == kind::give_back);
 }
 
 // A take abandoned at its bound may still land; a read that then shows it is past the bound (the
@@ -248,9 +251,9 @@ BOOST_AUTO_TEST_CASE(a_token_taken_twice_counts_from_its_first_send) {
 BOOST_AUTO_TEST_CASE(a_timed_out_take_seen_landed_is_given_back) {
   acquire_fsm f("x", params());
   to_take(f);
-  BOOST_REQUIRE((f.on_take(err<bool>(ml::errc::timeout, false), t0, t0 + 900ms).what == kind::read));
+  BOOST_TEST_REQUIRE(f.on_take(err<bool>(ml::errc::timeout, false), t0, t0 + 900ms).what == kind::read);
   auto a = f.on_read(success(held_by("me", 8)), t0 + 905ms);
-  BOOST_TEST((a.what == kind::give_back));
+  BOOST_TEST(a.what == kind::give_back);
   BOOST_TEST(a.token == 8);
 }
 
@@ -262,7 +265,7 @@ BOOST_AUTO_TEST_CASE(a_take_in_flight_at_the_deadline_is_given_back_as_the_acqui
   acquire_fsm f("x", params());
   to_take(f);
   auto a = f.on_take(err<bool>(ml::errc::timeout, false), t0 + 9s, t0 + 10s);
-  BOOST_TEST((a.what == kind::fail));
+  BOOST_TEST(a.what == kind::fail);
   BOOST_TEST((a.ec == ml::errc::timeout));
   BOOST_TEST(f.abandoned() == std::vector<std::int64_t>{8}, boost::test_tools::per_element());
 }
@@ -272,9 +275,9 @@ BOOST_AUTO_TEST_CASE(a_take_in_flight_at_the_deadline_is_given_back_as_the_acqui
 BOOST_AUTO_TEST_CASE(a_take_after_an_abandoned_one_carries_a_token_above_it) {
   acquire_fsm f("x", params());
   to_take(f);  // token 8
-  BOOST_REQUIRE((f.on_take(err<bool>(ml::errc::timeout, false), t0, t0 + 900ms).what == kind::read));
+  BOOST_TEST_REQUIRE(f.on_take(err<bool>(ml::errc::timeout, false), t0, t0 + 900ms).what == kind::read);
   auto a = f.on_read(success(held_by("", 7)), t0 + 905ms);
-  BOOST_REQUIRE((a.what == kind::take));
+  BOOST_TEST_REQUIRE(a.what == kind::take);
   BOOST_TEST(a.token == 9);
 }
 
@@ -283,15 +286,15 @@ BOOST_AUTO_TEST_CASE(a_take_after_an_abandoned_one_carries_a_token_above_it) {
 BOOST_AUTO_TEST_CASE(a_read_never_grants_the_token_of_an_abandoned_take) {
   acquire_fsm f("x", params());
   to_take(f);  // token 8, sent at t0
-  BOOST_REQUIRE((f.on_take(err<bool>(ml::errc::timeout, false), t0, t0 + 500ms).what == kind::read));
+  BOOST_TEST_REQUIRE(f.on_take(err<bool>(ml::errc::timeout, false), t0, t0 + 500ms).what == kind::read);
   auto a = f.on_read(success(held_by("me", 8)), t0 + 600ms);
-  BOOST_TEST((a.what == kind::give_back), "granted token " << a.token << ", which the late reply gives back");
+  BOOST_TEST(a.what == kind::give_back, "granted token " << a.token << ", which the late reply gives back");
 }
 
 BOOST_AUTO_TEST_CASE(lost_race_reads_again_at_once) {
   acquire_fsm f("x", params());
   to_take(f);
-  BOOST_TEST((f.on_take(success(false), t0, t0 + 1ms).what == kind::read));
+  BOOST_TEST(f.on_take(success(false), t0, t0 + 1ms).what == kind::read);
   BOOST_TEST(f.lost_races() == 1u);
 }
 
@@ -325,7 +328,7 @@ acquire_fsm held_until_the_deadline(acquire_action& a) {
 BOOST_AUTO_TEST_CASE(deadline_ends_the_wait_with_timeout) {
   acquire_action a;
   auto f = held_until_the_deadline(a);
-  BOOST_TEST((a.what == kind::wait_until));
+  BOOST_TEST(a.what == kind::wait_until);
   BOOST_TEST((a.at <= t0 + 50ms));
   BOOST_TEST((look(f, held_by("other", 1), t0 + 50ms).ec == ml::errc::timeout));
 }
@@ -339,13 +342,13 @@ BOOST_AUTO_TEST_CASE(a_wait_that_reaches_the_deadline_ends_without_another_read)
   // Backoff waits, each ending in a read, until the wait that ends at the deadline.
   for (int i = 0; i < 10 && a.what == kind::wait_until && a.at < t0 + 50ms; ++i) {
     const auto at = a.at;
-    BOOST_REQUIRE((f.on_timer(at).what == kind::read));
+    BOOST_TEST_REQUIRE(f.on_timer(at).what == kind::read);
     a = look(f, held_by("other", 1), at);
   }
-  BOOST_REQUIRE((a.what == kind::wait_until));
+  BOOST_TEST_REQUIRE(a.what == kind::wait_until);
   BOOST_REQUIRE((a.at == t0 + 50ms));
   a = f.on_timer(a.at);
-  BOOST_TEST((a.what == kind::fail));
+  BOOST_TEST(a.what == kind::fail);
   BOOST_TEST((a.ec == ml::errc::timeout));
   BOOST_TEST(a.why.find("in flight") == std::string::npos);
 }
@@ -376,12 +379,12 @@ BOOST_AUTO_TEST_CASE(a_try_in_turn_does_not_overtake_the_line) {
   acquire_fsm g("x", p);
   g.start(t0);
   auto a = g.on_read(success(held_by("", 7)), t0);
-  BOOST_REQUIRE((a.what == kind::take));
+  BOOST_TEST_REQUIRE(a.what == kind::take);
   BOOST_TEST(g.request().nobody_waiting);
   // The same try without in_turn takes the queued permit (a plain try jumps the line).
   acquire_fsm h("x", params(true));
   h.start(t0);
-  BOOST_TEST((h.on_read(success(queued), t0).what == kind::take));
+  BOOST_TEST(h.on_read(success(queued), t0).what == kind::take);
   BOOST_TEST(!h.request().nobody_waiting);
 }
 
@@ -406,9 +409,9 @@ BOOST_AUTO_TEST_CASE(a_confirmation_cut_short_by_the_bound_at_its_timer_is_busy)
   acquire_fsm f("x", p);
   f.start(t0);
   auto a = look(f, silent_since(1'000'000 - 3'600'000), t0);  // silent an hour by its own clock
-  BOOST_REQUIRE((a.what == kind::wait_until));
+  BOOST_TEST_REQUIRE(a.what == kind::wait_until);
   a = f.on_timer(t0 + 400ms);
-  BOOST_TEST((a.what == kind::fail));
+  BOOST_TEST(a.what == kind::fail);
   BOOST_TEST((a.ec == ml::errc::busy));
 }
 
@@ -425,10 +428,10 @@ BOOST_AUTO_TEST_CASE(confirming_watches_a_silent_holder_then_takes_it) {
   acquire_fsm f("x", p);
   f.start(t0);
   auto a = f.on_read(success(silent_since(1'000)), t0);
-  BOOST_TEST((a.what == kind::wait_until));
+  BOOST_TEST(a.what == kind::wait_until);
   // Same heartbeat for expiry + margin (1.1 s): expired by observation, taken.
-  BOOST_TEST((f.on_read(success(silent_since(1'000)), t0 + 500ms).what == kind::wait_until));
-  BOOST_TEST((f.on_read(success(silent_since(1'000)), t0 + 1100ms).what == kind::take));
+  BOOST_TEST(f.on_read(success(silent_since(1'000)), t0 + 500ms).what == kind::wait_until);
+  BOOST_TEST(f.on_read(success(silent_since(1'000)), t0 + 1100ms).what == kind::take);
 }
 
 BOOST_AUTO_TEST_CASE(confirming_answers_busy_if_the_holder_renews_or_the_bound_passes) {
@@ -453,7 +456,7 @@ BOOST_AUTO_TEST_CASE(a_renewed_at_at_the_int64_limits_neither_overflows_nor_deci
   auto p = confirming();
   acquire_fsm oldest("x", p);
   oldest.start(t0);
-  BOOST_TEST((oldest.on_read(success(silent_since(std::numeric_limits<std::int64_t>::min())), t0).what == kind::wait_until));
+  BOOST_TEST(oldest.on_read(success(silent_since(std::numeric_limits<std::int64_t>::min())), t0).what == kind::wait_until);
   p.wall_now_ms = std::numeric_limits<std::int64_t>::min();
   acquire_fsm future("x", p);
   future.start(t0);
@@ -468,8 +471,8 @@ BOOST_AUTO_TEST_CASE(a_confirming_try_watches_a_force_release_placeholder) {
   placeholder.renewed_at_ms = 999'900;  // just broken
   acquire_fsm f("x", p);
   f.start(t0);
-  BOOST_TEST((f.on_read(success(placeholder), t0).what == kind::wait_until));
-  BOOST_TEST((f.on_read(success(placeholder), t0 + 1100ms).what == kind::take));
+  BOOST_TEST(f.on_read(success(placeholder), t0).what == kind::wait_until);
+  BOOST_TEST(f.on_read(success(placeholder), t0 + 1100ms).what == kind::take);
   p.confirm_silent = false;
   acquire_fsm plain("x", p);
   plain.start(t0);
@@ -485,11 +488,11 @@ BOOST_AUTO_TEST_CASE(an_expiry_below_the_minimum_is_waited_out_as_the_minimum) {
     f.start(t0);
     auto hostile = held_by("stranger", 5);
     hostile.held.expiry = claimed;
-    BOOST_TEST((look(f, hostile, t0).what == kind::wait_until));
+    BOOST_TEST(look(f, hostile, t0).what == kind::wait_until);
     BOOST_TEST(f.out_of_bounds_observations() == 1u);
     // Unclamped, 150 ms after the first look is past claimed + margin (100 ms).
-    BOOST_TEST((look(f, hostile, t0 + 150ms).what == kind::wait_until), "claimed " << claimed.count());
-    BOOST_TEST((look(f, hostile, t0 + 200ms).what == kind::take), "100 ms + margin, not sooner");
+    BOOST_TEST(look(f, hostile, t0 + 150ms).what == kind::wait_until, "claimed " << claimed.count());
+    BOOST_TEST(look(f, hostile, t0 + 200ms).what == kind::take, "100 ms + margin, not sooner");
     BOOST_TEST(f.out_of_bounds_observations() == 1u, "counted once per observation, not per read");
   }
 }
@@ -501,9 +504,9 @@ BOOST_AUTO_TEST_CASE(an_expiry_above_the_maximum_is_waited_out_as_the_maximum) {
   f.start(t0);
   auto hostile = held_by("stranger", 5);
   hostile.held.expiry = std::chrono::milliseconds{1'000'000'000'000};  // 31 years
-  BOOST_TEST((look(f, hostile, t0).what == kind::wait_until));
-  BOOST_TEST((look(f, hostile, t0 + 24h).what == kind::wait_until));
-  BOOST_TEST((look(f, hostile, t0 + 24h + 100ms).what == kind::take));
+  BOOST_TEST(look(f, hostile, t0).what == kind::wait_until);
+  BOOST_TEST(look(f, hostile, t0 + 24h).what == kind::wait_until);
+  BOOST_TEST(look(f, hostile, t0 + 24h + 100ms).what == kind::take);
   BOOST_TEST(f.out_of_bounds_observations() == 1u);
 }
 
