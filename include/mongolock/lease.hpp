@@ -22,7 +22,7 @@
 
 #include "mongolock/error.hpp"
 #include "mongolock/detail/initiation.hpp"
-#include "mongolock/detail/spawn_relayed.hpp"
+#include "mongolock/detail/asio_compat.hpp"
 #include "mongolock/impl/guarded.hpp"
 
 namespace mongolock {
@@ -131,7 +131,7 @@ class lease {
   // void(exception_ptr[, T]). Cancelling the guard cancels the work. Throws
   // system_error(errc::not_held) at once on an empty lease. No server call.
   // The default token is use_awaitable; with asio::deferred this returns the awaitable (an Asio
-  // 1.81 limit, initiation.hpp), so `co_await lease.async_guard(work(), asio::deferred)` works.
+  // 1.81 limit, detail/asio_compat.hpp), so `co_await lease.async_guard(work(), asio::deferred)` works.
   template <class T, class Token = boost::asio::use_awaitable_t<>>
   auto async_guard(boost::asio::awaitable<T> work, Token&& token = {}) {
     if constexpr (detail::awaitable_instead_v<Token>)

@@ -20,7 +20,7 @@
 #include "mongolock/detail/acquire_mode.hpp"
 #include "mongolock/detail/acquire_surface.hpp"
 #include "mongolock/detail/initiation.hpp"
-#include "mongolock/detail/spawn_relayed.hpp"
+#include "mongolock/detail/asio_compat.hpp"
 #include "mongolock/detail/with_reason.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/options.hpp"
@@ -53,7 +53,7 @@ class lock : public detail::acquire_surface<lock, lease> {
   // the exception is system_error(errc::timeout, errc::lease_lost, ...) or the work's own. A
   // release that fails after the work finished does not change the result (the lock expires).
   // Cancellation: terminal; cancels the acquire or the work; the release still runs.
-  // With asio::deferred: the awaitable, as lease::async_guard does (an Asio 1.81 limit, initiation.hpp).
+  // With asio::deferred: the awaitable, as lease::async_guard does (a Boost 1.81 limit, detail/asio_compat.hpp).
   template <class T, class Token = boost::asio::use_awaitable_t<>>
     requires detail::is_token_v<Token>
   auto async_run(boost::asio::awaitable<T> work, Token&& token = {}) {

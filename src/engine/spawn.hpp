@@ -12,13 +12,13 @@
 #include <exception>
 #include <tuple>
 
-#include "mongolock/detail/spawn_relayed.hpp"
+#include "mongolock/detail/asio_compat.hpp"
 
 namespace mongolock::detail {
 
 using strand_type = boost::asio::strand<boost::asio::any_io_executor>;
 
-// The caller's cancellation slot reaches the body through co_spawn_relayed (spawn_relayed.hpp:
+// The caller's cancellation slot reaches the body through co_spawn_relayed (asio_compat.hpp:
 // Boost 1.81's own relay can use freed memory).
 template <class... Args>
 void spawn_op(strand_type strand, boost::asio::awaitable<std::tuple<Args...>> body,

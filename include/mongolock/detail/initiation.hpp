@@ -10,6 +10,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "mongolock/detail/asio_compat.hpp"  // awaitable_instead_v
+
 namespace mongolock {
 struct diagnostics;
 struct try_options;
@@ -40,13 +42,6 @@ template <class T>
 inline constexpr bool is_awaitable_v = false;
 template <class T, class Executor>
 inline constexpr bool is_awaitable_v<boost::asio::awaitable<T, Executor>> = true;
-
-// Operations that complete with void(exception_ptr[, T]) (async_guard, async_run) cannot be
-// co_awaited as a deferred operation in Asio 1.81: awaitable_async_op_handler's resume() tests
-// `*result` instead of `*result.ex_` and does not compile. Given asio::deferred, they return the
-// awaitable instead (as lazy): this says when.
-template <class Token>
-inline constexpr bool awaitable_instead_v = std::is_same_v<std::decay_t<Token>, boost::asio::deferred_t>;
 
 template <class Start>
 class initiation {

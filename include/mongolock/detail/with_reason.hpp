@@ -7,7 +7,7 @@
 //
 // asio::deferred, the default, cannot do this on Boost 1.81: co_await of a deferred operation
 // builds its exception inside Asio from the code alone, and a deferred operation completing with
-// (exception_ptr, T) does not compile there (initiation.hpp). docs/api.md, "Completion tokens".
+// (exception_ptr, T) does not compile there (asio_compat.hpp). docs/api.md, "Completion tokens".
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/use_awaitable.hpp>

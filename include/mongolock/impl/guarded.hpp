@@ -10,7 +10,7 @@
 #include <tuple>
 #include <type_traits>
 
-#include "mongolock/detail/spawn_relayed.hpp"
+#include "mongolock/detail/asio_compat.hpp"
 
 namespace mongolock::detail {
 
