@@ -8,6 +8,12 @@
 
 namespace mongolock::cli {
 
+// This host's wall clock in ms since 1970: `now_ms` below, for the hints only.
+std::int64_t wall_now_ms();
+
+// Whether `info` names release --force's placeholder owner, which nobody renews (lock_info::owner).
+bool force_released(const lock_info& info);
+
 // Text from a lock document (another process wrote it) made safe for a terminal.
 std::string printable(std::string s);
 

@@ -40,12 +40,6 @@ std::string readable(const std::exception& x) {
   return text;
 }
 
-// This machine's wall clock, for the holder_silent_ms hint only.
-std::int64_t wall_now_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
 // status and list: a holder silent past its ttl may have crashed. The JSON keeps its fields
 // (holder_silent_ms, ttl_ms); stderr says it in words, with when a waiter takes over.
 void say_if_silent(const mongolock::lock_info& info, std::int64_t now_ms, const cli::options& o) {
@@ -64,7 +58,7 @@ asio::awaitable<int> dispatch(mongolock::provider& locks, const cli::options& o)
     case cli::command::status: {
       auto [ec, info] = co_await locks.async_inspect(o.name, why, token);
       if (ec) co_return server_failure(ec, why);
-      const auto now = wall_now_ms();
+      const auto now = cli::wall_now_ms();
       std::cout << cli::to_json(info, now) << std::endl;
       say_if_silent(info, now, o);
       co_return info.held ? 0 : 1;  // usable in a shell test, as grep's status is
@@ -74,7 +68,7 @@ asio::awaitable<int> dispatch(mongolock::provider& locks, const cli::options& o)
       if (ec) co_return server_failure(ec, why);
       for (auto& i : all) {
         if (o.held_only && !i.held) continue;
-        const auto now = wall_now_ms();
+        const auto now = cli::wall_now_ms();
         std::cout << cli::to_json(i, now) << "\n";
         say_if_silent(i, now, o);
       }

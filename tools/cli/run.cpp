@@ -282,12 +282,6 @@ asio::awaitable<std::tuple<error_code>> release_as_asked(multi_lease& held, cons
   co_return co_await release(held, d);
 }
 
-// This host's wall clock, for the "renewed N ms ago" hint only.
-std::int64_t wall_now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // The lock as one look finds it; nullopt if that look fails. `committed`: read concern majority,
 // for a look whose token becomes a sighting (a rolled-back take must never be one).
 asio::awaitable<std::optional<lock_info>> look(provider& locks, const std::string& name, bool committed = false) {
@@ -366,7 +360,7 @@ asio::awaitable<void> say_while_confirming(provider& locks, const options& o, st
     if (look_ec || !info.held) continue;
     // As the try decides (acquire_fsm): a placeholder left by release --force, or a holder whose
     // last renewal is 3 leases old by the hint. A live holder's try is simply slow: nothing to say.
-    const bool placeholder = info.owner == "(force-released)";
+    const bool placeholder = force_released(info);
     const auto now_ms = wall_now_ms();
     const bool looks_dead = info.renewed_at_ms != 0 && now_ms - info.renewed_at_ms >= 3 * info.expiry.count();
     if (!placeholder && !looks_dead) continue;
