@@ -51,6 +51,8 @@ struct cancel_relay {
   std::atomic<bool> done{false};  // the completion and a posted emission may run on different threads
 };
 
+// co_spawn's completion, void(exception_ptr[, T]). A class template, not conditional_t, which
+// would form void(exception_ptr, void).
 template <class T>
 struct spawn_signature_of {
   using type = void(std::exception_ptr, T);

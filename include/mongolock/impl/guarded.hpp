@@ -14,17 +14,9 @@
 
 namespace mongolock::detail {
 
-// A class template, not conditional_t: conditional_t would form void(exception_ptr, void).
+// A guard completes as the co_spawn that runs it: void(exception_ptr[, T]).
 template <class T>
-struct guard_signature_of {
-  using type = void(std::exception_ptr, T);
-};
-template <>
-struct guard_signature_of<void> {
-  using type = void(std::exception_ptr);
-};
-template <class T>
-using guard_signature = typename guard_signature_of<T>::type;
+using guard_signature = typename spawn_signature_of<T>::type;
 
 // The body of every guard: `work` (spawned on `work_ex`) next to `ended`, a deferred operation
 // that completes with void(error_code) when the lease (or one of several) ends; whichever ends
