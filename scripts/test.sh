@@ -69,7 +69,9 @@ if [ -z "${MONGOLOCK_SKIP_ASAN:-}" ]; then
   dev_failed=0
   wait "$dev_tests" || dev_failed=1
   cat "$dev_log"
-  [ "$build_failed" = 0 ] && [ "$dev_failed" = 0 ] || { echo "FAILED: $([ "$dev_failed" = 1 ] && echo "tests (dev) ")$([ "$build_failed" = 1 ] && echo "build (asan)")"; exit 1; }
+  [ "$dev_failed" = 0 ] || echo "FAILED: tests (dev)"
+  [ "$build_failed" = 0 ] || echo "FAILED: build (asan)"
+  [ "$dev_failed$build_failed" = 00 ] || exit 1
 else
   run_preset dev
 fi

@@ -1,9 +1,10 @@
 #pragma once
 // Leader election on one lock name (provider::create_election), as etcd's concurrency.Election:
 // campaign (candidate(value), acquired as any lock is: wait to become leader, then show a value
-// such as an address), observe (the leaders as they change: owner, value, term), resign. The leader holds the name's lease: it renews itself,
-// and a leader that loses it learns so (guarded work cancelled, async_wait_lost) before anyone
-// else can win. The term is the lease's fencing token, so it only ever increases.
+// such as an address), observe (the leaders as they change: owner, value, term), resign. The
+// leader holds the name's lease: it renews itself, and a leader that loses it learns so (guarded
+// work cancelled, async_wait_lost) before anyone else can win. The term is the lease's fencing
+// token, so it only ever increases.
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
