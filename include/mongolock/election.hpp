@@ -106,7 +106,7 @@ class leadership {
   auto proclaim(std::string value, diagnostics* d, Token&& token) {
     // The target is taken now, by value: a deferred operation may start after this object was
     // moved from or reassigned.
-    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+    return detail::async_op<void(boost::system::error_code)>(
         detail::initiation(lease_executor(),
                            [](auto h, target t, std::string v, diagnostics* diag) {
                              start_proclaim(std::move(t), std::move(v), diag, std::move(h));
@@ -161,7 +161,7 @@ class election {
 
   template <class Token>
   auto leader(diagnostics* d, Token&& token) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, leader_info)>(
+    return detail::async_op<void(boost::system::error_code, leader_info)>(
         detail::initiation(executor_of(lock_),
                            [](auto h, lock l, diagnostics* diag) { start_leader(std::move(l), diag, std::move(h)); }),
         token, lock_, d);
@@ -189,7 +189,7 @@ class election::candidate_view : public detail::acquire_surface<candidate_view, 
   candidate_view(lock l, std::string value) : lock_(std::move(l)), value_(std::move(value)) {}
   template <class Token>
   auto start(detail::acquire_request r, diagnostics* d, Token&& token) const {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, leadership)>(
+    return detail::async_op<void(boost::system::error_code, leadership)>(
         detail::initiation(executor_of(lock_),
                            [](auto h, lock l, std::string v, detail::acquire_mode mode,
                               std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
@@ -236,7 +236,7 @@ class election::observer {
   auto next(diagnostics* d, Token&& token) {
     // By value (the lock is a name and a pointer): a deferred operation may start after this
     // object was moved or destroyed.
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, leader_info)>(
+    return detail::async_op<void(boost::system::error_code, leader_info)>(
         detail::initiation(executor_of(lock_),
                            [](auto h, lock l, std::chrono::milliseconds every,
                               std::shared_ptr<std::optional<leader_info>> last, diagnostics* diag) {

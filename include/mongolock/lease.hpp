@@ -170,7 +170,7 @@ class lease {
   // errc::not_held and says so.
   template <class Token, class Start, class... Args>
   auto initiate_on_lease(Start start, diagnostics* d, Token&& token, Args... args) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+    return detail::async_op<void(boost::system::error_code)>(
         detail::initiation(executor_of(state_),
                            [start](auto h, state_ptr s, diagnostics* diag, Args... a) {
                              if (!s) {
@@ -197,7 +197,7 @@ class lease {
   template <class Token>
   static auto wait_lost(state_ptr st, Token&& token) {
     auto ex = executor_of(st);
-    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+    return detail::async_op<void(boost::system::error_code)>(
         detail::initiation(std::move(ex),
                            [](auto h, state_ptr s) {
                              if (!s) return complete_not_held(std::move(h));

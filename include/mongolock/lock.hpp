@@ -21,7 +21,6 @@
 #include "mongolock/detail/acquire_surface.hpp"
 #include "mongolock/detail/initiation.hpp"
 #include "mongolock/detail/asio_compat.hpp"
-#include "mongolock/detail/with_reason.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/options.hpp"
 
@@ -139,7 +138,7 @@ class lock : public detail::acquire_surface<lock, lease> {
   friend class detail::acquire_surface<lock, lease>;
   template <class Token>
   auto start(detail::acquire_request r, diagnostics* d, Token&& token) const {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, lease)>(
+    return detail::async_op<void(boost::system::error_code, lease)>(
         detail::initiation(executor_of(*provider_),
                            [](auto h, impl_ptr p, std::string n, std::shared_ptr<const lock_options> o, bool plain,
                               detail::acquire_mode m, std::optional<std::chrono::milliseconds> t, diagnostics* diag) {

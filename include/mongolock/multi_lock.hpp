@@ -25,7 +25,6 @@
 #include "mongolock/error.hpp"
 #include "mongolock/detail/acquire_surface.hpp"
 #include "mongolock/detail/initiation.hpp"
-#include "mongolock/detail/with_reason.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/limits.hpp"
 #include "mongolock/lock.hpp"
@@ -125,7 +124,7 @@ class multi_lease {
   // once when empty (with its reason, for an operation that takes diagnostics).
   template <auto start, class Token, class... Args>
   auto initiate_on_leases(Token&& token, Args... args) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+    return detail::async_op<void(boost::system::error_code)>(
         detail::initiation(executor(),
                            [](auto h, shared s, Args... a) {
                              if (!s || s->empty()) {
@@ -179,7 +178,7 @@ class multi_lock : public detail::acquire_surface<multi_lock, multi_lease> {
   friend class detail::acquire_surface<multi_lock, multi_lease>;
   template <class Token>
   auto start(detail::acquire_request r, diagnostics* d, Token&& token) const {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, multi_lease)>(
+    return detail::async_op<void(boost::system::error_code, multi_lease)>(
         detail::initiation(executor_of(prototype_),
                            [](auto h, lock proto, std::vector<std::string> names, detail::acquire_mode mode,
                               std::optional<std::chrono::milliseconds> t, diagnostics* diag) {

@@ -141,6 +141,11 @@ class provider {
   // The same with read concern majority: only what a failover cannot roll back, for a decision
   // taken on what was seen (a scheduled job's sightings, docs/design.md section 13).
   template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_inspect_committed(std::string name, Token&& token = {}) {
+    return inspect_op(std::move(name), nullptr, std::forward<Token>(token), true);
+  }
+  template <class Token = boost::asio::deferred_t>
   auto async_inspect_committed(std::string name, diagnostics& d, Token&& token = {}) {
     return inspect_op(std::move(name), &d, std::forward<Token>(token), true);
   }
@@ -192,21 +197,21 @@ class provider {
 
   template <class Token>
   auto release_all_op(diagnostics* d, Token&& token) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::size_t)>(
+    return detail::async_op<void(boost::system::error_code, std::size_t)>(
         with_executor([](auto h, impl_ptr p, diagnostics* diag) { start_release_all(std::move(p), diag, std::move(h)); }),
         token, impl_, d);
   }
 
   template <class Token>
   auto shutdown_op(diagnostics* d, Token&& token) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+    return detail::async_op<void(boost::system::error_code)>(
         with_executor([](auto h, impl_ptr p, diagnostics* diag) { start_shutdown(std::move(p), diag, std::move(h)); }),
         token, impl_, d);
   }
 
   template <class Token>
   auto inspect_op(std::string name, diagnostics* d, Token&& token, bool committed = false) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, lock_info)>(
+    return detail::async_op<void(boost::system::error_code, lock_info)>(
         with_executor([](auto h, impl_ptr p, std::string n, bool majority, diagnostics* diag) {
           start_inspect(std::move(p), std::move(n), majority, diag, std::move(h));
         }),
@@ -215,14 +220,14 @@ class provider {
 
   template <class Token>
   auto list_op(diagnostics* d, Token&& token) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::vector<lock_info>)>(
+    return detail::async_op<void(boost::system::error_code, std::vector<lock_info>)>(
         with_executor([](auto h, impl_ptr p, diagnostics* diag) { start_list(std::move(p), diag, std::move(h)); }),
         token, impl_, d);
   }
 
   template <class Token>
   auto force_release_op(std::string name, force_mode mode, diagnostics* d, Token&& token) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::string)>(
+    return detail::async_op<void(boost::system::error_code, std::string)>(
         with_executor([](auto h, impl_ptr p, std::string n, force_mode m, diagnostics* diag) {
           start_force_release(std::move(p), std::move(n), m, diag, std::move(h));
         }),
