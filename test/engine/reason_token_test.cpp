@@ -53,6 +53,22 @@ thrown_failure thrown_from(engine& e, std::future<T>& f) {
 
 bool mentions(const std::string& what, const std::string& reason) { return what.find(reason) != std::string::npos; }
 
+void expect_thrown(const thrown_failure& got, ml::errc code, const std::string& reason) {
+  BOOST_TEST((got.code == code), got.code.message());
+  BOOST_TEST(mentions(got.what, reason), got.what);
+}
+
+// What a second release throws, after `acquire()` (an awaitable of a lease or a multi_lease).
+template <class Acquire>
+thrown_failure released_twice(engine& e, Acquire acquire) {
+  return thrown_by(e, [&]() -> asio::awaitable<void> {
+    auto op = acquire();
+    auto held = co_await std::move(op);
+    co_await held.async_release(asio::use_awaitable);
+    co_await held.async_release(asio::use_awaitable);
+  });
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(reason_token_suite)
@@ -188,43 +204,26 @@ BOOST_AUTO_TEST_CASE(an_acquire_after_shutdown_throws_why) {
 
 BOOST_AUTO_TEST_CASE(lease_operations_throw_their_reasons) {
   engine e;
-  auto again = thrown_by(e, [&]() -> asio::awaitable<void> {
-    auto x = e.lock("x");
-    auto held = co_await x.async_acquire(asio::use_awaitable);
-    co_await held.async_release(asio::use_awaitable);
-    co_await held.async_release(asio::use_awaitable);
-  });
-  BOOST_TEST((again.code == ml::errc::not_held));
-  BOOST_TEST(mentions(again.what, "the lease was already released"), again.what);
+  auto x = e.lock("x");
+  auto again = released_twice(e, [&] { return x.async_acquire(asio::use_awaitable); });
+  expect_thrown(again, ml::errc::not_held, "the lease was already released");
   ml::lease empty;
   auto f = empty.async_record_completion(asio::use_future);
-  auto record = thrown_from(e, f);
-  BOOST_TEST((record.code == ml::errc::not_held));
-  BOOST_TEST(mentions(record.what, "this lease object holds no acquisition"), record.what);
+  expect_thrown(thrown_from(e, f), ml::errc::not_held, "this lease object holds no acquisition");
   auto after = thrown_by(e, [&]() -> asio::awaitable<void> {
     co_await empty.async_release_after(1ms, asio::use_awaitable);
   });
-  BOOST_TEST((after.code == ml::errc::not_held));
-  BOOST_TEST(mentions(after.what, "this lease object holds no acquisition"), after.what);
+  expect_thrown(after, ml::errc::not_held, "this lease object holds no acquisition");
 }
 
 BOOST_AUTO_TEST_CASE(a_multi_lease_throws_its_reason) {
   engine e;
-  auto p = provider_on(e);
-  auto again = thrown_by(e, [&]() -> asio::awaitable<void> {
-    std::vector<std::string> names{"a", "b"};
-    auto both = p.create_multi_lock(std::move(names));
-    auto held = co_await both.async_acquire(asio::use_awaitable);
-    co_await held.async_release(asio::use_awaitable);
-    co_await held.async_release(asio::use_awaitable);
-  });
-  BOOST_TEST((again.code == ml::errc::not_held));
-  BOOST_TEST(mentions(again.what, "lock 'a': the lease was already released"), again.what);
+  auto both = provider_on(e).create_multi_lock({"a", "b"});
+  auto again = released_twice(e, [&] { return both.async_acquire(asio::use_awaitable); });
+  expect_thrown(again, ml::errc::not_held, "lock 'a': the lease was already released");
   ml::multi_lease empty;
   auto f = empty.async_release(asio::use_future);
-  auto none = thrown_from(e, f);
-  BOOST_TEST((none.code == ml::errc::not_held));
-  BOOST_TEST(mentions(none.what, "this multi_lease holds no acquisition"), none.what);
+  expect_thrown(thrown_from(e, f), ml::errc::not_held, "this multi_lease holds no acquisition");
 }
 
 BOOST_AUTO_TEST_CASE(a_leadership_throws_its_reasons) {
