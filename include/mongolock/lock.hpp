@@ -100,7 +100,7 @@ class lock : public detail::acquire_surface<lock, lease> {
   lock(impl_ptr p, std::string name, std::shared_ptr<const lock_options> timing = nullptr, bool plain = false)
       : provider_(std::move(p)), name_(std::move(name)), timing_(std::move(timing)), plain_(plain) {}
 
-  // `timing`: the lock's own options (provider::create_lock with lock_timing); null: the provider's.
+  // `timing`: the lock's own options (provider::create_lock(name, options)); null: the provider's.
   // `d`: the caller's diagnostics or null.
   static void start_acquire(impl_ptr, std::string name, std::shared_ptr<const lock_options> timing, bool plain,
                             detail::acquire_mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,

@@ -70,10 +70,12 @@ class provider {
   provider(client& c, std::string database, std::string collection, lock_options opts = {});
 
   lock create_lock(std::string name) const { return lock(impl_, std::move(name), nullptr, true); }
-  // A lock with its own timing (expiry, renewal, backoff, acquire timeout: lock_timing), the
-  // rest as this provider's. Throws system_error(errc::invalid_options), with the reason, if
-  // the combination is invalid (e.g. an expiry below the provider's explicit renew_every).
-  lock create_lock(std::string name, const lock_timing& timing) const;
+  // A lock with options of its own (expiry, renewal, safety margin, backoff, acquire timeout),
+  // e.g. `auto o = p.options(); o.expiry = 5min; p.create_lock("report", o)`. Throws
+  // system_error(errc::invalid_options) with the reason if they are invalid (validate), or if a
+  // storage field (durability, write_timeout, idle_cleanup: the collection's) differs from this
+  // provider's; the reason names the field.
+  lock create_lock(std::string name, const lock_options& options) const;
   // Several locks taken all-or-nothing, in one order that cannot deadlock (multi_lock.hpp).
   multi_lock create_multi_lock(std::vector<std::string> names) const {
     return multi_lock(create_lock(std::string()), std::move(names));

@@ -32,7 +32,7 @@ struct acquire_request {
 template <class Derived, class Value>
 class acquire_surface {
  public:
-  // Waits until acquired, within the acquire timeout (the lock's lock_timing, else the
+  // Waits until acquired, within the acquire timeout (the lock's own lock_options, else the
   // provider's; 0 = never), then errc::timeout. Completion: void(error_code, Value). Other
   // errors: errc::invalid_name, errc::invalid_options, errc::server_unavailable,
   // errc::unsupported_server, errc::server_error, errc::not_authorized, errc::ambiguous_result
