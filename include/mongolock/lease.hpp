@@ -119,7 +119,7 @@ class lease : public detail::lease_surface<lease, lease> {
 
   // The hooks of lease_surface.hpp.
   using handle = state_ptr;
-  static handle handle_of(const lease& l) noexcept { return l.state_; }
+  static const handle& handle_of(const lease& l) noexcept { return l.state_; }
   static bool holds(const handle& s) noexcept { return s != nullptr; }
   static constexpr const char* nothing_held = "this lease object holds no acquisition";
   // The lease's strand; the system executor for an empty lease (its operations only post not_held).

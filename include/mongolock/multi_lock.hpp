@@ -75,7 +75,7 @@ class multi_lease : public detail::lease_surface<multi_lease, multi_lease> {
 
   // The hooks of lease_surface.hpp.
   using handle = shared;
-  static handle handle_of(const multi_lease& m) noexcept { return m.leases_; }
+  static const handle& handle_of(const multi_lease& m) noexcept { return m.leases_; }
   static bool holds(const handle& s) noexcept { return s && !s->empty(); }
   static constexpr const char* nothing_held = "this multi_lease holds no acquisition";
   static boost::asio::any_io_executor executor_of(const handle& s) {

@@ -7,7 +7,7 @@
 //   Held: lease or multi_lease, whose private statics (befriending this template) are the hooks:
 //     using handle = ...;  shared with operations in flight, so that moving or destroying the
 //                          object meanwhile is safe
-//     static handle handle_of(const Held&);
+//     static const handle& handle_of(const Held&);
 //     static bool holds(const handle&);           false: an empty object
 //     static const char* const nothing_held;      the reason an empty object gives
 //     static boost::asio::any_io_executor executor_of(const handle&);  system executor if empty
@@ -128,7 +128,8 @@ class lease_surface {
     if constexpr (std::is_same_v<Derived, Held>) return static_cast<const Held&>(*this);
     else return static_cast<const Derived&>(*this).held_object();
   }
-  auto handle() const noexcept { return Held::handle_of(held_object()); }
+  // A reference: held() stays free of a shared_ptr copy; an operation copies it into its arguments.
+  const auto& handle() const noexcept { return Held::handle_of(held_object()); }
 
   // An empty object has no executor of its own: complete through the handler's (posted, never
   // inline), while its concrete type is still known.
