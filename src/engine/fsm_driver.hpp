@@ -20,6 +20,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <string>
 
@@ -105,6 +106,8 @@ boost::asio::awaitable<typename M::action> drive(M& m, typename M::action a) {
       timer.expires_at(at);
       auto [waited] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
       a = waited ? m.resume_cancel() : m.resume_timer(boot_clock::now());
+    } else {
+      std::abort();  // a machine that never waits (a release) asks for no wait
     }
   }
 }
