@@ -1,7 +1,9 @@
 #pragma once
-// The one driver of the machines in src/sansio that call the store (docs/design.md section 12):
-// it performs each action a machine asks for (a store call, a wait) and feeds what happened back
-// through the machine's resume(), until the machine is done; then it returns that last action.
+// The one driver of the acquire and the release machines of src/sansio (docs/design.md section
+// 12): it performs each action a machine asks for (a store call, a wait) and feeds what happened
+// back through the machine's resume(), until the machine is done; then it returns that last
+// action. (lease_fsm has its own loop in lease_state.cpp: its renewals go through the provider's
+// batch; declare_fsm asks for one call, sent by permits.cpp.)
 // What to do next is the machine's (src/sansio); what is particular to one operation (the request
 // it sends, what an outcome does to the provider) is its adapter's: acquire.cpp, release.cpp.
 //
