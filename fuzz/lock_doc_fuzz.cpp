@@ -17,6 +17,7 @@
 
 namespace ml = mongolock;
 using ml::detail::acquire_action;
+using ml::detail::acquire_input;
 using kind = acquire_action::kind;
 using namespace std::chrono_literals;
 
@@ -65,34 +66,36 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto now = t0;
   const bool held_by_other = !d.held.owner.empty() && d.held.owner != p.owner;
   std::optional<time_point> first_seen;
-  auto a = fsm.start(now);
+  auto a = fsm.resume(acquire_input::start(now));
   for (int step = 0; step < 64; ++step) {
     switch (a.what) {
       case kind::read:
       case kind::recheck:
         if (!first_seen) first_seen = now;
-        a = a.what == kind::read ? fsm.on_read(ml::detail::success(d), now) : fsm.on_recheck(ml::detail::success(d), now);
+        a = fsm.resume(a.what == kind::read ? acquire_input::read(ml::detail::success(d), now)
+                                            : acquire_input::recheck(ml::detail::success(d), now));
         break;
       case kind::wait_until:
         fuzz::check(a.at >= now, "a wait into the past");
         now = a.at;
-        a = fsm.on_timer(now);
+        a = fsm.resume(acquire_input::timer(now));
         break;
       case kind::take:
         // A blind take (no read yet) matches only a free document: its filter is the guard.
         if (held_by_other && fsm.request().observed.exists)
           fuzz::check(now - *first_seen >= ml::limits::min_expiry + p.margin, "took over a holder too soon");
-        a = fsm.on_take(ml::detail::success(false), now, now);  // lost the race: the document stays
+        // Lost the race: the document stays.
+        a = fsm.resume(acquire_input::take(ml::detail::success(false), now, now));
         break;
       case kind::give_back:
-        a = fsm.on_given_back(ml::detail::success(true), now);
+        a = fsm.resume(acquire_input::given_back(ml::detail::success(true), now));
         break;
       case kind::join:  // applied or raced: the document read next is the same either way
         fuzz::check(fsm.join_ticket() >= 0 && fsm.join_ticket() < INT64_MAX, "joined with an unusable ticket");
-        a = fsm.on_joined(ml::detail::success(s.flag()), now, now);
+        a = fsm.resume(acquire_input::joined(ml::detail::success(s.flag()), now, now));
         break;
       case kind::refresh:  // still in line, or not (then it reads at once)
-        a = fsm.on_refreshed(ml::detail::success(s.flag()), now, now);
+        a = fsm.resume(acquire_input::refreshed(ml::detail::success(s.flag()), now, now));
         break;
       case kind::grant:
       case kind::fail:

@@ -1,5 +1,6 @@
-// The acquire operation's driver: performs what acquire_fsm decides against the store and feeds
-// the results back with the time they arrived. Every decision lives in sansio/acquire_fsm.cpp.
+// The acquire operation: its checks, its adapter for the engine's driver (fsm_driver.hpp, which
+// performs what acquire_fsm decides and feeds the results back with the time they arrived), and
+// how it ends. Every decision lives in sansio/acquire_fsm.cpp.
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -11,6 +12,7 @@
 
 #include "engine/access.hpp"
 #include "engine/acquire.hpp"
+#include "engine/fsm_driver.hpp"
 #include "sansio/acquire_fsm.hpp"
 #include "model/boot_clock.hpp"
 #include "model/document_name.hpp"
@@ -38,8 +40,6 @@ result fail(provider_impl& p, diagnostics* d, error_code ec, const std::string& 
     });
   return {ec, lease{}};
 }
-
-bool cancelled(const asio::cancellation_state& s) { return s.cancelled() != asio::cancellation_type::none; }
 
 // Registers a canceller with the provider for the life of one acquire.
 class close_hook {
@@ -144,58 +144,6 @@ acquire_fsm new_fsm(provider_impl& p, const lock_options& o, std::string name, a
   return acquire_fsm(std::move(name), std::move(params));
 }
 
-// The store actions of the FSM, each in a coroutine of its own that replaces `a` with the FSM's
-// next action: the request and the reply live only while the call is in flight, in a frame sized
-// for that one call, not in the frame of every waiting acquire (bench/ scenario 4: 10,000 waiters).
-asio::awaitable<void> read_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
-                                deadline_t deadline) {
-  const auto how = fsm.read_mode_now();  // a re-check too: majority
-  auto r = co_await p->ops.read(fsm.name(), how, deadline);
-  const auto received = boot_clock::now();
-  const auto out_of_bounds_before = fsm.out_of_bounds_observations();
-  a = a.what == kind::read ? fsm.on_read(r, received) : fsm.on_recheck(r, received);
-  if (fsm.out_of_bounds_observations() != out_of_bounds_before) {
-    p->log(log_level::warning, [&] {
-      return "lock '" + fsm.name() + "': its document claims expiry_ms " + std::to_string(r.value.held.expiry.count()) +
-             ", outside what a mongolock holder writes (" + std::to_string(limits::min_expiry.count()) + ".." +
-             std::to_string(limits::max_expiry.count()) + "); waiting as if it said " +
-             std::to_string(expiry_observer::bounded(r.value.held.expiry).count()) +
-             " (was the document written by something else?)";
-    });
-  }
-}
-
-asio::awaitable<void> take_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
-                                deadline_t deadline) {
-  const auto sent = boot_clock::now();
-  auto request = with_holder(fsm.request(), p->meta);
-  request.send_by = fsm.take_bound(sent);
-  // If this call is abandoned (cancelled, timed out) and the server applied the take anyway, give
-  // it back at once instead of leaving it to expire. The call keeps this (and its work ticket)
-  // while the reply is due.
-  std::function<void(outcome<bool>)> give_back_late = [p, name = fsm.name(), owner = fsm.owner(), token = a.token,
-                                                       working = p->begin_work()](outcome<bool> late) {
-    if (late.value || late.ambiguous) p->release_in_background(name, owner, token, {}, !late.value);
-  };
-  // A reply after take_bound is useless (a late grant): stop waiting for it then.
-  auto r = co_await p->ops.take(request, earlier(deadline, fsm.take_bound(sent)), std::move(give_back_late));
-  a = fsm.on_take(r, sent, boot_clock::now());
-}
-
-// A join or a refresh of our entry in the line: each tells the FSM when it was sent.
-asio::awaitable<void> line_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
-                                deadline_t deadline) {
-  const bool join = a.what == kind::join;
-  const auto sent = boot_clock::now();
-  if (join) {
-    auto r = co_await p->ops.join_line(fsm.name(), fsm.owner(), fsm.join_ticket(), deadline);
-    a = fsm.on_joined(r, sent, boot_clock::now());
-  } else {
-    auto r = co_await p->ops.refresh_line(fsm.name(), fsm.owner(), fsm.line_ticket(), deadline);
-    a = fsm.on_refreshed(r, sent, boot_clock::now());
-  }
-}
-
 // An acquire that joined the line and ends without having left it in its take: its entry goes
 // (in the background; if that fails, the entry costs the others one expiry + margin when it
 // reaches the head).
@@ -204,26 +152,111 @@ void leave_line(const std::shared_ptr<provider_impl>& p, const acquire_fsm& fsm,
   leave_line_in_background(p, fsm.name(), fsm.owner(), why);
 }
 
-asio::awaitable<void> give_back_step(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, acquire_action& a,
-                                     deadline_t deadline) {
-  auto r = co_await p->ops.release(fsm.name(), fsm.owner(), a.token, deadline);
-  a = fsm.on_given_back(r, boot_clock::now());
-}
+// acquire_fsm as fsm_driver.hpp drives it: the store call each action asks for, with this
+// provider's holder metadata and the bounds of a take, and the reply fed back with its times.
+class acquire_run {
+ public:
+  using action = acquire_action;
 
-// The store call `a` asks for; the FSM's answer to its outcome replaces `a`. A plain function: the
-// step's own coroutine is the only frame.
-asio::awaitable<void> store_step(const std::shared_ptr<provider_impl>& p, acquire_fsm& fsm, acquire_action& a,
-                                 deadline_t deadline) {
-  switch (a.what) {
-    case kind::read:
-    case kind::recheck: return read_step(p, fsm, a, deadline);
-    case kind::take: return take_step(p, fsm, a, deadline);
-    case kind::give_back: return give_back_step(p, fsm, a, deadline);
-    case kind::join:
-    case kind::refresh: return line_step(p, fsm, a, deadline);
-    default: std::abort();  // the driver calls it for these kinds only
+  acquire_run(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, deadline_t deadline, boot_timer& timer)
+      : p_(std::move(p)), fsm_(fsm), deadline_(deadline), timer_(timer) {}
+
+  store_ops& ops() { return p_->ops; }
+  boot_timer& timer() { return timer_; }
+  // async_shutdown wakes a waiting acquire through the timer; one in a store call sees closing()
+  // when the call returns.
+  bool stopping(bool cancelled) const { return cancelled || p_->closing(); }
+  static driver_step step(const action& a) {
+    switch (a.what) {
+      case kind::wait_until: return driver_step::wait;
+      case kind::grant:
+      case kind::fail: return driver_step::done;
+      default: return driver_step::call;
+    }
   }
-}
+  static boot_clock::time_point wait_until(const action& a) { return a.at; }
+  action resume_timer(boot_clock::time_point now) { return fsm_.resume(acquire_input::timer(now)); }
+  action resume_cancel() { return fsm_.resume(acquire_input::cancel()); }
+
+  fsm_call call(const action& a) const {
+    fsm_call c;
+    c.sent = boot_clock::now();
+    c.name = fsm_.name();
+    c.owner = fsm_.owner();
+    c.deadline = deadline_;
+    switch (a.what) {
+      case kind::read:
+      case kind::recheck: c.what = fsm_call::op::read; break;  // fsm_.read_mode_now(): majority
+      case kind::take: take(c, a); break;
+      case kind::give_back:
+        c.what = fsm_call::op::release;
+        c.number = a.token;
+        break;
+      case kind::join:
+        c.what = fsm_call::op::join_line;
+        c.number = fsm_.join_ticket();
+        break;
+      case kind::refresh:
+        c.what = fsm_call::op::refresh_line;
+        c.number = fsm_.line_ticket();
+        break;
+      default: std::abort();  // step() makes calls of these kinds only
+    }
+    return c;
+  }
+
+  action resume(const action& a, const fsm_reply& r) {
+    switch (a.what) {
+      case kind::read:
+      case kind::recheck: return resume_read(a, r);
+      case kind::take: return fsm_.resume(acquire_input::take(r.wrote, r.sent, r.received));
+      case kind::give_back: return fsm_.resume(acquire_input::given_back(r.wrote, r.received));
+      case kind::join: return fsm_.resume(acquire_input::joined(r.wrote, r.sent, r.received));
+      case kind::refresh: return fsm_.resume(acquire_input::refreshed(r.wrote, r.sent, r.received));
+      default: std::abort();  // the reply of a call: one of the kinds above
+    }
+  }
+
+ private:
+  static_assert(acquire_fsm::read_mode_now() == read_mode::majority, "fsm_call reads are majority reads");
+
+  void take(fsm_call& c, const action& a) const {
+    c.what = fsm_call::op::take;
+    c.request = with_holder(fsm_.request(), p_->meta);
+    c.request.send_by = fsm_.take_bound(c.sent);
+    // A reply after take_bound is useless (a late grant): stop waiting for it then.
+    c.deadline = earlier(deadline_, fsm_.take_bound(c.sent));
+    // If this call is abandoned (cancelled, timed out) and the server applied the take anyway,
+    // give it back at once instead of leaving it to expire. The call keeps this (and its work
+    // ticket) while the reply is due.
+    c.on_abandoned = [p = p_, name = fsm_.name(), owner = fsm_.owner(), token = a.token,
+                      working = p_->begin_work()](outcome<bool> late) {
+      if (late.value || late.ambiguous) p->release_in_background(name, owner, token, {}, !late.value);
+    };
+  }
+
+  action resume_read(const action& a, const fsm_reply& r) {
+    const auto out_of_bounds_before = fsm_.out_of_bounds_observations();
+    auto next = fsm_.resume(a.what == kind::read ? acquire_input::read(r.doc, r.received)
+                                                 : acquire_input::recheck(r.doc, r.received));
+    if (fsm_.out_of_bounds_observations() != out_of_bounds_before) {
+      p_->log(log_level::warning, [&] {
+        return "lock '" + fsm_.name() + "': its document claims expiry_ms " +
+               std::to_string(r.doc.value.held.expiry.count()) + ", outside what a mongolock holder writes (" +
+               std::to_string(limits::min_expiry.count()) + ".." + std::to_string(limits::max_expiry.count()) +
+               "); waiting as if it said " +
+               std::to_string(expiry_observer::bounded(r.doc.value.held.expiry).count()) +
+               " (was the document written by something else?)";
+      });
+    }
+    return next;
+  }
+
+  std::shared_ptr<provider_impl> p_;
+  acquire_fsm& fsm_;
+  deadline_t deadline_;
+  boot_timer& timer_;
+};
 
 // The end of an acquire, outside the coroutine so that its locals take no room in the frame.
 result grant(const std::shared_ptr<provider_impl>& p, diagnostics* d, const lock_options& o, const strand_type& strand,
@@ -313,8 +346,8 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
 
   // The name and the owner id live in the FSM only (one copy per waiter).
   acquire_fsm fsm = new_fsm(*p, opts, std::move(name), mode, deadline, place.take());
-  // async_shutdown wakes a waiting acquire through this timer; one in a store call sees
-  // closing() when the call returns. Both run on this strand, so no wake-up falls in between.
+  // async_shutdown wakes a waiting acquire through this timer (acquire_run::stopping). Both run
+  // on this strand, so no wake-up falls in between.
   auto timer = std::make_shared<boot_timer>(strand);
   const close_hook hook(*p, [strand, weak = std::weak_ptr(timer)] {
     asio::post(strand, [weak] {
@@ -322,43 +355,13 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
     });
   });
 
-  auto a = fsm.start(boot_clock::now());
-  for (;;) {
-    if (a.what != kind::grant && a.what != kind::fail &&
-        (cancelled(co_await asio::this_coro::cancellation_state) || p->closing()))
-      a = fsm.on_cancel();
-    switch (a.what) {
-      case kind::read:
-      case kind::recheck:
-      case kind::take:
-      case kind::give_back:
-      case kind::join:
-      case kind::refresh: {
-        // Named, not a temporary inside co_await: GCC 12 may destroy that twice.
-        auto step = store_step(p, fsm, a, deadline);
-        co_await std::move(step);
-        break;
-      }
-      case kind::wait_until: {
-        // Already due (a refresh of our entry in the line, say): no timer, no round through the
-        // reactor.
-        if (const auto now = boot_clock::now(); a.at <= now) {
-          a = fsm.on_timer(now);
-          break;
-        }
-        timer->expires_at(a.at);
-        auto [waited] = co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
-        a = waited ? fsm.on_cancel() : fsm.on_timer(boot_clock::now());
-        break;
-      }
-      case kind::grant: {
-        co_return grant(p, d, opts, strand, fsm, a, started, turn);
-      }
-      case kind::fail:
-        if (turn.held()) fail_parked_with(p, fsm.name(), a.ec, a.why, deadline);
-        co_return give_up(*p, d, fsm, a);
-    }
-  }
+  acquire_run run(p, fsm, deadline, *timer);
+  auto first = fsm.resume(acquire_input::start(boot_clock::now()));
+  auto driven = drive(run, std::move(first));
+  const auto a = co_await std::move(driven);
+  if (a.what == kind::grant) co_return grant(p, d, opts, strand, fsm, a, started, turn);
+  if (turn.held()) fail_parked_with(p, fsm.name(), a.ec, a.why, deadline);
+  co_return give_up(*p, d, fsm, a);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #pragma once
-// The acquire driver (acquire.cpp) as the rest of the engine starts it: an acquire's body, the
-// parking of an acquire behind the one that has its name's turn, the turn's passing on, and the
-// line's entries it leaves behind (docs/design.md section 7).
+// The acquire operation (acquire.cpp, run by fsm_driver.hpp) as the rest of the engine starts it:
+// an acquire's body, the parking of an acquire behind the one that has its name's turn, the
+// turn's passing on, and the line's entries it leaves behind (docs/design.md section 7).
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/system/error_code.hpp>
 #include <atomic>

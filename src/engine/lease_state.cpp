@@ -46,13 +46,16 @@ void lease_state::lose_at_deadline() {
   prov->release_in_background(name, owner, token, 2 * fsm.margin());
 }
 
-// The driver of lease_fsm: performs each action and reports what happened, on the strand.
+// The driver of lease_fsm: performs each action and reports what happened, on the strand. Its own
+// loop, not fsm_driver.hpp's: a renewal is not a store call of this lease but a request to the
+// provider's batch (renewal_batch.hpp), answered through a callback that wakes this loop's timer,
+// and its wait is the batch's due time; the watchdog beside it ends the lease at the deadline.
 asio::awaitable<void> lease_state::renew_loop() {
   auto self = shared_from_this();
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
   using kind = lease_action::kind;
-  auto a = fsm.start(boot_clock::now());
+  auto a = fsm.resume(lease_input::start(boot_clock::now()));
   while (phase == lease_phase::held) {
     switch (a.what) {
       case kind::wait_until:
@@ -91,7 +94,7 @@ asio::awaitable<void> lease_state::renew_loop() {
           r.message = "no renewal answer before the local deadline";
         }
         if (r.ec == asio::error::operation_aborted) co_return;
-        a = fsm.on_renewed(r, r.sent, boot_clock::now());
+        a = fsm.resume(lease_input::renewed(r, r.sent, boot_clock::now()));
         publish_deadline();
         if (a.what == kind::wait_until && !r.ec) prov->count.renewals.fetch_add(1, std::memory_order_relaxed);
         if (a.what == kind::wait_until && r.ec) {

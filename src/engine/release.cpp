@@ -1,12 +1,15 @@
-// A lease's release: the driver of release_fsm, which decides every step (to the head of the
-// line, to a local waiter, or plainly; docs/design.md sections 7 and 8). Here: the store calls,
-// the give-backs each outcome asks for, and the turn of the name passed on.
+// A lease's release: release_fsm decides every step (to the head of the line, to a local waiter,
+// or plainly; docs/design.md sections 7 and 8), the engine's driver (fsm_driver.hpp) performs
+// them. Here: its adapter (the store call of each action, the give-backs each outcome asks for)
+// and the turn of the name passed on.
 #include <boost/asio/use_awaitable.hpp>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
 
+#include "engine/fsm_driver.hpp"
 #include "engine/lease_state.hpp"
 #include "sansio/release_fsm.hpp"
 
@@ -92,47 +95,83 @@ void carry_out_effects(const std::shared_ptr<lease_state>& st, const release_fsm
   if (a.give_back_own) p->release_in_background(st->name, st->owner, st->token);
 }
 
-asio::awaitable<std::tuple<error_code>> run_release(std::shared_ptr<lease_state> st, diagnostics* d) {
-  auto p = st->prov;
-  release_fsm fsm(params_of(*st));
-  auto local = offer_local(*st);
-  auto a = fsm.start(local.waiter);
-  // The hand-off in flight: the local acquire offered for it and its send time. A landed
-  // hand-off is always the answer to the last write, so these are its own.
-  std::shared_ptr<parked_acquire> offered;
-  boot_clock::time_point sent{};
-  for (;;) {
-    carry_out_effects(st, fsm, a);
+// release_fsm as fsm_driver.hpp drives it: the store call each action asks for, the give-backs
+// and counts an action asks for (carried out as the machine decides it, before its call), and the
+// local waiter offered at each decision. It remembers the hand-off in flight: the local acquire
+// offered for it and its send time (a landed hand-off is always the answer to the last write).
+class release_run {
+ public:
+  using action = release_action;
+
+  release_run(std::shared_ptr<lease_state> st, release_fsm& fsm) : st_(std::move(st)), fsm_(fsm) {}
+
+  store_ops& ops() { return st_->prov->ops; }
+  static driver_step step(const action& a) {
+    return a.what == release_action::kind::done ? driver_step::done : driver_step::call;
+  }
+  action start() {
+    local_ = offer_local(*st_);
+    return effects(fsm_.resume(release_input::start(local_.waiter)));
+  }
+
+  fsm_call call(const action& a) {
+    fsm_call c;
+    c.sent = boot_clock::now();
+    c.name = st_->name;
     switch (a.what) {
       case release_action::kind::hand_to_line:
-      case release_action::kind::hand_over: {
-        take_request t = fsm.request();
-        if (a.what == release_action::kind::hand_over) t.meta = p->meta;
-        offered = local.acquire;
-        sent = boot_clock::now();
-        auto r = co_await p->ops.take(t);
-        a = fsm.on_written(r, sent, boot_clock::now());
+      case release_action::kind::hand_over:
+        c.what = fsm_call::op::take;
+        c.request = fsm_.request();
+        if (a.what == release_action::kind::hand_over) c.request.meta = st_->prov->meta;
+        offered_ = local_.acquire;
+        sent_ = c.sent;
         break;
-      }
-      case release_action::kind::release: {
-        sent = boot_clock::now();
-        auto r = co_await p->ops.release(st->name, st->owner, st->token);
-        a = fsm.on_written(r, sent, boot_clock::now());
+      case release_action::kind::release:
+        c.what = fsm_call::op::release;
+        c.owner = st_->owner;
+        c.number = st_->token;
+        sent_ = c.sent;
         break;
-      }
-      case release_action::kind::read: {
-        auto r = co_await p->ops.read(st->name, read_mode::majority);
-        // Offered only when the read leads to a new decision (an owner id costs a getrandom).
-        local = fsm.decides_after_read() ? offer_local(*st) : local_offer{};
-        a = fsm.on_read(r, local.waiter);
-        break;
-      }
-      case release_action::kind::done:
-        if (a.to != release_action::handed::none) pass_on_after_hand_off(st, fsm, a, offered, sent);
-        // Otherwise the turn passes on (next_turn in release()) once this release has answered.
-        co_return settle(*st, d, a.ec, std::move(a.why));
+      case release_action::kind::read: c.what = fsm_call::op::read; break;
+      case release_action::kind::done: std::abort();  // step(): no call
     }
+    return c;
   }
+
+  action resume(const action& a, const fsm_reply& r) {
+    if (a.what != release_action::kind::read)
+      return effects(fsm_.resume(release_input::written(r.wrote, r.sent, r.received)));
+    // Offered only when the read leads to a new decision (an owner id costs a getrandom).
+    local_ = fsm_.decides_after_read() ? offer_local(*st_) : local_offer{};
+    return effects(fsm_.resume(release_input::read(r.doc, local_.waiter)));
+  }
+
+  const std::shared_ptr<parked_acquire>& offered() const { return offered_; }
+  boot_clock::time_point sent() const { return sent_; }
+
+ private:
+  action effects(action a) {
+    carry_out_effects(st_, fsm_, a);
+    return a;
+  }
+
+  std::shared_ptr<lease_state> st_;
+  release_fsm& fsm_;
+  local_offer local_;
+  std::shared_ptr<parked_acquire> offered_;
+  boot_clock::time_point sent_{};
+};
+
+asio::awaitable<std::tuple<error_code>> run_release(std::shared_ptr<lease_state> st, diagnostics* d) {
+  release_fsm fsm(params_of(*st));
+  release_run run(st, fsm);
+  auto first = run.start();
+  auto driven = drive(run, std::move(first));
+  auto a = co_await std::move(driven);
+  if (a.to != release_action::handed::none) pass_on_after_hand_off(st, fsm, a, run.offered(), run.sent());
+  // Otherwise the turn passes on (next_turn in release()) once this release has answered.
+  co_return settle(*st, d, a.ec, std::move(a.why));
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ inline grouped_outcome judge_blind(const grouped_write& w, const lock_doc& after
 // document removed (TTL, section 1) and inserted again restarts them at 0, and a read that
 // predates the removal could show a higher ticket than a join that applied in the new life. So
 // the caller keeps the join's send as the earliest an entry of ours may have been written
-// (acquire_fsm::on_joined).
+// (acquire_fsm, resume of acquire_input::joined).
 inline grouped_outcome judge(const grouped_write& w, const lock_doc& after) {
   if (!judged_by_reading(w)) return grouped_outcome::unknown;
   const auto& h = after.held;

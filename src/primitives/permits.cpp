@@ -7,6 +7,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "model/document_name.hpp"
+#include "sansio/declare_fsm.hpp"
 
 namespace mongolock::detail {
 
@@ -37,22 +38,22 @@ error_code check_permits(const semaphore_state& s, std::string* why) {
   return {};
 }
 
+// The driver of declare_fsm (src/sansio/declare_fsm.cpp decides): at most one declaration per
+// name and process, sent while the name is not known declared.
 asio::awaitable<error_code> ensure_declared(std::shared_ptr<semaphore_state> s, std::string& why,
                                             std::optional<steady::time_point> deadline) {
-  if (s->declared.load(std::memory_order_acquire)) co_return error_code{};
-  const declaration mine{s->kind, s->permits};
-  auto op = s->engine.declare(s->name, mine, deadline);
-  auto r = co_await std::move(op);
-  if (r.ec) {
-    why = "declaring '" + s->name + "': " + r.message;
-    co_return r.ec;
+  const declare_fsm check(s->name, declaration{s->kind, s->permits});
+  auto a = check.resume(declare_input::start(s->declared.load(std::memory_order_acquire)));
+  if (a.what == declare_action::kind::declare) {
+    auto op = s->engine.declare(s->name, check.mine(), deadline);
+    auto r = co_await std::move(op);
+    a = check.resume(declare_input::declared(std::move(r)));
   }
-  if (r.value != mine) {
-    why = "'" + s->name + "' is declared as " + describe(r.value) + ", not a " + s->kind + " of " +
-          std::to_string(s->permits);
-    co_return make_error_code(errc::declaration_mismatch);
+  if (a.ec) {
+    why = std::move(a.why);
+    co_return a.ec;
   }
-  s->declared.store(true, std::memory_order_release);
+  if (a.remember) s->declared.store(true, std::memory_order_release);
   co_return error_code{};
 }
 

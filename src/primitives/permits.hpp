@@ -35,6 +35,7 @@ boost::system::error_code check_permits(const semaphore_state& s, std::string* w
 
 // Records (or finds) the declaration of `s` in the store: {} when it matches, else
 // errc::declaration_mismatch or the store's error (errc::timeout past `deadline`), with why.
+// The driver of declare_fsm (src/sansio/declare_fsm.hpp), which decides.
 boost::asio::awaitable<boost::system::error_code> ensure_declared(
     std::shared_ptr<semaphore_state> s, std::string& why,
     std::optional<std::chrono::steady_clock::time_point> deadline);

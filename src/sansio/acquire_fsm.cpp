@@ -31,6 +31,22 @@ acquire_fsm::acquire_fsm(std::string name, acquire_params p)
   }
 }
 
+acquire_action acquire_fsm::resume(const acquire_input& in) {
+  using in_kind = acquire_input::kind;
+  switch (in.what) {
+    case in_kind::start: return start(in.now);
+    case in_kind::read: return on_read(in.doc, in.now);
+    case in_kind::recheck: return on_recheck(in.doc, in.now);
+    case in_kind::take: return on_take(in.wrote, in.sent, in.now);
+    case in_kind::give_back: return on_given_back(in.wrote, in.now);
+    case in_kind::join: return on_joined(in.wrote, in.sent, in.now);
+    case in_kind::refresh: return on_refreshed(in.wrote, in.sent, in.now);
+    case in_kind::timer: return on_timer(in.now);
+    case in_kind::cancel: return on_cancel();
+  }
+  return on_cancel();  // not reached: every kind is handled above
+}
+
 acquire_action acquire_fsm::start(time_point now) {
   started_ = now;
   if (p_.enrolled) {

@@ -1,7 +1,8 @@
 #pragma once
-// What an acquire does next, decided without I/O and without reading a clock: the driver
-// (src/engine/acquire.cpp) performs each action against the store, feeds back the result with the time
-// it observed, and asks again. Unit-tested in test/sansio/acquire_fsm_test.cpp.
+// What an acquire does next, decided without I/O and without reading a clock: the engine's driver
+// (src/engine/fsm_driver.hpp, with acquire.cpp's adapter) performs each action against the store
+// and feeds what happened back through resume(), one acquire_input each, with the time it
+// observed. Unit-tested in test/sansio/acquire_fsm_test.cpp.
 //
 // Safety rules it enforces (docs/design.md):
 // - a take is a grant only if its reply arrived before sent + expiry - margin (a late grant is
@@ -60,8 +61,8 @@ struct acquire_action {
     recheck,     // read the lock with majority read concern, after an ambiguous take
     take,        // request(): compare-and-swap against what was observed, granting `token`
     give_back,   // release (owner, token) and wait for the answer: a take we may not keep
-    join,        // join the lock's line with join_ticket(), then on_joined
-    refresh,     // show that we are still in line (refresh_line with line_ticket()), then on_refreshed
+    join,        // join the lock's line with join_ticket(), then resume(acquire_input::joined)
+    refresh,     // refresh_line with line_ticket() (still in line), then resume(refreshed)
     wait_until,  // sleep until `at`
     grant,       // done: the lease is ours with `token`; its clock starts at `at` (send time)
     fail,        // done: `ec`, `why`; the driver gives back every unconfirmed take
@@ -75,26 +76,55 @@ struct acquire_action {
   std::string why;
 };
 
+// What happened since the last action: the one input of resume(). A store action of the same
+// name answered (its reply and when it came), the acquire began, a wait ended, or it was
+// cancelled. Build it with the named constructors below.
+struct acquire_input {
+  using time_point = boot_clock::time_point;
+  enum class kind { start, read, recheck, take, give_back, join, refresh, timer, cancel };
+
+  kind what = kind::start;
+  time_point now{};       // when it happened: a reply's arrival, a timer's firing, the start
+  time_point sent{};      // take, join, refresh: when the request left (a lease clock may start then)
+  outcome<lock_doc> doc;  // read, recheck
+  outcome<bool> wrote;    // take, give_back, join, refresh
+
+  static acquire_input start(time_point now) { return {kind::start, now, {}, {}, {}}; }
+  static acquire_input read(outcome<lock_doc> r, time_point received) {
+    return {kind::read, received, {}, std::move(r), {}};
+  }
+  static acquire_input recheck(outcome<lock_doc> r, time_point received) {
+    return {kind::recheck, received, {}, std::move(r), {}};
+  }
+  static acquire_input take(outcome<bool> r, time_point sent, time_point now) {
+    return {kind::take, now, sent, {}, std::move(r)};
+  }
+  static acquire_input given_back(outcome<bool> r, time_point now) {
+    return {kind::give_back, now, {}, {}, std::move(r)};
+  }
+  static acquire_input joined(outcome<bool> r, time_point sent, time_point now) {
+    return {kind::join, now, sent, {}, std::move(r)};
+  }
+  static acquire_input refreshed(outcome<bool> r, time_point sent, time_point now) {
+    return {kind::refresh, now, sent, {}, std::move(r)};
+  }
+  static acquire_input timer(time_point now) { return {kind::timer, now, {}, {}, {}}; }
+  static acquire_input cancel() { return {kind::cancel, {}, {}, {}, {}}; }
+};
+
 class acquire_fsm {
  public:
   using time_point = boot_clock::time_point;  // every instant counts suspended time (boot_clock.hpp)
 
   acquire_fsm(std::string name, acquire_params p);
 
-  // The first action: a blind take (docs/design.md section 1), unless our provider's hand-off
-  // put us in line already, or the caller has just seen the lock held (read_first).
-  acquire_action start(time_point now);
-  acquire_action on_read(const outcome<lock_doc>& r, time_point received);
-  acquire_action on_recheck(const outcome<lock_doc>& r, time_point received);
-  // `sent`: when the take request left (the driver's clock just before starting it).
-  acquire_action on_take(const outcome<bool>& r, time_point sent, time_point now);
-  acquire_action on_given_back(const outcome<bool>& r, time_point now);
-  // `sent`: when the join or refresh left. A lock handed to us starts its clock at the send time
-  // of the last write of our entry that the hand-off must have come after.
-  acquire_action on_joined(const outcome<bool>& r, time_point sent, time_point now);
-  acquire_action on_refreshed(const outcome<bool>& r, time_point sent, time_point now);
-  acquire_action on_timer(time_point now);
-  acquire_action on_cancel();
+  // Everything the acquire does next follows from what happened (input.what):
+  // - start: a blind take (docs/design.md section 1), unless our provider's hand-off put us in
+  //   line already, or the caller has just seen the lock held (read_first);
+  // - take: `sent` is when the take request left (the driver's clock just before starting it);
+  // - join, refresh: `sent` is when the write left. A lock handed to us starts its clock at the
+  //   send time of the last write of our entry that the hand-off must have come after.
+  acquire_action resume(const acquire_input& in);
 
   // The take to send for a `take` action (kept here, not in every action: each waiting
   // coroutine carries an action in its frame). The driver adds the holder metadata.
@@ -136,6 +166,16 @@ class acquire_fsm {
   std::uint64_t out_of_bounds_observations() const { return out_of_bounds_; }
 
  private:
+  acquire_action start(time_point now);
+  acquire_action on_read(const outcome<lock_doc>& r, time_point received);
+  acquire_action on_recheck(const outcome<lock_doc>& r, time_point received);
+  acquire_action on_take(const outcome<bool>& r, time_point sent, time_point now);
+  acquire_action on_given_back(const outcome<bool>& r, time_point now);
+  acquire_action on_joined(const outcome<bool>& r, time_point sent, time_point now);
+  acquire_action on_refreshed(const outcome<bool>& r, time_point sent, time_point now);
+  acquire_action on_timer(time_point now);
+  acquire_action on_cancel();
+
   static acquire_action read() { return {acquire_action::kind::read}; }
   acquire_action fail(boost::system::error_code ec, std::string why = {});
   acquire_action take_next(const lock_doc& observed, time_point now);

@@ -7,6 +7,15 @@ namespace mongolock::detail {
 
 using kind = lease_action::kind;
 
+lease_action lease_fsm::resume(const lease_input& in) {
+  switch (in.what) {
+    case lease_input::kind::start: return start(in.now);
+    case lease_input::kind::timer: return on_timer(in.now);
+    case lease_input::kind::renewed: return on_renewed(in.wrote, in.sent, in.now);
+  }
+  return {kind::lost};  // not reached: every kind is handled above
+}
+
 lease_action lease_fsm::on_timer(time_point now) const {
   // Past the deadline (a suspend carried us there and the renewal timer woke before the
   // watchdog): lost, whatever a renewal would answer now.

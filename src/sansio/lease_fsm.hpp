@@ -1,8 +1,8 @@
 #pragma once
 // What a held lease does next, decided without I/O and without reading a clock: the renewal
-// loop and the watchdog in src/engine/lease_state.cpp perform each action and feed back the result with the
-// time they observed (boot_clock: suspended time counts). Unit-tested in
-// test/sansio/lease_fsm_test.cpp.
+// loop and the watchdog in src/engine/lease_state.cpp perform each action and feed what happened
+// back through resume(), one lease_input each, with the time they observed (boot_clock: suspended
+// time counts). Unit-tested in test/sansio/lease_fsm_test.cpp.
 //
 // Rules (docs/design.md, sections 1 and 6):
 // - the local deadline is the send time of the last successful acquire/renew + expiry - margin;
@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <utility>
 
 #include "model/boot_clock.hpp"
 #include "model/jitter_rng.hpp"
@@ -24,13 +25,30 @@ namespace mongolock::detail {
 
 struct lease_action {
   enum class kind {
-    wait_until,  // sleep until `at`, then on_timer
-    renew,       // send a renewal now, then on_renewed with its send time
+    wait_until,  // sleep until `at`, then resume(timer)
+    renew,       // send a renewal now, then resume(renewed) with its send time
     lost,        // the local deadline passed: end the lease; free the lock 2 x margin later
     taken,       // the document names another owner: end the lease
   };
   kind what;
   boot_clock::time_point at{};
+};
+
+// What happened: the lease began (granted), a wait ended, or a renewal answered (`sent`: when it
+// left; only a renewal that left before the deadline extends the lease).
+struct lease_input {
+  using time_point = boot_clock::time_point;
+  enum class kind { start, timer, renewed };
+
+  kind what = kind::start;
+  time_point now{}, sent{};
+  outcome<bool> wrote;  // renewed
+
+  static lease_input start(time_point now) { return {kind::start, now, {}, {}}; }
+  static lease_input timer(time_point now) { return {kind::timer, now, {}, {}}; }
+  static lease_input renewed(outcome<bool> r, time_point sent, time_point now) {
+    return {kind::renewed, now, sent, std::move(r)};
+  }
 };
 
 class lease_fsm {
@@ -41,11 +59,9 @@ class lease_fsm {
             std::chrono::milliseconds renew_every, std::uint64_t seed)
       : clock_(acquired_sent, expiry, margin), acquired_sent_(acquired_sent), every_(renew_every), rng_(seed) {}
 
-  // The first renewal is due `renew_every` after the clock's start, not after the grant (the clock
-  // of a handed-over lease starts before it): lease_clock.hpp, first_renewal_room.
-  lease_action start(time_point now) const { return wait(std::max(now, acquired_sent_ + every_)); }
-  lease_action on_timer(time_point now) const;
-  lease_action on_renewed(const outcome<bool>& r, time_point sent, time_point now);
+  // start: the first renewal is due `renew_every` after the clock's start, not after the grant
+  // (the clock of a handed-over lease starts before it): lease_clock.hpp, first_renewal_room.
+  lease_action resume(const lease_input& in);
   // The watchdog: true once the deadline has passed (the driver then ends the lease as `lost`).
   bool lost_by(time_point now) const { return clock_.lost_by(now); }
   time_point deadline() const { return clock_.deadline(); }
@@ -59,6 +75,9 @@ class lease_fsm {
 
  private:
   static lease_action wait(time_point at) { return {lease_action::kind::wait_until, at}; }
+  lease_action start(time_point now) const { return wait(std::max(now, acquired_sent_ + every_)); }
+  lease_action on_timer(time_point now) const;
+  lease_action on_renewed(const outcome<bool>& r, time_point sent, time_point now);
 
   lease_clock clock_;
   time_point acquired_sent_;

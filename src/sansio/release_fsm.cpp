@@ -33,6 +33,15 @@ release_action misused(std::string why) {
 
 release_fsm::release_fsm(release_params p) : p_(std::move(p)) {}
 
+release_action release_fsm::resume(const release_input& in) {
+  switch (in.what) {
+    case release_input::kind::start: return start(in.local);
+    case release_input::kind::written: return on_written(in.wrote, in.sent, in.now);
+    case release_input::kind::read: return on_read(in.doc, in.local);
+  }
+  return misused("release: an input of no known kind");
+}
+
 release_action release_fsm::start(const std::optional<local_waiter>& local) { return decide(local); }
 
 // The release as far as this lease knows the document: to the head of the line if it saw one,

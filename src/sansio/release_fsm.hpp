@@ -1,9 +1,10 @@
 #pragma once
 // What a release does next, decided without I/O (docs/design.md sections 7 and 8): to the head of
 // the line, to a local waiter, or plainly; after a hand-off that missed, one majority read and one
-// more try; and how each outcome settles. The driver (src/engine/release.cpp) performs each
-// action against the store, feeds back the result with the time it observed, and carries out
-// the action's give-backs. Unit-tested in test/sansio/release_fsm_test.cpp.
+// more try; and how each outcome settles. The engine's driver (src/engine/fsm_driver.hpp, with
+// release.cpp's adapter) performs each action against the store and feeds what happened back
+// through resume(), one release_input each; the adapter carries out the action's give-backs.
+// Unit-tested in test/sansio/release_fsm_test.cpp.
 //
 // Safety rules it enforces:
 // - a hand-off to the head of the line never frees the head's lock, whatever its reply: on an
@@ -68,16 +69,37 @@ struct release_action {
   bool leave_enrolled = false;     // take the enrolled waiter's entry out of the line
 };
 
+// What happened since the last action: the one input of resume(). The release began, a write
+// (hand_to_line, hand_over or release) answered, or a read did. `local`: the local waiter the
+// driver offers at a decision (start, and a read when decides_after_read()).
+struct release_input {
+  using time_point = boot_clock::time_point;
+  enum class kind { start, written, read };
+
+  kind what = kind::start;
+  time_point sent{}, now{};  // written: when the write left, and when its reply came
+  outcome<bool> wrote;       // written
+  outcome<lock_doc> doc;     // read
+  std::optional<local_waiter> local;
+
+  static release_input start(std::optional<local_waiter> local) {
+    return {kind::start, {}, {}, {}, {}, std::move(local)};
+  }
+  static release_input written(outcome<bool> r, time_point sent, time_point now) {
+    return {kind::written, sent, now, std::move(r), {}, {}};
+  }
+  static release_input read(outcome<lock_doc> r, std::optional<local_waiter> local) {
+    return {kind::read, {}, {}, {}, std::move(r), std::move(local)};
+  }
+};
+
 class release_fsm {
  public:
   using time_point = boot_clock::time_point;
 
   explicit release_fsm(release_params p);
 
-  release_action start(const std::optional<local_waiter>& local);
-  // The reply to a hand_to_line, hand_over or release; `sent`: when it left.
-  release_action on_written(const outcome<bool>& r, time_point sent, time_point now);
-  release_action on_read(const outcome<lock_doc>& r, const std::optional<local_waiter>& local);
+  release_action resume(const release_input& in);
 
   // The take to send for hand_to_line and hand_over (the driver adds the holder metadata of a
   // hand_over, as for any take of this provider).
@@ -89,6 +111,11 @@ class release_fsm {
 
  private:
   enum class step { idle, to_line, to_local, plain, reread, settle_read };
+
+  release_action start(const std::optional<local_waiter>& local);
+  // The reply to a hand_to_line, hand_over or release; `sent`: when it left.
+  release_action on_written(const outcome<bool>& r, time_point sent, time_point now);
+  release_action on_read(const outcome<lock_doc>& r, const std::optional<local_waiter>& local);
 
   release_action decide(const std::optional<local_waiter>& local);
   release_action hand_to_line(const std::optional<local_waiter>& local);

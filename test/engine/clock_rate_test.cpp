@@ -41,9 +41,10 @@ std::int64_t waiter_takes_over(double rw, ms expiry, ms margin) {
   lock_doc held;
   held.exists = true;
   held.held = held_state{"holder", 7, 3, expiry};
-  waiter.start(local(rw, 0us));
+  waiter.resume(acquire_input::start(local(rw, 0us)));
   for (std::chrono::microseconds real{0}; real < 10min; real += 100us)
-    if (waiter.on_read(success(held), local(rw, real)).what == acquire_action::kind::take) return real.count();
+    if (waiter.resume(acquire_input::read(success(held), local(rw, real))).what == acquire_action::kind::take)
+      return real.count();
   BOOST_FAIL("the waiter never takes over");
   return 0;
 }

@@ -367,27 +367,27 @@ BOOST_AUTO_TEST_CASE(the_grouping_store_flags_a_grouped_take_judged_missed) {
 BOOST_AUTO_TEST_CASE(a_join_judged_missed_by_a_read_keeps_its_send_for_a_hand_offs_clock) {
   using namespace test::line_world;
   acquire_fsm f("x", test::fsm_params(t0, me));
-  f.start(t0);
-  auto a = f.on_read(seen(line_doc(other, {}, 7)), t0);
+  f.resume(acquire_input::start(t0));
+  auto a = f.resume(acquire_input::read(seen(line_doc(other, {}, 7)), t0));
   BOOST_REQUIRE((a.what == kind::join));
   outcome<bool> judged_missed;
   judged_missed.ambiguous = true;  // value false: "not applied", as far as the read could tell
-  a = f.on_joined(judged_missed, t0 + 10ms, t0 + 20ms);
+  a = f.resume(acquire_input::joined(judged_missed, t0 + 10ms, t0 + 20ms));
   BOOST_REQUIRE((a.what == kind::wait_until));
-  BOOST_REQUIRE((f.on_timer(a.at).what == kind::read));
+  BOOST_REQUIRE((f.resume(acquire_input::timer(a.at)).what == kind::read));
   // A read that does not show our first join (it predates it too): we join again; that reply is lost.
-  a = f.on_read(seen(line_doc(other, {}, 7)), t0 + 50ms);
+  a = f.resume(acquire_input::read(seen(line_doc(other, {}, 7)), t0 + 50ms));
   BOOST_REQUIRE((a.what == kind::join));
   outcome<bool> lost;
   lost.ec = make_error_code(ml::errc::server_unavailable);
   lost.ambiguous = true;
-  a = f.on_joined(lost, t0 + 60ms, t0 + 70ms);
+  a = f.resume(acquire_input::joined(lost, t0 + 60ms, t0 + 70ms));
   BOOST_REQUIRE((a.what == kind::wait_until));
-  BOOST_REQUIRE((f.on_timer(a.at).what == kind::read));
+  BOOST_REQUIRE((f.resume(acquire_input::timer(a.at)).what == kind::read));
   // The lock, handed to us from the line: our clock starts at the first join's send.
   auto handed = line_doc(me, {}, 8);
   handed.held.token = 6;
-  a = f.on_read(seen(handed), t0 + 100ms);
+  a = f.resume(acquire_input::read(seen(handed), t0 + 100ms));
   BOOST_REQUIRE((a.what == kind::grant));
   BOOST_TEST((a.at == t0 + 10ms));
 }
@@ -396,18 +396,18 @@ BOOST_AUTO_TEST_CASE(a_join_judged_missed_by_a_read_keeps_its_send_for_a_hand_of
 BOOST_AUTO_TEST_CASE(read_judged_misses_count_towards_the_joins_an_acquire_makes) {
   using namespace test::line_world;
   acquire_fsm f("x", test::fsm_params(t0, me));
-  f.start(t0);
+  f.resume(acquire_input::start(t0));
   auto now = t0;
   outcome<bool> judged_missed;
   judged_missed.ambiguous = true;
   for (int i = 0; i < 5; ++i) {
-    auto a = f.on_read(seen(line_doc(other, {}, 7)), now);
+    auto a = f.resume(acquire_input::read(seen(line_doc(other, {}, 7)), now));
     BOOST_REQUIRE_MESSAGE((a.what == kind::join), "join " << i);
-    a = f.on_joined(judged_missed, now, now + 1ms);
+    a = f.resume(acquire_input::joined(judged_missed, now, now + 1ms));
     now = a.at;
-    BOOST_REQUIRE((f.on_timer(now).what == kind::read));
+    BOOST_REQUIRE((f.resume(acquire_input::timer(now)).what == kind::read));
   }
-  BOOST_TEST((f.on_read(seen(line_doc(other, {}, 7)), now).what == kind::wait_until));
+  BOOST_TEST((f.resume(acquire_input::read(seen(line_doc(other, {}, 7)), now)).what == kind::wait_until));
   BOOST_TEST(!f.joined());
 }
 

@@ -24,10 +24,10 @@ ml::detail::acquire_params params() {
 // An FSM in line with ticket 7, its join sent at t0 + 10 ms.
 acquire_fsm joined() {
   acquire_fsm f("x", params());
-  f.start(t0);
-  auto a = f.on_read(seen(line_doc(other, {}, 7)), t0);
+  f.resume(acquire_input::start(t0));
+  auto a = f.resume(acquire_input::read(seen(line_doc(other, {}, 7)), t0));
   BOOST_REQUIRE((a.what == kind::join));
-  a = f.on_joined(ml::detail::success(true), t0 + 10ms, t0 + 12ms);
+  a = f.resume(acquire_input::joined(ml::detail::success(true), t0 + 10ms, t0 + 12ms));
   BOOST_REQUIRE((a.what == kind::wait_until));
   return f;
 }
@@ -105,10 +105,10 @@ BOOST_AUTO_TEST_SUITE(line_handoff_suite)
 // the read that found it: the hand-off came after that write and before that read.
 BOOST_AUTO_TEST_CASE(a_handed_lock_starts_its_clock_at_the_join) {
   auto f = joined();
-  auto a = f.on_timer(t0 + 100ms);
+  auto a = f.resume(acquire_input::timer(t0 + 100ms));
   BOOST_REQUIRE((a.what == kind::read));
   BOOST_TEST((f.read_mode_now() == ml::detail::read_mode::majority), "a committed hand-off only");
-  a = f.on_read(seen(line_doc(me, {}, 8)), t0 + 400ms);
+  a = f.resume(acquire_input::read(seen(line_doc(me, {}, 8)), t0 + 400ms));
   BOOST_REQUIRE((a.what == kind::grant));
   BOOST_TEST((a.at == t0 + 10ms));
   BOOST_TEST(f.left_line_with_take(), "the hand-off removed the entry: nothing to leave");
@@ -118,22 +118,22 @@ BOOST_AUTO_TEST_CASE(a_handed_lock_starts_its_clock_at_the_join) {
 // the first deadline in by the difference; past the deadline it is given back, never granted.
 BOOST_AUTO_TEST_CASE(a_refresh_moves_the_start_and_a_shorter_expiry_or_a_late_read_is_honoured) {
   auto f = joined();
-  auto a = f.on_read(seen(line_doc(other, {{me, 7}}, 8)), t0 + 320ms);
+  auto a = f.resume(acquire_input::read(seen(line_doc(other, {{me, 7}}, 8)), t0 + 320ms));
   BOOST_REQUIRE((a.what == kind::refresh));
   BOOST_TEST(f.line_ticket() == 7);
-  a = f.on_refreshed(ml::detail::success(true), t0 + 330ms, t0 + 335ms);
+  a = f.resume(acquire_input::refreshed(ml::detail::success(true), t0 + 330ms, t0 + 335ms));
   BOOST_REQUIRE((a.what == kind::wait_until));
   // Not again until a period after that refresh.
-  BOOST_TEST((f.on_read(seen(line_doc(other, {{me, 7}}, 8)), t0 + 600ms).what == kind::wait_until));
-  BOOST_REQUIRE((f.on_timer(t0 + 650ms).what == kind::read));
-  a = f.on_read(seen(line_doc(me, {}, 8, 800ms)), t0 + 700ms);
+  BOOST_TEST((f.resume(acquire_input::read(seen(line_doc(other, {{me, 7}}, 8)), t0 + 600ms)).what == kind::wait_until));
+  BOOST_REQUIRE((f.resume(acquire_input::timer(t0 + 650ms)).what == kind::read));
+  a = f.resume(acquire_input::read(seen(line_doc(me, {}, 8, 800ms)), t0 + 700ms));
   BOOST_REQUIRE((a.what == kind::grant));
   BOOST_TEST((a.at == t0 + 330ms - 200ms), "expiry 800 written by the releaser against our 1000");
 
   auto late = joined();
-  BOOST_REQUIRE((late.on_timer(t0 + 900ms).what == kind::read));
+  BOOST_REQUIRE((late.resume(acquire_input::timer(t0 + 900ms)).what == kind::read));
   // At start + E - m - min(m, E - m - R, (E - m) / 4): too little left for the first renewal to go out and back.
-  a = late.on_read(seen(line_doc(me, {}, 8)), t0 + 10ms + 800ms);
+  a = late.resume(acquire_input::read(seen(line_doc(me, {}, 8)), t0 + 10ms + 800ms));
   BOOST_TEST((a.what == kind::give_back));
 }
 
@@ -143,31 +143,32 @@ BOOST_AUTO_TEST_CASE(a_refresh_moves_the_start_and_a_shorter_expiry_or_a_late_re
 // hand-off of the acquire was judged from that old send and given back.
 BOOST_AUTO_TEST_CASE(an_abandoned_take_does_not_age_a_later_hand_off) {
   acquire_fsm f("x", params());
-  f.start(t0);
-  auto a = f.on_read(seen(free_doc(7)), t0);
+  f.resume(acquire_input::start(t0));
+  auto a = f.resume(acquire_input::read(seen(free_doc(7)), t0));
   BOOST_REQUIRE((a.what == kind::take && a.token == 8));
   ml::detail::outcome<bool> timed_out;
   timed_out.ec = ml::make_error_code(ml::errc::timeout);
-  BOOST_REQUIRE((f.on_take(timed_out, t0, t0 + 800ms).what == kind::read));
+  BOOST_REQUIRE((f.resume(acquire_input::take(timed_out, t0, t0 + 800ms)).what == kind::read));
   auto taken = line_doc(other, {}, 7);  // another waiter took it meanwhile
   taken.held.token = 9;
-  BOOST_REQUIRE((f.on_read(seen(taken), t0 + 800ms).what == kind::join));
-  BOOST_REQUIRE((f.on_joined(ml::detail::success(true), t0 + 810ms, t0 + 812ms).what == kind::wait_until));
-  BOOST_REQUIRE((f.on_timer(t0 + 1000ms).what == kind::read));
+  BOOST_REQUIRE((f.resume(acquire_input::read(seen(taken), t0 + 800ms)).what == kind::join));
+  BOOST_REQUIRE((f.resume(acquire_input::joined(ml::detail::success(true), t0 + 810ms, t0 + 812ms))
+      .what == kind::wait_until));
+  BOOST_REQUIRE((f.resume(acquire_input::timer(t0 + 1000ms)).what == kind::read));
   auto handed = line_doc(me, {}, 8);
   handed.held.token = 10;
-  a = f.on_read(seen(handed), t0 + 1000ms);
+  a = f.resume(acquire_input::read(seen(handed), t0 + 1000ms));
   BOOST_TEST((a.what == kind::grant), "granted, not given back");
   BOOST_TEST((a.at == t0 + 810ms), "the clock starts at the join");
   // The abandoned take's own token, should it land: still never granted, even read before its
   // bound (t0 + 800 ms).
   acquire_fsm g("x", params());
-  g.start(t0);
-  g.on_read(seen(free_doc(7)), t0);
-  BOOST_REQUIRE((g.on_take(timed_out, t0, t0 + 500ms).what == kind::read));
+  g.resume(acquire_input::start(t0));
+  g.resume(acquire_input::read(seen(free_doc(7)), t0));
+  BOOST_REQUIRE((g.resume(acquire_input::take(timed_out, t0, t0 + 500ms)).what == kind::read));
   auto landed = line_doc(me, {}, 0);
   landed.held.token = 8;
-  BOOST_TEST((g.on_read(seen(landed), t0 + 600ms).what == kind::give_back));
+  BOOST_TEST((g.resume(acquire_input::read(seen(landed), t0 + 600ms)).what == kind::give_back));
 }
 
 // A take judged missed by the read after a grouped command (flagged ambiguous: the read may show an
@@ -177,19 +178,20 @@ BOOST_AUTO_TEST_CASE(an_abandoned_take_does_not_age_a_later_hand_off) {
 BOOST_AUTO_TEST_CASE(a_take_judged_missed_by_a_read_still_ages_its_token) {
   for (const bool judged : {true, false}) {
     acquire_fsm f("x", params());
-    f.start(t0);
-    BOOST_REQUIRE((f.on_read(seen(free_doc(7)), t0).what == kind::take));
+    f.resume(acquire_input::start(t0));
+    BOOST_REQUIRE((f.resume(acquire_input::read(seen(free_doc(7)), t0)).what == kind::take));
     auto missed = ml::detail::success(false);
     missed.ambiguous = judged;
-    BOOST_REQUIRE((f.on_take(missed, t0, t0 + 5ms).what == kind::read));
+    BOOST_REQUIRE((f.resume(acquire_input::take(missed, t0, t0 + 5ms)).what == kind::read));
     auto held = line_doc(other, {}, 7);
     held.held.token = 7;
-    BOOST_REQUIRE((f.on_read(seen(held), t0 + 700ms).what == kind::join));
-    BOOST_REQUIRE((f.on_joined(ml::detail::success(true), t0 + 710ms, t0 + 712ms).what == kind::wait_until));
-    BOOST_REQUIRE((f.on_timer(t0 + 850ms).what == kind::read));
+    BOOST_REQUIRE((f.resume(acquire_input::read(seen(held), t0 + 700ms)).what == kind::join));
+    BOOST_REQUIRE((f.resume(acquire_input::joined(ml::detail::success(true), t0 + 710ms, t0 + 712ms))
+        .what == kind::wait_until));
+    BOOST_REQUIRE((f.resume(acquire_input::timer(t0 + 850ms)).what == kind::read));
     auto ours = line_doc(me, {}, 8);
     ours.held.token = 8;  // the missed take's token
-    const auto a = f.on_read(seen(ours), t0 + 850ms);  // past t0's bound (t0 + 800 ms)
+    const auto a = f.resume(acquire_input::read(seen(ours), t0 + 850ms));  // past t0's bound (t0 + 800 ms)
     if (judged) BOOST_TEST((a.what == kind::give_back), "judged by a read: counts from the take's send");
     else BOOST_TEST((a.what == kind::grant && a.at == t0 + 710ms), "the server's miss: from the join");
   }
@@ -198,9 +200,10 @@ BOOST_AUTO_TEST_CASE(a_take_judged_missed_by_a_read_still_ages_its_token) {
 // A refresh that finds the entry gone reads at once: the lock may have been handed to us.
 BOOST_AUTO_TEST_CASE(a_refresh_that_finds_no_entry_reads_at_once) {
   auto f = joined();
-  auto a = f.on_read(seen(line_doc(other, {{me, 7}}, 8)), t0 + 320ms);
+  auto a = f.resume(acquire_input::read(seen(line_doc(other, {{me, 7}}, 8)), t0 + 320ms));
   BOOST_REQUIRE((a.what == kind::refresh));
-  BOOST_TEST((f.on_refreshed(ml::detail::success(false), t0 + 330ms, t0 + 335ms).what == kind::read));
+  BOOST_TEST((f.resume(acquire_input::refreshed(ml::detail::success(false), t0 + 330ms, t0 + 335ms))
+      .what == kind::read));
 }
 
 // A provider put in line by its own hand-off starts in line: it waits one first delay, then reads
@@ -209,13 +212,13 @@ BOOST_AUTO_TEST_CASE(an_enrolled_acquire_starts_in_line) {
   auto p = params();
   p.enrolled = ml::detail::acquire_params::line_place{4, t0 - 50ms};
   acquire_fsm f("x", p);
-  auto first = f.start(t0);
+  auto first = f.resume(acquire_input::start(t0));
   BOOST_REQUIRE_MESSAGE((first.what == kind::wait_until), "the lock was just handed to someone else: no read yet");
   BOOST_TEST(((first.at >= t0 + 10ms) && (first.at <= t0 + 20ms)));
-  BOOST_REQUIRE((f.on_timer(first.at).what == kind::read));
+  BOOST_REQUIRE((f.resume(acquire_input::timer(first.at)).what == kind::read));
   BOOST_TEST((f.read_mode_now() == ml::detail::read_mode::majority));
   BOOST_TEST(f.joined());
-  auto a = f.on_read(seen(line_doc(me, {}, 8)), t0 + 10ms);
+  auto a = f.resume(acquire_input::read(seen(line_doc(me, {}, 8)), t0 + 10ms));
   BOOST_REQUIRE((a.what == kind::grant));
   BOOST_TEST((a.at == t0 - 50ms));
 }
@@ -230,12 +233,12 @@ BOOST_AUTO_TEST_CASE(an_enrolled_acquire_with_a_slow_backoff_looks_in_time_for_a
   p.backoff_max = 5000ms;
   p.enrolled = ml::detail::acquire_params::line_place{4, t0};
   acquire_fsm f("x", p);
-  auto first = f.start(t0);
+  auto first = f.resume(acquire_input::start(t0));
   BOOST_REQUIRE((first.what == kind::wait_until));
   // E 1 s, m 100 ms, P 300 ms: it looks by t0 + 300 ms.
   BOOST_TEST((first.at <= t0 + 300ms), "first look " << (first.at - t0) / 1ms << " ms after entering the line");
-  BOOST_REQUIRE((f.on_timer(first.at).what == kind::read));
-  auto a = f.on_read(seen(line_doc(me, {}, 5)), first.at);
+  BOOST_REQUIRE((f.resume(acquire_input::timer(first.at)).what == kind::read));
+  auto a = f.resume(acquire_input::read(seen(line_doc(me, {}, 5)), first.at));
   BOOST_TEST((a.what == kind::grant), "the hand-off was given back");
 }
 
@@ -421,18 +424,18 @@ BOOST_AUTO_TEST_CASE(a_slow_backoff_in_line_still_looks_in_time_for_a_hand_off) 
   p.backoff_min = 2000ms;
   p.backoff_max = 5000ms;
   acquire_fsm f("x", p);
-  f.start(t0);
-  auto a = f.on_read(seen(line_doc(other, {}, 7)), t0);
+  f.resume(acquire_input::start(t0));
+  auto a = f.resume(acquire_input::read(seen(line_doc(other, {}, 7)), t0));
   BOOST_REQUIRE((a.what == kind::join));
-  a = f.on_joined(ml::detail::success(true), t0 + 10ms, t0 + 12ms);
+  a = f.resume(acquire_input::joined(ml::detail::success(true), t0 + 10ms, t0 + 12ms));
   BOOST_REQUIRE((a.what == kind::wait_until));
   BOOST_TEST((a.at <= t0 + 12ms + 300ms), "looks again within (E - m - R) / 2");
-  BOOST_REQUIRE((f.on_timer(a.at).what == kind::read));
-  a = f.on_read(seen(line_doc(other, {{me, 7}}, 8)), a.at);
+  BOOST_REQUIRE((f.resume(acquire_input::timer(a.at)).what == kind::read));
+  a = f.resume(acquire_input::read(seen(line_doc(other, {{me, 7}}, 8)), a.at));
   BOOST_REQUIRE((a.what == kind::wait_until));
   BOOST_TEST((a.at <= t0 + 10ms + 300ms), "wakes when its refresh is due");
-  BOOST_REQUIRE((f.on_timer(a.at).what == kind::read));
-  BOOST_TEST((f.on_read(seen(line_doc(other, {{me, 7}}, 8)), a.at).what == kind::refresh));
+  BOOST_REQUIRE((f.resume(acquire_input::timer(a.at)).what == kind::read));
+  BOOST_TEST((f.resume(acquire_input::read(seen(line_doc(other, {{me, 7}}, 8)), a.at)).what == kind::refresh));
 }
 
 // The same through two providers: a head with a 2..5 s backoff uses the lock handed to it (no
@@ -483,28 +486,28 @@ BOOST_AUTO_TEST_CASE(a_lock_handed_over_late_in_a_long_renewal_period_reaches_it
 // limit, so a waiter never becomes invisible to a releaser's "nobody waiting" check that way.
 BOOST_AUTO_TEST_CASE(a_waiter_whose_entry_keeps_going_joins_again) {
   acquire_fsm f("x", params());
-  f.start(t0);
+  f.resume(acquire_input::start(t0));
   auto now = t0;
   for (int i = 0; i < 8; ++i) {
-    auto a = f.on_read(seen(line_doc(other, {}, 7 + i)), now);
+    auto a = f.resume(acquire_input::read(seen(line_doc(other, {}, 7 + i)), now));
     BOOST_REQUIRE_MESSAGE((a.what == kind::join), "join " << i);
-    a = f.on_joined(ml::detail::success(true), now, now + 1ms);
+    a = f.resume(acquire_input::joined(ml::detail::success(true), now, now + 1ms));
     BOOST_REQUIRE((a.what == kind::wait_until));
     now = a.at;
-    BOOST_REQUIRE((f.on_timer(now).what == kind::read));
+    BOOST_REQUIRE((f.resume(acquire_input::timer(now)).what == kind::read));
   }
   // Lost races do count: after max_joins of them it waits unregistered.
   acquire_fsm g("x", params());
-  g.start(t0);
+  g.resume(acquire_input::start(t0));
   now = t0;
   for (int i = 0; i < 5; ++i) {
-    auto a = g.on_read(seen(line_doc(other, {}, 7)), now);
+    auto a = g.resume(acquire_input::read(seen(line_doc(other, {}, 7)), now));
     BOOST_REQUIRE((a.what == kind::join));
-    a = g.on_joined(ml::detail::success(false), now, now + 1ms);
+    a = g.resume(acquire_input::joined(ml::detail::success(false), now, now + 1ms));
     now = a.at;
-    BOOST_REQUIRE((g.on_timer(now).what == kind::read));
+    BOOST_REQUIRE((g.resume(acquire_input::timer(now)).what == kind::read));
   }
-  BOOST_TEST((g.on_read(seen(line_doc(other, {}, 7)), now).what == kind::wait_until));
+  BOOST_TEST((g.resume(acquire_input::read(seen(line_doc(other, {}, 7)), now)).what == kind::wait_until));
   BOOST_TEST(!g.joined(), "no join was applied: nothing to leave");
 }
 

@@ -23,41 +23,41 @@ BOOST_AUTO_TEST_SUITE(line_suite)
 
 BOOST_AUTO_TEST_CASE(a_waiter_joins_the_line_once_with_the_ticket_it_read) {
   acquire_fsm f("x", params());
-  f.start(t0);
-  auto a = f.on_read(seen(line_doc(other, {}, 7)), t0);
+  f.resume(acquire_input::start(t0));
+  auto a = f.resume(acquire_input::read(seen(line_doc(other, {}, 7)), t0));
   BOOST_REQUIRE((a.what == kind::join));
   BOOST_TEST(f.join_ticket() == 7);
-  a = f.on_joined(ml::detail::success(true), t0, t0);
+  a = f.resume(acquire_input::joined(ml::detail::success(true), t0, t0));
   BOOST_TEST((a.what == kind::wait_until));
   // In line now: reads only.
-  BOOST_TEST((f.on_read(seen(line_doc(other, {{me, 7}}, 8)), t0 + 20ms).what == kind::wait_until));
+  BOOST_TEST((f.resume(acquire_input::read(seen(line_doc(other, {{me, 7}}, 8)), t0 + 20ms)).what == kind::wait_until));
   BOOST_TEST(f.joined());
 }
 
 BOOST_AUTO_TEST_CASE(a_free_lock_with_someone_else_first_in_line_is_left_to_them) {
   acquire_fsm f("x", params());
-  f.start(t0);
-  auto a = f.on_read(seen(line_doc("", {{other, 3}, {me, 4}}, 5)), t0);
+  f.resume(acquire_input::start(t0));
+  auto a = f.resume(acquire_input::read(seen(line_doc("", {{other, 3}, {me, 4}}, 5)), t0));
   BOOST_TEST((a.what == kind::wait_until));
 }
 
 BOOST_AUTO_TEST_CASE(the_head_takes_and_leaves_the_line_in_the_same_update) {
   acquire_fsm f("x", params());
-  f.start(t0);
-  auto a = f.on_read(seen(line_doc("", {{me, 3}, {other, 4}}, 5)), t0);
+  f.resume(acquire_input::start(t0));
+  auto a = f.resume(acquire_input::read(seen(line_doc("", {{me, 3}, {other, 4}}, 5)), t0));
   BOOST_REQUIRE((a.what == kind::take));
   const auto t = f.request();
   BOOST_TEST(t.leaving.size() == 1u);
   BOOST_TEST(t.leaving.front().owner == me);
   BOOST_TEST(!t.nobody_waiting);
-  BOOST_TEST((f.on_take(ml::detail::success(true), t0, t0 + 1ms).what == kind::grant));
+  BOOST_TEST((f.resume(acquire_input::take(ml::detail::success(true), t0, t0 + 1ms)).what == kind::grant));
   BOOST_TEST(f.left_line_with_take());
 }
 
 BOOST_AUTO_TEST_CASE(with_nobody_in_line_a_take_requires_that_nobody_joined_meanwhile) {
   acquire_fsm f("x", params());
-  f.start(t0);
-  auto a = f.on_read(seen(line_doc("")), t0);
+  f.resume(acquire_input::start(t0));
+  auto a = f.resume(acquire_input::read(seen(line_doc("")), t0));
   BOOST_REQUIRE((a.what == kind::take));
   BOOST_TEST(f.request().nobody_waiting);
   BOOST_TEST(f.request().leaving.empty());
@@ -67,33 +67,33 @@ BOOST_AUTO_TEST_CASE(with_nobody_in_line_a_take_requires_that_nobody_joined_mean
 // and head): the next in line then takes it and removes the head with the same update.
 BOOST_AUTO_TEST_CASE(a_head_that_never_comes_loses_its_place_after_one_window) {
   acquire_fsm f("x", params());
-  f.start(t0);
+  f.resume(acquire_input::start(t0));
   const auto d = line_doc("", {{other, 3}, {me, 4}}, 5);
-  BOOST_TEST((f.on_read(seen(d), t0).what == kind::wait_until));
-  BOOST_TEST((f.on_read(seen(d), t0 + 1099ms).what == kind::wait_until));
-  auto a = f.on_read(seen(d), t0 + 1100ms);
+  BOOST_TEST((f.resume(acquire_input::read(seen(d), t0)).what == kind::wait_until));
+  BOOST_TEST((f.resume(acquire_input::read(seen(d), t0 + 1099ms)).what == kind::wait_until));
+  auto a = f.resume(acquire_input::read(seen(d), t0 + 1100ms));
   BOOST_REQUIRE((a.what == kind::take));
   const auto t = f.request();
   BOOST_TEST(t.leaving.size() == 2u, "the gone head and ourselves");
   // A new head restarts the window.
   acquire_fsm g("x", params());
-  g.start(t0);
-  g.on_read(seen(d), t0);
-  BOOST_TEST((g.on_read(seen(line_doc("", {{"cccccccccccccccccccccccccccccccc", 2}, {me, 4}}, 5)), t0 + 1100ms).what ==
-              kind::wait_until));
+  g.resume(acquire_input::start(t0));
+  g.resume(acquire_input::read(seen(d), t0));
+  const auto later = line_doc("", {{"cccccccccccccccccccccccccccccccc", 2}, {me, 4}}, 5);
+  BOOST_TEST((g.resume(acquire_input::read(seen(later), t0 + 1100ms)).what == kind::wait_until));
 }
 
 // The take without a read (the blind take, docs/design.md section 1) must not overtake an acquire
 // of another process that waits in line; after a read, a try ignores the line.
 BOOST_AUTO_TEST_CASE(the_take_without_a_read_requires_that_nobody_waits) {
   acquire_fsm f("x", params());
-  auto a = f.start(t0);
+  auto a = f.resume(acquire_input::start(t0));
   BOOST_REQUIRE((a.what == kind::take));
   BOOST_TEST(f.request().nobody_waiting);
   acquire_fsm t("x", params(true));
-  BOOST_REQUIRE((t.start(t0).what == kind::take));
-  BOOST_REQUIRE((t.on_take(ml::detail::success(false), t0, t0).what == kind::read));
-  BOOST_REQUIRE((t.on_read(ml::detail::success(line_doc("")), t0).what == kind::take));
+  BOOST_REQUIRE((t.resume(acquire_input::start(t0)).what == kind::take));
+  BOOST_REQUIRE((t.resume(acquire_input::take(ml::detail::success(false), t0, t0)).what == kind::read));
+  BOOST_REQUIRE((t.resume(acquire_input::read(ml::detail::success(line_doc("")), t0)).what == kind::take));
   BOOST_TEST(!t.request().nobody_waiting, "tries ignore the line");
 }
 
@@ -112,15 +112,16 @@ BOOST_AUTO_TEST_CASE(a_waiting_count_without_visible_entries_does_not_block_a_fr
 // A ticket counter at the end of its range is not joined (ticket + 1 would overflow).
 BOOST_AUTO_TEST_CASE(a_ticket_counter_at_its_limit_is_not_joined) {
   acquire_fsm f("x", params());
-  f.start(t0);
-  BOOST_TEST((f.on_read(seen(line_doc(other, {}, std::numeric_limits<std::int64_t>::max())), t0).what == kind::wait_until));
-  BOOST_TEST((f.on_read(seen(line_doc(other, {}, -4)), t0).what == kind::wait_until));
+  f.resume(acquire_input::start(t0));
+  BOOST_TEST((f.resume(acquire_input::read(seen(line_doc(other, {}, std::numeric_limits<std::int64_t>::max())), t0))
+      .what == kind::wait_until));
+  BOOST_TEST((f.resume(acquire_input::read(seen(line_doc(other, {}, -4)), t0)).what == kind::wait_until));
 }
 
 BOOST_AUTO_TEST_CASE(tries_ignore_the_line) {
   acquire_fsm f("x", params(true));
-  f.start(t0);
-  auto a = f.on_read(seen(line_doc("", {{other, 3}}, 4)), t0);
+  f.resume(acquire_input::start(t0));
+  auto a = f.resume(acquire_input::read(seen(line_doc("", {{other, 3}}, 4)), t0));
   BOOST_REQUIRE((a.what == kind::take));
   BOOST_TEST(!f.request().nobody_waiting);
   BOOST_TEST(f.request().leaving.empty());
@@ -130,17 +131,17 @@ BOOST_AUTO_TEST_CASE(tries_ignore_the_line) {
 // far: quickly while the hold is young, rarely once it is old (here backoff_min 10 ms, max 80 ms).
 BOOST_AUTO_TEST_CASE(the_head_looks_again_after_half_the_hold_so_far) {
   acquire_fsm f("x", params());
-  f.start(t0);
-  auto a = f.on_read(seen(line_doc(other, {{me, 1}}, 2)), t0);
+  f.resume(acquire_input::start(t0));
+  auto a = f.resume(acquire_input::read(seen(line_doc(other, {{me, 1}}, 2)), t0));
   BOOST_REQUIRE((a.what == kind::wait_until));
   BOOST_TEST(((a.at - t0) >= 10ms && (a.at - t0) <= 20ms), "a young hold: within 2 x backoff_min");
   // The same hold 100 ms later, renewed meanwhile (a new heartbeat is still the same hold).
   auto renewed = line_doc(other, {{me, 1}}, 2);
   renewed.held.beat = 2;
-  a = f.on_read(seen(renewed), t0 + 100ms);
+  a = f.resume(acquire_input::read(seen(renewed), t0 + 100ms));
   BOOST_TEST(((a.at - (t0 + 100ms)) >= 50ms && (a.at - (t0 + 100ms)) <= 80ms), "half the hold, capped at backoff_max");
   // A new holder: quick again.
-  a = f.on_read(seen(line_doc("cccccccccccccccccccccccccccccccc", {{me, 1}}, 2)), t0 + 200ms);
+  a = f.resume(acquire_input::read(seen(line_doc("cccccccccccccccccccccccccccccccc", {{me, 1}}, 2)), t0 + 200ms));
   BOOST_TEST(((a.at - (t0 + 200ms)) <= 20ms));
 }
 

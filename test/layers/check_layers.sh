@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The layer rule of docs/design.md section 12, checked over the includes:
-#   model <- sansio <- engine -> store (store <- model only); api and primitives on top;
+#   model <- sansio <- engine -> store (store <- model only); api and primitives on top (the
+#   primitives drive machines of sansio too: a semaphore's declaration, declare_fsm);
 #   include/mongolock/ includes nothing of src/; in primitives only compose.hpp and compose.cpp
 #   include from engine (the primitives' one door to it).
 # And no header implemented in a higher layer: a class declared in src/L/ has its members
@@ -16,7 +17,7 @@ declare -A allowed=(
   [store]="model store"
   [engine]="model sansio store engine"
   [api]="model sansio store engine api"
-  [primitives]="model engine primitives"
+  [primitives]="model sansio engine primitives"
 )
 # The public vocabulary (plain data, no operations) any layer may use.
 vocabulary="mongolock/error.hpp mongolock/limits.hpp mongolock/options.hpp mongolock/stats.hpp"

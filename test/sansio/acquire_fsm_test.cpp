@@ -12,6 +12,7 @@ namespace ml = mongolock;
 using namespace ml::detail;
 using namespace std::chrono_literals;
 using kind = acquire_action::kind;
+using in = acquire_input;  // what happened: f.resume(in::read(reply, received))
 using tp = mongolock::detail::boot_clock::time_point;
 
 namespace {
@@ -38,10 +39,10 @@ outcome<T> err(ml::errc e, bool ambiguous) {
 // Starts the fsm and answers its blind take "not taken" (the document is there and not ours to
 // take without a look): the read that follows.
 acquire_action blind_missed(acquire_fsm& f, tp at = t0) {
-  auto a = f.start(at);
+  auto a = f.resume(in::start(at));
   BOOST_TEST_REQUIRE(a.what == kind::take);
   BOOST_REQUIRE(!f.request().observed.exists);
-  a = f.on_take(success(false), at, at);
+  a = f.resume(in::take(success(false), at, at));
   BOOST_TEST_REQUIRE(a.what == kind::read);
   return a;
 }
@@ -49,7 +50,7 @@ acquire_action blind_missed(acquire_fsm& f, tp at = t0) {
 // Runs the fsm to its first take against a free document with token 7 (read after the blind take).
 acquire_action to_take(acquire_fsm& f) {
   blind_missed(f);
-  auto a = f.on_read(success(held_by("", 7)), t0);
+  auto a = f.resume(in::read(success(held_by("", 7)), t0));
   BOOST_TEST_REQUIRE(a.what == kind::take);
   return a;
 }
@@ -57,8 +58,8 @@ acquire_action to_take(acquire_fsm& f) {
 // A read while waiting; a waiting acquire's first look at a held lock also joins its line
 // (answered here as applied), then waits as the read decided.
 acquire_action look(acquire_fsm& f, const lock_doc& seen, tp at) {
-  auto a = f.on_read(success(seen), at);
-  if (a.what == kind::join) a = f.on_joined(success(true), at, at);
+  auto a = f.resume(in::read(success(seen), at));
+  if (a.what == kind::join) a = f.resume(in::joined(success(true), at, at));
   return a;
 }
 
@@ -71,7 +72,7 @@ BOOST_AUTO_TEST_CASE(free_lock_is_taken_with_the_next_token_and_granted_from_sen
   auto a = to_take(f);
   BOOST_TEST(f.request().token == 8);
   BOOST_TEST(f.request().observed.held.token == 7);
-  auto g = f.on_take(success(true), t0 + 1ms, t0 + 5ms);
+  auto g = f.resume(in::take(success(true), t0 + 1ms, t0 + 5ms));
   BOOST_TEST(g.what == kind::grant);
   BOOST_TEST(g.token == 8);
   BOOST_TEST((g.at == t0 + 1ms));  // the lease clock starts when the take was sent
@@ -83,14 +84,14 @@ BOOST_AUTO_TEST_CASE(an_acquire_starts_with_a_blind_take_at_the_clock) {
   auto p = params();
   p.token_clock = 1'800'000'000'000'000'000;
   acquire_fsm f("x", p);
-  auto a = f.start(t0);
+  auto a = f.resume(in::start(t0));
   BOOST_TEST_REQUIRE(a.what == kind::take);
   BOOST_TEST(a.token == p.token_clock);
   BOOST_TEST(!f.request().observed.exists);
   BOOST_TEST(f.request().nobody_waiting);
-  BOOST_TEST(f.on_take(success(true), t0, t0 + 2ms).token == p.token_clock);
+  BOOST_TEST(f.resume(in::take(success(true), t0, t0 + 2ms)).token == p.token_clock);
   acquire_fsm t("x", params(true));
-  BOOST_TEST_REQUIRE(t.start(t0).what == kind::take);
+  BOOST_TEST_REQUIRE(t.resume(in::start(t0)).what == kind::take);
   BOOST_TEST(t.request().nobody_waiting, "a try's blind take too: it then knows the line is empty");
 }
 
@@ -101,13 +102,14 @@ BOOST_AUTO_TEST_CASE(a_token_is_above_the_document_and_at_least_the_clock) {
   p.token_clock = 5'000'000'000;
   acquire_fsm f("x", p);
   blind_missed(f);
-  BOOST_TEST(f.on_read(success(held_by("", 7)), t0 + 2s).token == 7'000'000'000, "the clock, 2 s on");
+  BOOST_TEST(f.resume(in::read(success(held_by("", 7)), t0 + 2s)).token == 7'000'000'000, "the clock, 2 s on");
   acquire_fsm g("x", p);
   blind_missed(g);
-  BOOST_TEST(g.on_read(success(held_by("", 9'000'000'000)), t0 + 2s).token == 9'000'000'001, "one above a token ahead of the clock");
+  BOOST_TEST(g.resume(in::read(success(held_by("", 9'000'000'000)), t0 + 2s))
+      .token == 9'000'000'001, "one above a token ahead of the clock");
   acquire_fsm h("x", p);
   blind_missed(h);
-  auto a = h.on_read(success(held_by("", std::numeric_limits<std::int64_t>::max())), t0);
+  auto a = h.resume(in::read(success(held_by("", std::numeric_limits<std::int64_t>::max())), t0));
   BOOST_TEST(a.what == kind::fail);
   BOOST_TEST((a.ec == ml::errc::server_error));
 }
@@ -119,7 +121,7 @@ BOOST_AUTO_TEST_CASE(a_declared_name_fails_with_declaration_mismatch) {
   lock_doc d;
   d.exists = true;
   d.declared = std::make_shared<const declaration>(declaration{"semaphore", 3});
-  auto a = f.on_read(success(d), t0);
+  auto a = f.resume(in::read(success(d), t0));
   BOOST_TEST(a.what == kind::fail);
   BOOST_TEST((a.ec == ml::errc::declaration_mismatch));
   BOOST_TEST(a.why == "'x' is declared as a semaphore of 3 permits, not a lock");
@@ -127,7 +129,7 @@ BOOST_AUTO_TEST_CASE(a_declared_name_fails_with_declaration_mismatch) {
 
 BOOST_AUTO_TEST_CASE(live_holder_is_waited_out_by_observation_only) {
   acquire_fsm f("x", params());
-  f.start(t0);
+  f.resume(in::start(t0));
   auto a = look(f, held_by("other", 5, 1), t0);
   BOOST_TEST(a.what == kind::wait_until);
   // The same (owner, token, beat) until expiry + margin has passed on our clock: take over.
@@ -138,7 +140,7 @@ BOOST_AUTO_TEST_CASE(live_holder_is_waited_out_by_observation_only) {
   BOOST_TEST(f.request().observed.held.beat == 1);
   // A renewal in between restarts the window.
   acquire_fsm g("x", params());
-  g.start(t0);
+  g.resume(in::start(t0));
   look(g, held_by("other", 5, 1), t0);
   BOOST_TEST(look(g, held_by("other", 5, 2), t0 + 1100ms).what == kind::wait_until);
 }
@@ -146,7 +148,7 @@ BOOST_AUTO_TEST_CASE(live_holder_is_waited_out_by_observation_only) {
 BOOST_AUTO_TEST_CASE(write_concern_error_fails_ambiguous_and_lists_the_take_to_give_back) {
   acquire_fsm f("x", params());
   to_take(f);
-  auto a = f.on_take(err<bool>(ml::errc::ambiguous_result, true), t0, t0 + 5ms);
+  auto a = f.resume(in::take(err<bool>(ml::errc::ambiguous_result, true), t0, t0 + 5ms));
   BOOST_TEST(a.what == kind::fail);
   BOOST_TEST((a.ec == ml::errc::ambiguous_result));
   BOOST_TEST(f.unconfirmed() == std::vector<std::int64_t>{8});
@@ -155,8 +157,8 @@ BOOST_AUTO_TEST_CASE(write_concern_error_fails_ambiguous_and_lists_the_take_to_g
 BOOST_AUTO_TEST_CASE(stream_error_after_sending_is_rechecked_and_confirmed) {
   acquire_fsm f("x", params());
   to_take(f);
-  BOOST_TEST(f.on_take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms).what == kind::recheck);
-  auto g = f.on_recheck(success(held_by("me", 8)), t0 + 10ms);
+  BOOST_TEST(f.resume(in::take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms)).what == kind::recheck);
+  auto g = f.resume(in::recheck(success(held_by("me", 8)), t0 + 10ms));
   BOOST_TEST(g.what == kind::grant);
   BOOST_TEST((g.at == t0));
   BOOST_TEST(f.unconfirmed().empty());
@@ -165,8 +167,8 @@ BOOST_AUTO_TEST_CASE(stream_error_after_sending_is_rechecked_and_confirmed) {
 BOOST_AUTO_TEST_CASE(failed_recheck_is_ambiguous_and_keeps_the_take_to_give_back) {
   acquire_fsm f("x", params());
   to_take(f);
-  f.on_take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms);
-  auto a = f.on_recheck(err<lock_doc>(ml::errc::server_unavailable, false), t0 + 10ms);
+  f.resume(in::take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms));
+  auto a = f.resume(in::recheck(err<lock_doc>(ml::errc::server_unavailable, false), t0 + 10ms));
   BOOST_TEST((a.ec == ml::errc::ambiguous_result));
   BOOST_TEST(f.unconfirmed() == std::vector<std::int64_t>{8});
 }
@@ -174,22 +176,22 @@ BOOST_AUTO_TEST_CASE(failed_recheck_is_ambiguous_and_keeps_the_take_to_give_back
 BOOST_AUTO_TEST_CASE(our_owner_seen_too_late_is_given_back) {
   acquire_fsm f("x", params());
   to_take(f);
-  f.on_take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms);
-  BOOST_TEST(f.on_recheck(success(held_by("", 7)), t0 + 10ms).what == kind::take);  // not landed yet
-  f.on_take(success(false), t0 + 11ms, t0 + 12ms);                                  // it landed meanwhile
+  f.resume(in::take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms));
+  BOOST_TEST(f.resume(in::recheck(success(held_by("", 7)), t0 + 10ms)).what == kind::take);  // not landed yet
+  f.resume(in::take(success(false), t0 + 11ms, t0 + 12ms));                                  // it landed meanwhile
   // Every read is a majority read: our own owner id there is a committed take, ours only if it
   // came back before its bound (t0 + 900 ms).
-  auto a = f.on_read(success(held_by("me", 8)), t0 + 900ms);
+  auto a = f.resume(in::read(success(held_by("me", 8)), t0 + 900ms));
   BOOST_TEST(a.what == kind::give_back);
   BOOST_TEST(a.token == 8);
-  BOOST_TEST(f.on_given_back(success(true), t0 + 905ms).what == kind::read);
+  BOOST_TEST(f.resume(in::given_back(success(true), t0 + 905ms)).what == kind::read);
   BOOST_TEST(f.unconfirmed().empty());
 }
 
 BOOST_AUTO_TEST_CASE(late_reply_to_a_take_is_given_back) {
   acquire_fsm f("x", params());
   to_take(f);
-  auto a = f.on_take(success(true), t0, t0 + 800ms);
+  auto a = f.resume(in::take(success(true), t0, t0 + 800ms));
   BOOST_TEST(a.what == kind::give_back);
   BOOST_TEST(a.token == 8);
   BOOST_TEST((f.take_bound(t0) == t0 + 800ms), "E - m, less the first renewal's room: min(m, E - m - R, (E - m) / 4)");
@@ -205,12 +207,12 @@ BOOST_AUTO_TEST_CASE(a_grant_leaves_room_for_the_first_renewal) {
   p.refresh_every = 600ms;
   acquire_fsm in_time("x", p);
   to_take(in_time);
-  auto a = in_time.on_take(success(true), t0, t0 + 799ms);
+  auto a = in_time.resume(in::take(success(true), t0, t0 + 799ms));
   BOOST_TEST(a.what == kind::grant);
   BOOST_TEST((a.at == t0));
   acquire_fsm late("x", p);
   to_take(late);
-  BOOST_TEST(late.on_take(success(true), t0, t0 + 800ms).what == kind::give_back);
+  BOOST_TEST(late.resume(in::take(success(true), t0, t0 + 800ms)).what == kind::give_back);
   BOOST_TEST((late.take_bound(t0) == t0 + 800ms));
 }
 
@@ -221,13 +223,13 @@ BOOST_AUTO_TEST_CASE(a_grant_leaves_room_for_the_first_renewal) {
 // late, at the join).
 BOOST_AUTO_TEST_CASE(a_blind_take_answered_not_taken_counts_from_its_send_if_it_shows_up) {
   acquire_fsm f("x", params());
-  auto a = f.start(t0);
+  auto a = f.resume(in::start(t0));
   BOOST_TEST_REQUIRE(a.what == kind::take);
   const auto blind = a.token;
-  BOOST_TEST_REQUIRE(f.on_take(success(false), t0, t0 + 2ms).what == kind::read);
+  BOOST_TEST_REQUIRE(f.resume(in::take(success(false), t0, t0 + 2ms)).what == kind::read);
   BOOST_TEST_REQUIRE(look(f, held_by("other", 5, 1), t0 + 500ms).what == kind::wait_until);  // joined at 500 ms
   BOOST_REQUIRE(f.joined());
-  a = f.on_read(success(held_by("me", blind)), t0 + 900ms);
+  a = f.resume(in::read(success(held_by("me", blind)), t0 + 900ms));
   BOOST_TEST(a.what == kind::give_back, "granted from the join's send");
 }
 
@@ -237,12 +239,14 @@ BOOST_AUTO_TEST_CASE(a_blind_take_answered_not_taken_counts_from_its_send_if_it_
 BOOST_AUTO_TEST_CASE(a_token_taken_twice_counts_from_its_first_send) {
   acquire_fsm f("x", params());
   to_take(f);
-  BOOST_TEST_REQUIRE(f.on_take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms).what == kind::recheck);
-  auto a = f.on_recheck(success(held_by("", 7)), t0 + 10ms);  // not landed (yet)
+  BOOST_TEST_REQUIRE(f.resume(in::take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms))
+      .what == kind::recheck);
+  auto a = f.resume(in::recheck(success(held_by("", 7)), t0 + 10ms));  // not landed (yet)
   BOOST_TEST_REQUIRE(a.what == kind::take);
   BOOST_TEST_REQUIRE(a.token == 8);
-  BOOST_TEST_REQUIRE(f.on_take(err<bool>(ml::errc::server_unavailable, true), t0 + 100ms, t0 + 105ms).what == kind::recheck);
-  BOOST_TEST(f.on_recheck(success(held_by("me", 8)), t0 + 850ms).what == kind::give_back);
+  BOOST_TEST_REQUIRE(f.resume(in::take(err<bool>(ml::errc::server_unavailable, true), t0 + 100ms, t0 + 105ms))
+      .what == kind::recheck);
+  BOOST_TEST(f.resume(in::recheck(success(held_by("me", 8)), t0 + 850ms)).what == kind::give_back);
 }
 
 // A take abandoned at its bound may still land; a read that then shows it is past the bound (the
@@ -251,8 +255,8 @@ BOOST_AUTO_TEST_CASE(a_token_taken_twice_counts_from_its_first_send) {
 BOOST_AUTO_TEST_CASE(a_timed_out_take_seen_landed_is_given_back) {
   acquire_fsm f("x", params());
   to_take(f);
-  BOOST_TEST_REQUIRE(f.on_take(err<bool>(ml::errc::timeout, false), t0, t0 + 900ms).what == kind::read);
-  auto a = f.on_read(success(held_by("me", 8)), t0 + 905ms);
+  BOOST_TEST_REQUIRE(f.resume(in::take(err<bool>(ml::errc::timeout, false), t0, t0 + 900ms)).what == kind::read);
+  auto a = f.resume(in::read(success(held_by("me", 8)), t0 + 905ms));
   BOOST_TEST(a.what == kind::give_back);
   BOOST_TEST(a.token == 8);
 }
@@ -264,7 +268,7 @@ BOOST_AUTO_TEST_CASE(a_timed_out_take_seen_landed_is_given_back) {
 BOOST_AUTO_TEST_CASE(a_take_in_flight_at_the_deadline_is_given_back_as_the_acquire_fails) {
   acquire_fsm f("x", params());
   to_take(f);
-  auto a = f.on_take(err<bool>(ml::errc::timeout, false), t0 + 9s, t0 + 10s);
+  auto a = f.resume(in::take(err<bool>(ml::errc::timeout, false), t0 + 9s, t0 + 10s));
   BOOST_TEST(a.what == kind::fail);
   BOOST_TEST((a.ec == ml::errc::timeout));
   BOOST_TEST(f.abandoned() == std::vector<std::int64_t>{8}, boost::test_tools::per_element());
@@ -275,8 +279,8 @@ BOOST_AUTO_TEST_CASE(a_take_in_flight_at_the_deadline_is_given_back_as_the_acqui
 BOOST_AUTO_TEST_CASE(a_take_after_an_abandoned_one_carries_a_token_above_it) {
   acquire_fsm f("x", params());
   to_take(f);  // token 8
-  BOOST_TEST_REQUIRE(f.on_take(err<bool>(ml::errc::timeout, false), t0, t0 + 900ms).what == kind::read);
-  auto a = f.on_read(success(held_by("", 7)), t0 + 905ms);
+  BOOST_TEST_REQUIRE(f.resume(in::take(err<bool>(ml::errc::timeout, false), t0, t0 + 900ms)).what == kind::read);
+  auto a = f.resume(in::read(success(held_by("", 7)), t0 + 905ms));
   BOOST_TEST_REQUIRE(a.what == kind::take);
   BOOST_TEST(a.token == 9);
 }
@@ -286,33 +290,33 @@ BOOST_AUTO_TEST_CASE(a_take_after_an_abandoned_one_carries_a_token_above_it) {
 BOOST_AUTO_TEST_CASE(a_read_never_grants_the_token_of_an_abandoned_take) {
   acquire_fsm f("x", params());
   to_take(f);  // token 8, sent at t0
-  BOOST_TEST_REQUIRE(f.on_take(err<bool>(ml::errc::timeout, false), t0, t0 + 500ms).what == kind::read);
-  auto a = f.on_read(success(held_by("me", 8)), t0 + 600ms);
+  BOOST_TEST_REQUIRE(f.resume(in::take(err<bool>(ml::errc::timeout, false), t0, t0 + 500ms)).what == kind::read);
+  auto a = f.resume(in::read(success(held_by("me", 8)), t0 + 600ms));
   BOOST_TEST(a.what == kind::give_back, "granted token " << a.token << ", which the late reply gives back");
 }
 
 BOOST_AUTO_TEST_CASE(lost_race_reads_again_at_once) {
   acquire_fsm f("x", params());
   to_take(f);
-  BOOST_TEST(f.on_take(success(false), t0, t0 + 1ms).what == kind::read);
+  BOOST_TEST(f.resume(in::take(success(false), t0, t0 + 1ms)).what == kind::read);
   BOOST_TEST(f.lost_races() == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(cancellation_at_every_step_fails_with_operation_aborted) {
   const auto aborted = outcome<lock_doc>{boost::asio::error::operation_aborted, "", false, {}};
   acquire_fsm a("x", params());
-  a.start(t0);
-  BOOST_TEST((a.on_read(aborted, t0).ec == boost::asio::error::operation_aborted));
+  a.resume(in::start(t0));
+  BOOST_TEST((a.resume(in::read(aborted, t0)).ec == boost::asio::error::operation_aborted));
   acquire_fsm b("x", params());
   to_take(b);
-  auto r = b.on_take(outcome<bool>{boost::asio::error::operation_aborted, "", false, false}, t0, t0);
+  auto r = b.resume(in::take(outcome<bool>{boost::asio::error::operation_aborted, "", false, false}, t0, t0));
   BOOST_TEST((r.ec == boost::asio::error::operation_aborted));
   // Abandoned: it may still land, and the process may end before its late reply.
   BOOST_TEST(b.abandoned() == std::vector<std::int64_t>{8}, boost::test_tools::per_element());
   acquire_fsm c("x", params());
-  c.start(t0);
-  c.on_read(success(held_by("other", 1)), t0);
-  BOOST_TEST((c.on_cancel().ec == boost::asio::error::operation_aborted));
+  c.resume(in::start(t0));
+  c.resume(in::read(success(held_by("other", 1)), t0));
+  BOOST_TEST((c.resume(in::cancel()).ec == boost::asio::error::operation_aborted));
 }
 
 // An acquire with a deadline at t0 + 50 ms that found the lock held at t0; `a`: what it does next.
@@ -320,7 +324,7 @@ acquire_fsm held_until_the_deadline(acquire_action& a) {
   auto p = params();
   p.deadline = t0 + 50ms;
   acquire_fsm f("x", p);
-  f.start(t0);
+  f.resume(in::start(t0));
   a = look(f, held_by("other", 1), t0);
   return f;
 }
@@ -342,12 +346,12 @@ BOOST_AUTO_TEST_CASE(a_wait_that_reaches_the_deadline_ends_without_another_read)
   // Backoff waits, each ending in a read, until the wait that ends at the deadline.
   for (int i = 0; i < 10 && a.what == kind::wait_until && a.at < t0 + 50ms; ++i) {
     const auto at = a.at;
-    BOOST_TEST_REQUIRE(f.on_timer(at).what == kind::read);
+    BOOST_TEST_REQUIRE(f.resume(in::timer(at)).what == kind::read);
     a = look(f, held_by("other", 1), at);
   }
   BOOST_TEST_REQUIRE(a.what == kind::wait_until);
   BOOST_REQUIRE((a.at == t0 + 50ms));
-  a = f.on_timer(a.at);
+  a = f.resume(in::timer(a.at));
   BOOST_TEST(a.what == kind::fail);
   BOOST_TEST((a.ec == ml::errc::timeout));
   BOOST_TEST(a.why.find("in flight") == std::string::npos);
@@ -357,10 +361,10 @@ BOOST_AUTO_TEST_CASE(try_once_answers_busy_for_a_live_holder) {
   auto p = params(true);
   p.wall_now_ms = 1'000'000;
   acquire_fsm f("x", p);
-  f.start(t0);
+  f.resume(in::start(t0));
   auto d = held_by("other", 1);
   d.renewed_at_ms = 999'000;
-  BOOST_TEST((f.on_read(success(d), t0).ec == ml::errc::busy));
+  BOOST_TEST((f.resume(in::read(success(d), t0)).ec == ml::errc::busy));
 }
 
 // A semaphore's first look at a permit (docs/design.md section 10): a free permit with waiters in
@@ -370,21 +374,21 @@ BOOST_AUTO_TEST_CASE(a_try_in_turn_does_not_overtake_the_line) {
   auto p = params(true);
   p.in_turn = true;
   acquire_fsm f("x", p);
-  f.start(t0);
+  f.resume(in::start(t0));
   auto queued = held_by("", 7);
   queued.line = {line_entry{"someone", 3}};
   queued.waiting = 1;
-  BOOST_TEST((f.on_read(success(queued), t0).ec == ml::errc::busy));
+  BOOST_TEST((f.resume(in::read(success(queued), t0)).ec == ml::errc::busy));
 
   acquire_fsm g("x", p);
-  g.start(t0);
-  auto a = g.on_read(success(held_by("", 7)), t0);
+  g.resume(in::start(t0));
+  auto a = g.resume(in::read(success(held_by("", 7)), t0));
   BOOST_TEST_REQUIRE(a.what == kind::take);
   BOOST_TEST(g.request().nobody_waiting);
   // The same try without in_turn takes the queued permit (a plain try jumps the line).
   acquire_fsm h("x", params(true));
-  h.start(t0);
-  BOOST_TEST(h.on_read(success(queued), t0).what == kind::take);
+  h.resume(in::start(t0));
+  BOOST_TEST(h.resume(in::read(success(queued), t0)).what == kind::take);
   BOOST_TEST(!h.request().nobody_waiting);
 }
 
@@ -407,10 +411,10 @@ BOOST_AUTO_TEST_CASE(a_confirmation_cut_short_by_the_bound_at_its_timer_is_busy)
   auto p = confirming();
   p.deadline = t0 + 400ms;
   acquire_fsm f("x", p);
-  f.start(t0);
+  f.resume(in::start(t0));
   auto a = look(f, silent_since(1'000'000 - 3'600'000), t0);  // silent an hour by its own clock
   BOOST_TEST_REQUIRE(a.what == kind::wait_until);
-  a = f.on_timer(t0 + 400ms);
+  a = f.resume(in::timer(t0 + 400ms));
   BOOST_TEST(a.what == kind::fail);
   BOOST_TEST((a.ec == ml::errc::busy));
 }
@@ -419,35 +423,35 @@ BOOST_AUTO_TEST_CASE(try_without_confirming_is_busy_even_for_a_long_silent_holde
   auto p = params(true);
   p.wall_now_ms = 1'000'000;
   acquire_fsm f("x", p);
-  f.start(t0);
-  BOOST_TEST((f.on_read(success(silent_since(1'000)), t0).ec == ml::errc::busy));  // silent 999 s
+  f.resume(in::start(t0));
+  BOOST_TEST((f.resume(in::read(success(silent_since(1'000)), t0)).ec == ml::errc::busy));  // silent 999 s
 }
 
 BOOST_AUTO_TEST_CASE(confirming_watches_a_silent_holder_then_takes_it) {
   auto p = confirming();
   acquire_fsm f("x", p);
-  f.start(t0);
-  auto a = f.on_read(success(silent_since(1'000)), t0);
+  f.resume(in::start(t0));
+  auto a = f.resume(in::read(success(silent_since(1'000)), t0));
   BOOST_TEST(a.what == kind::wait_until);
   // Same heartbeat for expiry + margin (1.1 s): expired by observation, taken.
-  BOOST_TEST(f.on_read(success(silent_since(1'000)), t0 + 500ms).what == kind::wait_until);
-  BOOST_TEST(f.on_read(success(silent_since(1'000)), t0 + 1100ms).what == kind::take);
+  BOOST_TEST(f.resume(in::read(success(silent_since(1'000)), t0 + 500ms)).what == kind::wait_until);
+  BOOST_TEST(f.resume(in::read(success(silent_since(1'000)), t0 + 1100ms)).what == kind::take);
 }
 
 BOOST_AUTO_TEST_CASE(confirming_answers_busy_if_the_holder_renews_or_the_bound_passes) {
   auto p = confirming();
   acquire_fsm renews("x", p);
-  renews.start(t0);
-  renews.on_read(success(silent_since(1'000)), t0);
+  renews.resume(in::start(t0));
+  renews.resume(in::read(success(silent_since(1'000)), t0));
   auto moved = silent_since(1'000);
   moved.held.beat = 5;
-  BOOST_TEST((renews.on_read(success(moved), t0 + 300ms).ec == ml::errc::busy));
+  BOOST_TEST((renews.resume(in::read(success(moved), t0 + 300ms)).ec == ml::errc::busy));
 
   p.deadline = t0 + 400ms;  // try_options::within
   acquire_fsm bounded("x", p);
-  bounded.start(t0);
-  bounded.on_read(success(silent_since(1'000)), t0);
-  BOOST_TEST((bounded.on_read(success(silent_since(1'000)), t0 + 400ms).ec == ml::errc::busy));
+  bounded.resume(in::start(t0));
+  bounded.resume(in::read(success(silent_since(1'000)), t0));
+  BOOST_TEST((bounded.resume(in::read(success(silent_since(1'000)), t0 + 400ms)).ec == ml::errc::busy));
 }
 
 // Found by fuzz/lock_doc_fuzz.cpp (UBSan): a renewed_at at the int64 limits overflowed "now -
@@ -455,12 +459,14 @@ BOOST_AUTO_TEST_CASE(confirming_answers_busy_if_the_holder_renews_or_the_bound_p
 BOOST_AUTO_TEST_CASE(a_renewed_at_at_the_int64_limits_neither_overflows_nor_decides) {
   auto p = confirming();
   acquire_fsm oldest("x", p);
-  oldest.start(t0);
-  BOOST_TEST(oldest.on_read(success(silent_since(std::numeric_limits<std::int64_t>::min())), t0).what == kind::wait_until);
+  oldest.resume(in::start(t0));
+  BOOST_TEST(oldest.resume(in::read(success(silent_since(std::numeric_limits<std::int64_t>::min())), t0))
+      .what == kind::wait_until);
   p.wall_now_ms = std::numeric_limits<std::int64_t>::min();
   acquire_fsm future("x", p);
-  future.start(t0);
-  BOOST_TEST((future.on_read(success(silent_since(std::numeric_limits<std::int64_t>::max())), t0).ec == ml::errc::busy));
+  future.resume(in::start(t0));
+  BOOST_TEST((future.resume(in::read(success(silent_since(std::numeric_limits<std::int64_t>::max())), t0))
+      .ec == ml::errc::busy));
 }
 
 // A force-released lock's placeholder renews never: a confirming try watches it at once (its
@@ -470,13 +476,13 @@ BOOST_AUTO_TEST_CASE(a_confirming_try_watches_a_force_release_placeholder) {
   auto placeholder = held_by(broken_owner, 1, 4);
   placeholder.renewed_at_ms = 999'900;  // just broken
   acquire_fsm f("x", p);
-  f.start(t0);
-  BOOST_TEST(f.on_read(success(placeholder), t0).what == kind::wait_until);
-  BOOST_TEST(f.on_read(success(placeholder), t0 + 1100ms).what == kind::take);
+  f.resume(in::start(t0));
+  BOOST_TEST(f.resume(in::read(success(placeholder), t0)).what == kind::wait_until);
+  BOOST_TEST(f.resume(in::read(success(placeholder), t0 + 1100ms)).what == kind::take);
   p.confirm_silent = false;
   acquire_fsm plain("x", p);
-  plain.start(t0);
-  BOOST_TEST((plain.on_read(success(placeholder), t0).ec == ml::errc::busy));
+  plain.resume(in::start(t0));
+  BOOST_TEST((plain.resume(in::read(success(placeholder), t0)).ec == ml::errc::busy));
 }
 
 // A document written by something else claims an expiry no mongolock holder
@@ -485,7 +491,7 @@ BOOST_AUTO_TEST_CASE(a_confirming_try_watches_a_force_release_placeholder) {
 BOOST_AUTO_TEST_CASE(an_expiry_below_the_minimum_is_waited_out_as_the_minimum) {
   for (const auto claimed : {0ms, -1ms, -3600000ms}) {
     acquire_fsm f("x", params());
-    f.start(t0);
+    f.resume(in::start(t0));
     auto hostile = held_by("stranger", 5);
     hostile.held.expiry = claimed;
     BOOST_TEST(look(f, hostile, t0).what == kind::wait_until);
@@ -501,7 +507,7 @@ BOOST_AUTO_TEST_CASE(an_expiry_above_the_maximum_is_waited_out_as_the_maximum) {
   auto p = params();
   p.deadline = t0 + 48h;
   acquire_fsm f("x", p);
-  f.start(t0);
+  f.resume(in::start(t0));
   auto hostile = held_by("stranger", 5);
   hostile.held.expiry = std::chrono::milliseconds{1'000'000'000'000};  // 31 years
   BOOST_TEST(look(f, hostile, t0).what == kind::wait_until);
@@ -512,13 +518,13 @@ BOOST_AUTO_TEST_CASE(an_expiry_above_the_maximum_is_waited_out_as_the_maximum) {
 
 BOOST_AUTO_TEST_CASE(expiries_a_holder_may_write_are_not_reported) {
   acquire_fsm f("x", params());
-  f.start(t0);
+  f.resume(in::start(t0));
   auto a = held_by("stranger", 5);
   a.held.expiry = ml::limits::min_expiry;
-  f.on_read(success(a), t0);
+  f.resume(in::read(success(a), t0));
   auto b = held_by("stranger", 5, 1);
   b.held.expiry = ml::limits::max_expiry;
-  f.on_read(success(b), t0 + 1ms);
+  f.resume(in::read(success(b), t0 + 1ms));
   BOOST_TEST(f.out_of_bounds_observations() == 0u);
 }
 

@@ -8,6 +8,7 @@
 namespace ml = mongolock;
 using namespace std::chrono_literals;
 using kind = ml::detail::lease_action::kind;
+using ml::detail::lease_input;
 using tp = ml::detail::boot_clock::time_point;
 
 namespace {
@@ -34,12 +35,13 @@ BOOST_AUTO_TEST_SUITE(lease_fsm_suite)
 
 BOOST_AUTO_TEST_CASE(renews_every_interval_and_moves_the_deadline_to_the_send_time) {
   auto f = fresh();
-  auto a = f.start(t0 + 5ms);
+  auto a = f.resume(lease_input::start(t0 + 5ms));
   BOOST_TEST(a.what == kind::wait_until);
   BOOST_TEST((a.at == t0 + 1000ms), "the first: R after the take's send");
-  BOOST_TEST(f.on_timer(a.at).what == kind::renew);
+  BOOST_TEST(f.resume(lease_input::timer(a.at)).what == kind::renew);
   BOOST_TEST((f.deadline() == t0 + 2700ms));
-  a = f.on_renewed(ok(), t0 + 1005ms, t0 + 1400ms);  // a slow reply: the deadline counts from sending
+  // A slow reply: the deadline counts from sending.
+  a = f.resume(lease_input::renewed(ok(), t0 + 1005ms, t0 + 1400ms));
   BOOST_TEST(a.what == kind::wait_until);
   BOOST_TEST((a.at == t0 + 2400ms));
   BOOST_TEST((f.deadline() == t0 + 1005ms + 2700ms));
@@ -49,8 +51,8 @@ BOOST_AUTO_TEST_CASE(renews_every_interval_and_moves_the_deadline_to_the_send_ti
 // A suspend (or a stall) carried the renewal timer past the deadline: no renewal is sent.
 BOOST_AUTO_TEST_CASE(timer_waking_past_the_deadline_is_lost_without_renewing) {
   auto f = fresh();
-  BOOST_TEST(f.on_timer(t0 + 2700ms).what == kind::lost);
-  BOOST_TEST(f.on_timer(t0 + 2699ms).what == kind::renew);
+  BOOST_TEST(f.resume(lease_input::timer(t0 + 2700ms)).what == kind::lost);
+  BOOST_TEST(f.resume(lease_input::timer(t0 + 2699ms)).what == kind::renew);
 }
 
 // The reply came back after the deadline: it extends the lease only if it was sent in time and
@@ -58,10 +60,10 @@ BOOST_AUTO_TEST_CASE(timer_waking_past_the_deadline_is_lost_without_renewing) {
 BOOST_AUTO_TEST_CASE(success_arriving_after_the_deadline_revives_nothing) {
   auto f = fresh();
   // Sent at 1 s, answered 5 s later (the machine slept meanwhile): 1 s + 2.7 s is past.
-  BOOST_TEST(f.on_renewed(ok(), t0 + 1s, t0 + 6s).what == kind::lost);
+  BOOST_TEST(f.resume(lease_input::renewed(ok(), t0 + 1s, t0 + 6s)).what == kind::lost);
   auto g = fresh();
   // Sent at 2.6 s, answered at 2.8 s: past the old deadline, but the new one (5.3 s) is ahead.
-  BOOST_TEST(g.on_renewed(ok(), t0 + 2600ms, t0 + 2800ms).what == kind::wait_until);
+  BOOST_TEST(g.resume(lease_input::renewed(ok(), t0 + 2600ms, t0 + 2800ms)).what == kind::wait_until);
 }
 
 // Batched renewal (docs/design.md section 5) sends a lease's renewal when the provider's batch goes
@@ -69,14 +71,14 @@ BOOST_AUTO_TEST_CASE(success_arriving_after_the_deadline_revives_nothing) {
 // whatever the server answers (the holder has already been told to stop).
 BOOST_AUTO_TEST_CASE(a_renewal_sent_after_the_deadline_revives_nothing) {
   auto f = fresh();
-  BOOST_TEST(f.on_renewed(ok(), t0 + 2700ms, t0 + 2750ms).what == kind::lost);
+  BOOST_TEST(f.resume(lease_input::renewed(ok(), t0 + 2700ms, t0 + 2750ms)).what == kind::lost);
   BOOST_TEST((f.deadline() == t0 + 2700ms));
   BOOST_TEST(f.beats() == 0);
 }
 
 BOOST_AUTO_TEST_CASE(renewal_matching_nothing_means_taken) {
   auto f = fresh();
-  BOOST_TEST(f.on_renewed(matched_nothing(), t0 + 1s, t0 + 1100ms).what == kind::taken);
+  BOOST_TEST(f.resume(lease_input::renewed(matched_nothing(), t0 + 1s, t0 + 1100ms)).what == kind::taken);
   BOOST_TEST(f.beats() == 0);
 }
 
@@ -85,12 +87,12 @@ BOOST_AUTO_TEST_CASE(failed_renewal_retries_sooner_and_keeps_the_deadline) {
   auto f = fresh();
   for (int i = 0; i < 20; ++i) {
     const auto now = t0 + 1000ms + std::chrono::milliseconds{i};
-    auto a = f.on_renewed(failed(), now, now);
+    auto a = f.resume(lease_input::renewed(failed(), now, now));
     BOOST_TEST_REQUIRE(a.what == kind::wait_until);
     BOOST_TEST(((a.at - now) >= 125ms && (a.at - now) <= 250ms));
   }
   BOOST_TEST((f.deadline() == t0 + 2700ms));
-  BOOST_TEST(f.on_renewed(failed(), t0 + 2600ms, t0 + 2700ms).what == kind::lost);
+  BOOST_TEST(f.resume(lease_input::renewed(failed(), t0 + 2600ms, t0 + 2700ms)).what == kind::lost);
 }
 
 // A lease whose clock started before its grant (a lock handed over from the line starts at the
@@ -100,13 +102,13 @@ BOOST_AUTO_TEST_CASE(failed_renewal_retries_sooner_and_keeps_the_deadline) {
 BOOST_AUTO_TEST_CASE(a_lease_granted_late_in_its_clock_renews_before_its_deadline) {
   ml::detail::lease_fsm f{t0, 1000ms, 100ms, 600ms, 42};
   BOOST_REQUIRE((f.deadline() == t0 + 900ms));
-  auto a = f.start(t0 + 400ms);
+  auto a = f.resume(lease_input::start(t0 + 400ms));
   BOOST_TEST_REQUIRE(a.what == kind::wait_until);
   BOOST_TEST((a.at == t0 + 600ms), "due R after the clock's start");
-  BOOST_TEST(f.on_timer(a.at).what == kind::renew);
+  BOOST_TEST(f.resume(lease_input::timer(a.at)).what == kind::renew);
   // Granted past start + R (a shorter expiry in the document moved the start back): due at once.
   ml::detail::lease_fsm g{t0, 1000ms, 100ms, 600ms, 42};
-  a = g.start(t0 + 750ms);
+  a = g.resume(lease_input::start(t0 + 750ms));
   BOOST_TEST(a.what == kind::wait_until);
   BOOST_TEST((a.at == t0 + 750ms));
 }

@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "sansio/acquire_fsm.hpp"
+#include "sansio/declare_fsm.hpp"
 #include "sansio/lease_fsm.hpp"
 #include "sansio/release_fsm.hpp"
 
@@ -57,6 +58,15 @@ inline std::ostream& operator<<(std::ostream& os, release_action::handed h) {
     case to_local: return os << "to_local";
   }
   return os << "release_action::handed(" << static_cast<int>(h) << ")";
+}
+
+inline std::ostream& operator<<(std::ostream& os, declare_action::kind k) {
+  using enum declare_action::kind;
+  switch (k) {
+    case declare: return os << "declare";
+    case done: return os << "done";
+  }
+  return os << "declare_action::kind(" << static_cast<int>(k) << ")";
 }
 
 }  // namespace mongolock::detail

@@ -60,8 +60,8 @@ outcome<lock_doc> unread() {
 bool no_give_back(const release_action& a) { return !a.give_back_own && !a.give_back_handed && !a.leave_enrolled; }
 // A release that started with `local` and got `r` for its first write; what it does next.
 release_action written(release_fsm& fsm, const std::optional<local_waiter>& local, const outcome<bool>& r) {
-  fsm.start(local);
-  return fsm.on_written(r, t0, t0 + 1ms);
+  fsm.resume(release_input::start(local));
+  return fsm.resume(release_input::written(r, t0, t0 + 1ms));
 }
 // A release whose first write (a hand-off, or a plain release) matched nothing.
 release_fsm missed(release_params p, const std::optional<local_waiter>& local) {
@@ -76,7 +76,7 @@ BOOST_AUTO_TEST_SUITE(release_fsm_suite)
 
 BOOST_AUTO_TEST_CASE(a_lease_that_saw_a_line_hands_the_lock_to_its_head) {
   release_fsm fsm(lease({{"head", 5}, {"second", 6}}));
-  const auto a = fsm.start(nobody);
+  const auto a = fsm.resume(release_input::start(nobody));
   BOOST_TEST(a.what == kind::hand_to_line);
   const auto& t = fsm.request();
   BOOST_TEST(t.owner == "head");
@@ -94,7 +94,7 @@ BOOST_AUTO_TEST_CASE(a_lease_that_saw_a_line_hands_the_lock_to_its_head) {
 
 BOOST_AUTO_TEST_CASE(a_hand_off_to_the_line_enrolls_the_local_waiter_with_the_ticket_last_seen) {
   release_fsm fsm(lease({{"head", 5}}));
-  BOOST_TEST(fsm.start(waiter()).what == kind::hand_to_line);
+  BOOST_TEST(fsm.resume(release_input::start(waiter())).what == kind::hand_to_line);
   BOOST_REQUIRE(fsm.request().enroll.has_value());
   BOOST_TEST(fsm.request().enroll->owner == "next-local");
   BOOST_TEST(fsm.request().enroll->ticket == 12);
@@ -103,8 +103,8 @@ BOOST_AUTO_TEST_CASE(a_hand_off_to_the_line_enrolls_the_local_waiter_with_the_ti
 
 BOOST_AUTO_TEST_CASE(a_hand_off_to_the_line_that_landed_passes_the_turn_on) {
   release_fsm fsm(lease({{"head", 5}}));
-  fsm.start(waiter());
-  const auto a = fsm.on_written(applied(true), t0, t0 + 5ms);
+  fsm.resume(release_input::start(waiter()));
+  const auto a = fsm.resume(release_input::written(applied(true), t0, t0 + 5ms));
   BOOST_TEST(a.what == kind::done);
   BOOST_TEST(!a.ec);
   BOOST_TEST(a.to == handed::to_line);
@@ -115,8 +115,8 @@ BOOST_AUTO_TEST_CASE(a_hand_off_to_the_line_that_landed_passes_the_turn_on) {
 BOOST_AUTO_TEST_CASE(a_failed_hand_off_to_the_line_gives_back_only_its_own_lease_and_the_enrolled_entry) {
   for (bool ambiguous : {true, false}) {
     release_fsm fsm(lease({{"head", 5}}));
-    fsm.start(waiter());
-    const auto a = fsm.on_written(failed(ml::errc::server_unavailable, ambiguous), t0, t0 + 5ms);
+    fsm.resume(release_input::start(waiter()));
+    const auto a = fsm.resume(release_input::written(failed(ml::errc::server_unavailable, ambiguous), t0, t0 + 5ms));
     BOOST_TEST(a.what == kind::done);
     BOOST_TEST((a.ec == (ambiguous ? ml::errc::ambiguous_result : ml::errc::server_unavailable)));
     BOOST_TEST(a.give_back_own);
@@ -132,15 +132,15 @@ BOOST_AUTO_TEST_CASE(a_lease_at_the_last_token_releases_plainly_even_with_a_line
   auto p = lease({{"head", 5}});
   p.token = std::numeric_limits<std::int64_t>::max();
   release_fsm fsm(p);
-  BOOST_TEST(fsm.start(waiter()).what == kind::release);
+  BOOST_TEST(fsm.resume(release_input::start(waiter())).what == kind::release);
   p.line_seen.clear();
   release_fsm alone(p);
-  BOOST_TEST(alone.start(waiter()).what == kind::release);  // nor to a local waiter
+  BOOST_TEST(alone.resume(release_input::start(waiter())).what == kind::release);  // nor to a local waiter
 }
 
 BOOST_AUTO_TEST_CASE(without_a_line_the_lock_goes_to_the_local_waiter_on_an_empty_line) {
   release_fsm fsm(lease());
-  BOOST_TEST(fsm.start(waiter()).what == kind::hand_over);
+  BOOST_TEST(fsm.resume(release_input::start(waiter())).what == kind::hand_over);
   const auto& t = fsm.request();
   BOOST_TEST(t.owner == "next-local");
   BOOST_TEST(t.token == token + 1);
@@ -153,22 +153,22 @@ BOOST_AUTO_TEST_CASE(without_a_line_the_lock_goes_to_the_local_waiter_on_an_empt
 
 BOOST_AUTO_TEST_CASE(with_others_in_line_or_no_local_waiter_the_release_is_plain) {
   release_fsm others(lease({}, true));
-  BOOST_TEST(others.start(waiter()).what == kind::release);
+  BOOST_TEST(others.resume(release_input::start(waiter())).what == kind::release);
   release_fsm none(lease());
-  BOOST_TEST(none.start(nobody).what == kind::release);
+  BOOST_TEST(none.resume(release_input::start(nobody)).what == kind::release);
 }
 
 BOOST_AUTO_TEST_CASE(a_local_hand_off_in_time_is_granted_and_a_late_one_is_not) {
   release_fsm fsm(lease());
-  fsm.start(waiter());
-  auto a = fsm.on_written(applied(true), t0, t0 + 8s - 1ms);
+  fsm.resume(release_input::start(waiter()));
+  auto a = fsm.resume(release_input::written(applied(true), t0, t0 + 8s - 1ms));
   BOOST_TEST(a.to == handed::to_local);
   BOOST_TEST(!a.late);
   BOOST_TEST(a.count_release);
   BOOST_TEST(!a.ec);
   release_fsm late(lease());
-  late.start(waiter());
-  a = late.on_written(applied(true), t0, t0 + 8s);
+  late.resume(release_input::start(waiter()));
+  a = late.resume(release_input::written(applied(true), t0, t0 + 8s));
   BOOST_TEST(a.to == handed::to_local);
   BOOST_TEST(a.late);  // the driver gives it back: its holder's own deadline has passed
 }
@@ -190,11 +190,11 @@ BOOST_AUTO_TEST_CASE(a_failed_local_hand_off_is_never_granted_and_an_ambiguous_o
 
 BOOST_AUTO_TEST_CASE(a_hand_off_that_missed_reads_and_tries_again_against_what_it_shows) {
   release_fsm fsm(lease());
-  fsm.start(waiter());
-  auto a = fsm.on_written(applied(false), t0, t0 + 1ms);  // someone joined the line
+  fsm.resume(release_input::start(waiter()));
+  auto a = fsm.resume(release_input::written(applied(false), t0, t0 + 1ms));  // someone joined the line
   BOOST_TEST(a.what == kind::read);
   BOOST_TEST(no_give_back(a));
-  a = fsm.on_read(read_of("me", token, {{"me", 3}, {"joiner", 13}}, 2, 14), waiter());
+  a = fsm.resume(release_input::read(read_of("me", token, {{"me", 3}, {"joiner", 13}}, 2, 14), waiter()));
   BOOST_TEST(a.what == kind::hand_to_line);
   BOOST_TEST(fsm.request().owner == "joiner");  // our own stale entry is not the head
   BOOST_REQUIRE(fsm.request().enroll.has_value());
@@ -203,18 +203,18 @@ BOOST_AUTO_TEST_CASE(a_hand_off_that_missed_reads_and_tries_again_against_what_i
 
 BOOST_AUTO_TEST_CASE(a_second_miss_of_a_hand_off_to_the_line_releases_plainly) {
   auto fsm = missed(lease({{"head", 5}}), nobody);
-  auto a = fsm.on_read(read_of("me", token, {{"other", 9}}, 1), nobody);
+  auto a = fsm.resume(release_input::read(read_of("me", token, {{"other", 9}}, 1), nobody));
   BOOST_TEST(a.what == kind::hand_to_line);
-  a = fsm.on_written(applied(false), t0, t0 + 2ms);
+  a = fsm.resume(release_input::written(applied(false), t0, t0 + 2ms));
   BOOST_TEST(a.what == kind::release);
-  a = fsm.on_written(applied(true), t0, t0 + 3ms);
+  a = fsm.resume(release_input::written(applied(true), t0, t0 + 3ms));
   BOOST_TEST(a.what == kind::done);
   BOOST_TEST(!a.ec);
 }
 
 BOOST_AUTO_TEST_CASE(a_miss_whose_read_shows_another_holder_is_a_loss) {
   auto fsm = missed(lease({{"head", 5}}), nobody);
-  const auto a = fsm.on_read(read_of("head", token + 1), nobody);
+  const auto a = fsm.resume(release_input::read(read_of("head", token + 1), nobody));
   BOOST_TEST(a.what == kind::done);
   BOOST_TEST((a.ec == ml::errc::lease_lost));
   BOOST_TEST(no_give_back(a));
@@ -222,7 +222,7 @@ BOOST_AUTO_TEST_CASE(a_miss_whose_read_shows_another_holder_is_a_loss) {
 
 BOOST_AUTO_TEST_CASE(a_miss_whose_read_fails_gives_its_own_lease_back_and_says_it_is_unknown) {
   auto fsm = missed(lease({{"head", 5}}), nobody);
-  const auto a = fsm.on_read(unread(), nobody);
+  const auto a = fsm.resume(release_input::read(unread(), nobody));
   BOOST_TEST((a.ec == ml::errc::ambiguous_result));
   BOOST_TEST(a.give_back_own);  // it may still be ours
   BOOST_TEST(!a.give_back_handed);
@@ -240,17 +240,17 @@ BOOST_AUTO_TEST_CASE(a_plain_release_that_matched_nothing_is_settled_by_a_majori
   auto a = written(fsm, nobody, applied(false));
   BOOST_TEST(a.what == kind::read);
   BOOST_TEST(a.count_release);
-  a = fsm.on_read(read_of("", token), nobody);  // free at our token: our own earlier attempt
+  a = fsm.resume(release_input::read(read_of("", token), nobody));  // free at our token: our own earlier attempt
   BOOST_TEST(a.what == kind::done);
   BOOST_TEST(!a.ec);
 
   auto taken = missed(lease(), nobody);
-  a = taken.on_read(read_of("", token + 1), nobody);  // free, but someone held it since
+  a = taken.resume(release_input::read(read_of("", token + 1), nobody));  // free, but someone held it since
   BOOST_TEST((a.ec == ml::errc::lease_lost));
   BOOST_TEST(a.why.find(std::to_string(token + 1)) != std::string::npos);
 
   auto unknown = missed(lease(), nobody);
-  a = unknown.on_read(unread(), nobody);
+  a = unknown.resume(release_input::read(unread(), nobody));
   BOOST_TEST((a.ec == ml::errc::ambiguous_result));
   BOOST_TEST(!a.give_back_own);  // the release matched nothing: nothing of ours to free
 }
@@ -276,11 +276,11 @@ BOOST_AUTO_TEST_CASE(a_second_miss_of_a_local_hand_off_releases_plainly) {
   BOOST_TEST(a.what == kind::read);
   BOOST_TEST(!a.count_release);  // a hand-off that missed released nothing
   BOOST_TEST(fsm.decides_after_read());
-  a = fsm.on_read(read_of("me", token, {}, 0), waiter());  // still ours, nobody in line
+  a = fsm.resume(release_input::read(read_of("me", token, {}, 0), waiter()));  // still ours, nobody in line
   BOOST_TEST(a.what == kind::hand_over);                // so a local hand-off again
-  a = fsm.on_written(applied(false), t0, t0 + 2ms);
+  a = fsm.resume(release_input::written(applied(false), t0, t0 + 2ms));
   BOOST_TEST(a.what == kind::release);
-  a = fsm.on_written(applied(true), t0, t0 + 3ms);
+  a = fsm.resume(release_input::written(applied(true), t0, t0 + 3ms));
   BOOST_TEST(a.what == kind::done);
   BOOST_TEST(!a.ec);
   BOOST_TEST(a.count_release);
@@ -288,15 +288,15 @@ BOOST_AUTO_TEST_CASE(a_second_miss_of_a_local_hand_off_releases_plainly) {
 
 BOOST_AUTO_TEST_CASE(a_reread_showing_others_waiting_outside_the_line_releases_plainly) {
   auto fsm = missed(lease(), waiter());
-  const auto a = fsm.on_read(read_of("me", token, {}, 1), waiter());
+  const auto a = fsm.resume(release_input::read(read_of("me", token, {}, 1), waiter()));
   BOOST_TEST(a.what == kind::release);
 }
 
 BOOST_AUTO_TEST_CASE(a_reread_replaces_the_line_the_lease_saw) {
   release_fsm fsm(lease({{"head", 5}}));
-  fsm.start(nobody);
-  fsm.on_written(applied(false), t0, t0 + 1ms);  // the head left meanwhile
-  const auto a = fsm.on_read(read_of("me", token, {{"joiner", 13}}, 1), nobody);
+  fsm.resume(release_input::start(nobody));
+  fsm.resume(release_input::written(applied(false), t0, t0 + 1ms));  // the head left meanwhile
+  const auto a = fsm.resume(release_input::read(read_of("me", token, {{"joiner", 13}}, 1), nobody));
   BOOST_TEST(a.what == kind::hand_to_line);
   BOOST_TEST(fsm.request().owner == "joiner");
   BOOST_REQUIRE(fsm.request().leaving.size() == 1u);
@@ -305,7 +305,7 @@ BOOST_AUTO_TEST_CASE(a_reread_replaces_the_line_the_lease_saw) {
 
 BOOST_AUTO_TEST_CASE(a_reread_after_a_missed_hand_off_showing_the_lock_free_at_our_token_is_a_release) {
   auto fsm = missed(lease({{"head", 5}}), nobody);
-  const auto a = fsm.on_read(read_of("", token), nobody);  // an operator freed it at once
+  const auto a = fsm.resume(release_input::read(read_of("", token), nobody));  // an operator freed it at once
   BOOST_TEST(a.what == kind::done);
   BOOST_TEST(!a.ec);
   BOOST_TEST(!a.give_back_own);
@@ -316,14 +316,14 @@ BOOST_AUTO_TEST_CASE(no_enrollment_without_a_usable_next_ticket) {
     auto p = lease({{"head", 5}});
     p.tickets_seen = tickets;
     release_fsm fsm(p);
-    BOOST_TEST(fsm.start(waiter()).what == kind::hand_to_line);
+    BOOST_TEST(fsm.resume(release_input::start(waiter())).what == kind::hand_to_line);
     BOOST_TEST(!fsm.request().enroll.has_value());
   }
 }
 
 BOOST_AUTO_TEST_CASE(reasons_say_what_failed_and_what_happens_next) {
   auto line = missed(lease({{"head", 5}}), nobody);
-  auto a = line.on_read(unread(), nobody);
+  auto a = line.resume(release_input::read(unread(), nobody));
   BOOST_TEST(a.why == "the release matched nothing and the re-read failed: no primary");
   release_fsm local(lease());
   a = written(local, waiter(), failed(ml::errc::server_unavailable, false, "reset"));
@@ -333,7 +333,7 @@ BOOST_AUTO_TEST_CASE(reasons_say_what_failed_and_what_happens_next) {
 
 BOOST_AUTO_TEST_CASE(an_event_it_did_not_ask_for_settles_and_gives_the_lease_back) {
   release_fsm fsm(lease());
-  const auto a = fsm.on_written(applied(true), t0, t0 + 1ms);  // nothing was sent
+  const auto a = fsm.resume(release_input::written(applied(true), t0, t0 + 1ms));  // nothing was sent
   BOOST_TEST(a.what == kind::done);
   BOOST_TEST(a.ec.failed());
   BOOST_TEST(a.give_back_own);

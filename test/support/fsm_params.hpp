@@ -12,6 +12,7 @@ namespace test {
 namespace line_world {
 using mongolock::detail::acquire_action;
 using mongolock::detail::acquire_fsm;
+using mongolock::detail::acquire_input;
 using mongolock::detail::line_entry;
 using mongolock::detail::lock_doc;
 using kind = acquire_action::kind;

@@ -1,0 +1,117 @@
+#pragma once
+// The one driver of the acquire and the release machines of src/sansio (docs/design.md section
+// 12): it performs each action a machine asks for (a store call, a wait) and feeds what happened
+// back through the machine's resume(), until the machine is done; then it returns that last
+// action. (lease_fsm has its own loop in lease_state.cpp: its renewals go through the provider's
+// batch; declare_fsm asks for one call, sent by permits.cpp.)
+// What to do next is the machine's (src/sansio); what is particular to one operation (the request
+// it sends, what an outcome does to the provider) is its adapter's: acquire.cpp, release.cpp.
+//
+// An adapter `M` provides:
+//   using action = ...;                        the machine's action
+//   driver_step step(const action&) const;      what kind of work the action is
+//   fsm_call call(const action&);              the store call of a `call` step, its send time set
+//   action resume(const action&, const fsm_reply&);  the reply fed to the machine
+//   store_ops& ops();
+// and, if its machine waits or can be cancelled (an acquire; a release does neither):
+//   boot_clock::time_point wait_until(const action&) const;  boot_timer& timer();
+//   action resume_timer(boot_clock::time_point now);  action resume_cancel();
+//   bool stopping(bool cancelled);             checked before each step: cancel the machine
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <string>
+
+#include "engine/store_ops.hpp"
+#include "model/boot_clock.hpp"
+#include "model/lock_document.hpp"
+
+namespace mongolock::detail {
+
+enum class driver_step { call, wait, done };
+
+// One store call a machine asks for, in the store's terms.
+struct fsm_call {
+  enum class op { read, take, release, join_line, refresh_line };
+  op what = op::read;
+  std::string name, owner;
+  std::int64_t number = 0;  // release: the token; join_line, refresh_line: the ticket
+  take_request request;     // take
+  deadline_t deadline;
+  // take: the reply of a take the driver stopped waiting for (store_ops::take).
+  std::function<void(outcome<bool>)> on_abandoned;
+  boot_clock::time_point sent{};  // when the adapter built it: the request leaves now
+};
+
+// What the call answered, and when: `doc` for a read, `wrote` for the others.
+struct fsm_reply {
+  outcome<lock_doc> doc;
+  outcome<bool> wrote;
+  boot_clock::time_point sent{}, received{};
+};
+
+// Performs `c` (majority reads only: docs/design.md section 3). `c` is taken by value: the
+// request lives in this call's frame only, never in the frame of a waiting operation.
+boost::asio::awaitable<fsm_reply> perform(store_ops& ops, fsm_call c);
+
+namespace driver_detail {
+// The call in a frame of its own, sized for it: the request and the reply live only while the
+// call is in flight (bench/ scenario 4: 10,000 waiters, each in a frame of its own).
+template <class M>
+boost::asio::awaitable<void> call_step(M& m, typename M::action& a) {
+  auto c = m.call(a);
+  auto done = perform(m.ops(), std::move(c));
+  const auto reply = co_await std::move(done);
+  a = m.resume(a, reply);
+}
+
+template <class M>
+concept waits = requires(M& m, const typename M::action& a) {
+  m.timer();
+  m.wait_until(a);
+  m.stopping(true);
+};
+}  // namespace driver_detail
+
+template <class M>
+boost::asio::awaitable<typename M::action> drive(M& m, typename M::action a) {
+  namespace asio = boost::asio;
+  for (;;) {
+    const auto step = m.step(a);
+    if (step == driver_step::done) co_return a;
+    if constexpr (driver_detail::waits<M>) {
+      const auto cs = co_await asio::this_coro::cancellation_state;
+      if (m.stopping(cs.cancelled() != asio::cancellation_type::none)) {
+        a = m.resume_cancel();
+        continue;
+      }
+    }
+    if (step == driver_step::call) {
+      // Named, not a temporary inside co_await: GCC 12 may destroy that twice.
+      auto call = driver_detail::call_step(m, a);
+      co_await std::move(call);
+      continue;
+    }
+    if constexpr (driver_detail::waits<M>) {
+      // Already due (a refresh of our entry in the line, say): no timer, no round through the
+      // reactor.
+      const auto at = m.wait_until(a);
+      if (const auto now = boot_clock::now(); at <= now) {
+        a = m.resume_timer(now);
+        continue;
+      }
+      auto& timer = m.timer();
+      timer.expires_at(at);
+      auto [waited] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+      a = waited ? m.resume_cancel() : m.resume_timer(boot_clock::now());
+    } else {
+      std::abort();  // a machine that never waits (a release) asks for no wait
+    }
+  }
+}
+
+}  // namespace mongolock::detail
