@@ -39,7 +39,7 @@ struct access;
 // backoff. A failure ends it (no retry), except three that lead on: a take with no reply by
 // expiry - safety margin after it was sent, and a failed give-back, lead to a new read; a take
 // whose outcome is unknown is re-checked with a majority read (src/sansio/acquire_fsm.cpp,
-// on_take and on_given_back). A try's errc::timeout is also a grant that came too late to use
+// resume of a take and of a give-back). A try's errc::timeout is also a grant that came too late to use
 // (given back); its bound is checked as src/engine/timeout_check.hpp does.
 class lock : public detail::acquire_surface<lock, lease> {
  public:

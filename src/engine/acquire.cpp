@@ -355,6 +355,9 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
     });
   });
 
+  // An acquire waits and is cancelled: if a hook of the adapter drifted from the driver's concept,
+  // drive() would skip the stop check before each step without a compile error.
+  static_assert(driver_detail::waits<acquire_run>, "acquire_run must offer the driver's waiting hooks");
   acquire_run run(p, fsm, deadline, *timer);
   auto first = fsm.resume(acquire_input::start(boot_clock::now()));
   auto driven = drive(run, std::move(first));

@@ -291,8 +291,9 @@ void grouping_store::send(queue& q, std::vector<pending> ops) {
       outcome<bool> one = failure_from<bool>(r);
       one.value = !r.ec && judged == grouped_outcome::applied;
       // A join or take judged missed by a read that may predate the command (grouped_write.hpp's
-      // judge): "not applied" as far as the read can tell, flagged so (acquire_fsm::on_joined,
-      // on_take). A lone command's miss is the server's own answer, never flagged.
+      // judge): "not applied" as far as the read can tell, flagged so (acquire_fsm::resume of
+      // acquire_input::joined and ::take). A lone command's miss is the server's own answer,
+      // never flagged.
       const bool judged_by_read = ops[i].write.what == grouped_write::kind::join || ops[i].write.what == grouped_write::kind::take;
       if (!r.ec && judged == grouped_outcome::missed && judged_by_read) one.ambiguous = true;
       ops[i].done(std::move(one));

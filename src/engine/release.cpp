@@ -165,6 +165,8 @@ class release_run {
 
 asio::awaitable<std::tuple<error_code>> run_release(std::shared_ptr<lease_state> st, diagnostics* d) {
   release_fsm fsm(params_of(*st));
+  // A release never waits and is never cancelled (lease.hpp): drive() must not look for either.
+  static_assert(!driver_detail::waits<release_run>, "a release has no waits (fsm_driver.hpp)");
   release_run run(st, fsm);
   auto first = run.start();
   auto driven = drive(run, std::move(first));
