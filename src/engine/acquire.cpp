@@ -205,14 +205,15 @@ class acquire_run {
     return c;
   }
 
-  action resume(const action& a, const fsm_reply& r) {
+  // `r` is moved into the machine's input: a reply is read once.
+  action resume(const action& a, fsm_reply& r) {
     switch (a.what) {
       case kind::read:
       case kind::recheck: return resume_read(a, r);
-      case kind::take: return fsm_.resume(acquire_input::take(r.wrote, r.sent, r.received));
-      case kind::give_back: return fsm_.resume(acquire_input::given_back(r.wrote, r.received));
-      case kind::join: return fsm_.resume(acquire_input::joined(r.wrote, r.sent, r.received));
-      case kind::refresh: return fsm_.resume(acquire_input::refreshed(r.wrote, r.sent, r.received));
+      case kind::take: return fsm_.resume(acquire_input::take(std::move(r.wrote), r.sent, r.received));
+      case kind::give_back: return fsm_.resume(acquire_input::given_back(std::move(r.wrote), r.received));
+      case kind::join: return fsm_.resume(acquire_input::joined(std::move(r.wrote), r.sent, r.received));
+      case kind::refresh: return fsm_.resume(acquire_input::refreshed(std::move(r.wrote), r.sent, r.received));
       default: std::abort();  // the reply of a call: one of the kinds above
     }
   }
@@ -235,17 +236,18 @@ class acquire_run {
     };
   }
 
-  action resume_read(const action& a, const fsm_reply& r) {
+  action resume_read(const action& a, fsm_reply& r) {
     const auto out_of_bounds_before = fsm_.out_of_bounds_observations();
-    auto next = fsm_.resume(a.what == kind::read ? acquire_input::read(r.doc, r.received)
-                                                 : acquire_input::recheck(r.doc, r.received));
+    const auto claimed = r.doc.value.held.expiry;  // for the warning below: r.doc is moved
+    auto next = fsm_.resume(a.what == kind::read ? acquire_input::read(std::move(r.doc), r.received)
+                                                 : acquire_input::recheck(std::move(r.doc), r.received));
     if (fsm_.out_of_bounds_observations() != out_of_bounds_before) {
       p_->log(log_level::warning, [&] {
         return "lock '" + fsm_.name() + "': its document claims expiry_ms " +
-               std::to_string(r.doc.value.held.expiry.count()) + ", outside what a mongolock holder writes (" +
+               std::to_string(claimed.count()) + ", outside what a mongolock holder writes (" +
                std::to_string(limits::min_expiry.count()) + ".." + std::to_string(limits::max_expiry.count()) +
                "); waiting as if it said " +
-               std::to_string(expiry_observer::bounded(r.doc.value.held.expiry).count()) +
+               std::to_string(expiry_observer::bounded(claimed).count()) +
                " (was the document written by something else?)";
       });
     }

@@ -139,12 +139,13 @@ class release_run {
     return c;
   }
 
-  action resume(const action& a, const fsm_reply& r) {
+  // `r` is moved into the machine's input: a reply is read once.
+  action resume(const action& a, fsm_reply& r) {
     if (a.what != release_action::kind::read)
-      return effects(fsm_.resume(release_input::written(r.wrote, r.sent, r.received)));
+      return effects(fsm_.resume(release_input::written(std::move(r.wrote), r.sent, r.received)));
     // Offered only when the read leads to a new decision (an owner id costs a getrandom).
     local_ = fsm_.decides_after_read() ? offer_local(*st_) : local_offer{};
-    return effects(fsm_.resume(release_input::read(r.doc, local_.waiter)));
+    return effects(fsm_.resume(release_input::read(std::move(r.doc), local_.waiter)));
   }
 
   const std::shared_ptr<parked_acquire>& offered() const { return offered_; }
