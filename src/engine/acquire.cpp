@@ -181,8 +181,8 @@ class acquire_run {
   fsm_call call(const action& a) const {
     fsm_call c;
     c.sent = boot_clock::now();
-    c.name = fsm_.name();
-    c.owner = fsm_.owner();
+    c.name = &fsm_.name();
+    c.owner = &fsm_.owner();
     c.deadline = deadline_;
     switch (a.what) {
       case kind::read:

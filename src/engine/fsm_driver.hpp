@@ -35,10 +35,15 @@ namespace mongolock::detail {
 enum class driver_step { call, wait, done };
 
 // One store call a machine asks for, in the store's terms.
+inline const std::string no_string;
+
 struct fsm_call {
   enum class op { read, take, release, join_line, refresh_line };
   op what = op::read;
-  std::string name, owner;
+  // The machine's or the lease's own strings, which outlive the call: not copied per call (the
+  // store's operation copies what it sends to the worker).
+  const std::string* name = &no_string;
+  const std::string* owner = &no_string;
   std::int64_t number = 0;  // release: the token; join_line, refresh_line: the ticket
   take_request request;     // take
   deadline_t deadline;
@@ -69,7 +74,7 @@ boost::asio::awaitable<void> call_step(M& m, typename M::action& a) {
   auto& ops = m.ops();
   switch (c.what) {
     case fsm_call::op::read: {
-      auto op = ops.read(c.name, read_mode::majority, c.deadline);
+      auto op = ops.read(*c.name, read_mode::majority, c.deadline);
       reply.doc = co_await std::move(op);
       break;
     }
@@ -79,17 +84,17 @@ boost::asio::awaitable<void> call_step(M& m, typename M::action& a) {
       break;
     }
     case fsm_call::op::release: {
-      auto op = ops.release(c.name, c.owner, c.number, c.deadline);
+      auto op = ops.release(*c.name, *c.owner, c.number, c.deadline);
       reply.wrote = co_await std::move(op);
       break;
     }
     case fsm_call::op::join_line: {
-      auto op = ops.join_line(c.name, c.owner, c.number, c.deadline);
+      auto op = ops.join_line(*c.name, *c.owner, c.number, c.deadline);
       reply.wrote = co_await std::move(op);
       break;
     }
     case fsm_call::op::refresh_line: {
-      auto op = ops.refresh_line(c.name, c.owner, c.number, c.deadline);
+      auto op = ops.refresh_line(*c.name, *c.owner, c.number, c.deadline);
       reply.wrote = co_await std::move(op);
       break;
     }

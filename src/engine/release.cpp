@@ -117,7 +117,7 @@ class release_run {
   fsm_call call(const action& a) {
     fsm_call c;
     c.sent = boot_clock::now();
-    c.name = st_->name;
+    c.name = &st_->name;
     switch (a.what) {
       case release_action::kind::hand_to_line:
       case release_action::kind::hand_over:
@@ -129,7 +129,7 @@ class release_run {
         break;
       case release_action::kind::release:
         c.what = fsm_call::op::release;
-        c.owner = st_->owner;
+        c.owner = &st_->owner;
         c.number = st_->token;
         sent_ = c.sent;
         break;
