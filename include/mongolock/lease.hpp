@@ -23,6 +23,7 @@
 #include "mongolock/error.hpp"
 #include "mongolock/detail/initiation.hpp"
 #include "mongolock/detail/asio_compat.hpp"
+#include "mongolock/detail/fenced_surface.hpp"
 #include "mongolock/impl/guarded.hpp"
 
 namespace mongolock {
@@ -34,7 +35,7 @@ struct access;
 // Thread safety: a lease object is not (like any Asio I/O object); status(), held() and the
 // accessors may be called from any thread while the lease renews itself. Handlers run on the
 // executor associated with the completion handler (Asio's rule), defaulting to the lease's strand.
-class lease {
+class lease : public detail::fenced_surface<lease> {
  public:
   lease() noexcept = default;
   lease(lease&&) noexcept = default;
@@ -142,6 +143,14 @@ class lease {
 
  private:
   friend struct detail::access;  // the library makes leases; users get them from an acquire
+
+  // ---- Fenced writes (fence.hpp): async_fenced_update / async_fenced_write come from the base;
+  // this is its one hook: the lease's strand, its provider's client and its fencing token. ----
+  friend class detail::fenced_surface<lease>;
+  friend class multi_lease;  // a set's writes go through its first lease's client
+  detail::fence_context fence_context() const;
+  // ---- end of fenced writes ----
+
   using state_ptr = std::shared_ptr<detail::lease_state>;
   using handler_ec = boost::asio::any_completion_handler<void(boost::system::error_code)>;
   explicit lease(state_ptr s) noexcept : state_(std::move(s)) {}

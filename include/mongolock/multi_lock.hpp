@@ -35,7 +35,7 @@ namespace mongolock {
 // The leases of one multi_lock acquisition, in the multi_lock's name order. Thread safety: as
 // lease (not thread-safe; status(), held() and the accessors may be called from any thread).
 // Handlers default to the strand of the first lease.
-class multi_lease {
+class multi_lease : public detail::fenced_surface<multi_lease> {
  public:
   multi_lease() noexcept = default;
   multi_lease(multi_lease&&) noexcept = default;
@@ -106,6 +106,14 @@ class multi_lease {
 
  private:
   friend struct detail::access;  // made by multi_lock's acquire
+
+  // ---- Fenced writes (fence.hpp): async_fenced_update / async_fenced_write come from the base,
+  // fenced with highest_fencing_token() (docs/design.md section 15: the rule for a set); this is
+  // its one hook. ----
+  friend class detail::fenced_surface<multi_lease>;
+  detail::fence_context fence_context() const;
+  // ---- end of fenced writes ----
+
   // Shared with the operations in flight, so that moving or destroying this object meanwhile is safe.
   using shared = std::shared_ptr<std::vector<lease>>;
   using handler_ec = boost::asio::any_completion_handler<void(boost::system::error_code)>;

@@ -1,0 +1,91 @@
+// The fenced write's asynchronous side (include/mongolock/fence.hpp): the blocking commands are
+// store/fence_commands.cpp's, run on a worker of the client; this turns their report into the
+// public result and the reason into diagnostics.
+#include "mongolock/fence.hpp"
+#include "mongolock/multi_lock.hpp"
+
+#include <boost/asio/strand.hpp>
+#include <boost/asio/system_executor.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "engine/access.hpp"
+#include "engine/lease_state.hpp"
+#include "engine/spawn.hpp"
+#include "store/async_call.hpp"
+#include "store/client_impl.hpp"
+#include "store/fence_commands.hpp"
+
+namespace mongolock::detail {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+std::shared_ptr<client_impl> client_of(const client& c) noexcept {
+  return access::impl(c);
+}
+
+namespace {
+
+fence_request to_request(fence_call call) {
+  fence_request r;
+  r.database = std::move(call.where.database);
+  r.collection = std::move(call.where.collection);
+  r.field = std::move(call.where.fence_field);
+  r.durability = call.where.durability;
+  r.write_timeout = call.where.write_timeout;
+  r.token = call.token;
+  r.items.reserve(call.ops.size());
+  for (auto& op : call.ops) {
+    const auto kind = op.kind == fenced_kind::update    ? fence_kind::update
+                      : op.kind == fenced_kind::replace ? fence_kind::replace
+                                                        : fence_kind::remove;
+    r.items.push_back({kind, {op.filter.data(), op.filter.is_bson()}, {op.change.data(), op.change.is_bson()},
+                       op.upsert});
+  }
+  return r;
+}
+
+asio::awaitable<std::tuple<error_code, fenced_result>> fenced_body(std::shared_ptr<client_impl> impl,
+                                                                  fence_request req, diagnostics* d) {
+  using report = outcome<fence_report>;
+  auto shared = std::make_shared<const fence_request>(std::move(req));
+  store_call<report> call = [impl, shared](std::function<void(report)> reply) {
+    impl->run<report>(lane::acquisition, std::move(reply),
+                      [shared](mongoc_client_t* c) { return fenced_write(c, *shared); });
+  };
+  auto r = co_await async_call<report>(impl->ex, call, nullptr, std::nullopt, asio::use_awaitable);
+  if (d) d->reason = r.ec ? r.message : std::string();
+  if (r.ec && r.ec != errc::fenced_out)
+    impl->log(log_level::debug, [&] { return "fenced write failed: " + r.message; });
+  co_return std::tuple{r.ec, fenced_result{r.value.matched, r.value.upserted, std::move(r.value.refused)}};
+}
+
+}  // namespace
+
+void start_fenced_write(std::shared_ptr<client_impl> c, fence_call call, diagnostics* d, fence_handler h) {
+  auto strand = asio::make_strand(c->ex);
+  auto body = fenced_body(c, to_request(std::move(call)), d);
+  spawn_op<error_code, fenced_result>(strand, std::move(body), std::move(h));
+}
+
+}  // namespace mongolock::detail
+
+namespace mongolock {
+
+// ---- The leases' fenced-write hooks (detail/fenced_surface.hpp) ----
+detail::fence_context lease::fence_context() const {
+  if (!state_) return {boost::asio::system_executor(), nullptr, 0};
+  return {strand_of(*state_), state_->prov->client, state_->token};
+}
+
+// The highest token of the set: above every token of an earlier holder of the same set, since
+// each name's token grew (docs/design.md section 15).
+detail::fence_context multi_lease::fence_context() const {
+  if (!*this) return {boost::asio::system_executor(), nullptr, 0};
+  auto ctx = leases_->front().fence_context();
+  ctx.ex = executor();
+  ctx.token = highest_fencing_token();
+  return ctx;
+}
+
+}  // namespace mongolock

@@ -1,0 +1,350 @@
+#include "store/fence_commands.hpp"
+
+#include <memory>
+
+#include "store/bson_util.hpp"
+#include "store/mongo_commands.hpp"
+#include "mongolock/error.hpp"
+
+namespace mongolock::detail {
+
+using boost::system::error_code;
+
+namespace {
+
+error_code fail(errc e, std::string* why, std::string text) {
+  if (why) *why = std::move(text);
+  return make_error_code(e);
+}
+
+// Text must be one JSON object: libbson also reads a top-level array as a document ("0", "1"...).
+error_code parse(const fence_input& in, const char* what, bson_t* out, std::string* why) {
+  if (in.is_bson) {
+    bson_t view;
+    std::size_t bad = 0;
+    if (!bson_init_static(&view, reinterpret_cast<const std::uint8_t*>(in.data.data()), in.data.size()) ||
+        !bson_validate(&view, BSON_VALIDATE_UTF8, &bad))
+      return fail(errc::invalid_document, why, std::string("the ") + what + " is not a valid BSON document");
+    bson_concat(out, &view);
+    return {};
+  }
+  const auto first = in.data.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || in.data[first] != '{')
+    return fail(errc::invalid_document, why, std::string("the ") + what + " is not a JSON object");
+  bson_error_t err;
+  if (!bson_init_from_json(out, in.data.data(), static_cast<ssize_t>(in.data.size()), &err))
+    return fail(errc::invalid_document, why,
+                std::string("the ") + what + " is not valid extended JSON: " + err.message);
+  return {};
+}
+
+// A path that is the fence field or inside it. The field holds no '.', so a shorter key cannot
+// contain it.
+bool touches(std::string_view path, std::string_view field) {
+  return path == field || (path.size() > field.size() && path.starts_with(field) && path[field.size()] == '.');
+}
+
+// The clause that lets the write through: {$or: [{F: {$lte: token}}, {F: {$exists: false}}]}.
+// A fence that is not a number (a string, null) satisfies neither: such a document is refused.
+void append_fence_or(bson_t* b, std::string_view field, std::int64_t token) {
+  const std::string f(field);
+  bson_t arr, lte_clause, lte, missing_clause, missing;
+  BSON_APPEND_ARRAY_BEGIN(b, "$or", &arr);
+  BSON_APPEND_DOCUMENT_BEGIN(&arr, "0", &lte_clause);
+  BSON_APPEND_DOCUMENT_BEGIN(&lte_clause, f.c_str(), &lte);
+  BSON_APPEND_INT64(&lte, "$lte", token);
+  bson_append_document_end(&lte_clause, &lte);
+  bson_append_document_end(&arr, &lte_clause);
+  BSON_APPEND_DOCUMENT_BEGIN(&arr, "1", &missing_clause);
+  BSON_APPEND_DOCUMENT_BEGIN(&missing_clause, f.c_str(), &missing);
+  BSON_APPEND_BOOL(&missing, "$exists", false);
+  bson_append_document_end(&missing_clause, &missing);
+  bson_append_document_end(&arr, &missing_clause);
+  bson_append_array_end(b, &arr);
+}
+
+// The caller's top-level fields stay top-level, so an upsert still takes its _id from the filter
+// (the emulator takes nothing from inside an $and and would insert a second document under a new
+// ObjectId; checked). Only the caller's own $and / $or move into one $and with the fence clause.
+error_code build_filter(const bson_t* user, std::string_view field, std::int64_t token, bson_t* out,
+                        std::string* why) {
+  bson_iter_t it;
+  bool has_and = false, has_or = false;
+  bson_iter_init(&it, user);
+  while (bson_iter_next(&it)) {
+    const std::string_view key = bson_iter_key(&it);
+    if (key == "$and" || key == "$or") {
+      if (!BSON_ITER_HOLDS_ARRAY(&it))
+        return fail(errc::invalid_document, why, "the filter's " + std::string(key) + " is not an array");
+      (key == "$and" ? has_and : has_or) = true;
+      continue;
+    }
+    if (!bson_append_iter(out, nullptr, 0, &it)) return fail(errc::invalid_document, why, "the filter is too large");
+  }
+  if (!has_and && !has_or) {
+    append_fence_or(out, field, token);
+    return {};
+  }
+  bson_t all;
+  int n = 0;
+  BSON_APPEND_ARRAY_BEGIN(out, "$and", &all);
+  if (has_and && bson_iter_init_find(&it, user, "$and")) {
+    bson_iter_t inner;
+    bson_iter_recurse(&it, &inner);
+    while (bson_iter_next(&inner)) bson_append_iter(&all, std::to_string(n++).c_str(), -1, &inner);
+  }
+  if (has_or && bson_iter_init_find(&it, user, "$or")) {
+    bson_t clause;
+    const std::string key = std::to_string(n++);
+    BSON_APPEND_DOCUMENT_BEGIN(&all, key.c_str(), &clause);
+    bson_append_iter(&clause, "$or", -1, &it);
+    bson_append_document_end(&all, &clause);
+  }
+  bson_t fence_clause;
+  const std::string key = std::to_string(n);
+  BSON_APPEND_DOCUMENT_BEGIN(&all, key.c_str(), &fence_clause);
+  append_fence_or(&fence_clause, field, token);
+  bson_append_document_end(&all, &fence_clause);
+  bson_append_array_end(out, &all);
+  return {};
+}
+
+// An upsert must name one document by an _id equality at the top level: then a fence that
+// refuses the match makes the insert collide with the existing _id (E11000) instead of adding a
+// second document (docs/design.md section 15).
+bool pins_id(const bson_t* filter) {
+  bson_iter_t it, inner;
+  if (!bson_iter_init_find(&it, filter, "_id")) return false;
+  if (!BSON_ITER_HOLDS_DOCUMENT(&it)) return !BSON_ITER_HOLDS_REGEX(&it);
+  bson_iter_recurse(&it, &inner);
+  return !(bson_iter_next(&inner) && bson_iter_key(&inner)[0] == '$');
+}
+
+// Update operators: every key an operator; none may touch the fence (this write sets it, and a
+// caller who lowered or removed it would undo the fence). Then $set gains {F: token}: under the
+// filter's clause the fence is at most the token, so setting it is what $max would do (the
+// emulator has no $max; docs/design.md section 15).
+error_code build_update(const bson_t* user, std::string_view field, std::int64_t token, bson_t* out,
+                        std::string* why) {
+  bson_iter_t it, ops;
+  if (bson_count_keys(user) == 0) return fail(errc::invalid_document, why, "the update is empty");
+  const std::string f(field);
+  const std::string touched = "the update touches the fence field '" + f + "', which the fenced write sets";
+  bson_iter_init(&it, user);
+  while (bson_iter_next(&it)) {
+    const std::string_view op = bson_iter_key(&it);
+    if (op.empty() || op[0] != '$')
+      return fail(errc::invalid_document, why,
+                  "the update mixes operators and plain fields ('" + std::string(op) + "'): use a replacement");
+    if (!BSON_ITER_HOLDS_DOCUMENT(&it))
+      return fail(errc::invalid_document, why, "the update's " + std::string(op) + " is not a document");
+    bson_iter_recurse(&it, &ops);
+    while (bson_iter_next(&ops)) {
+      if (touches(bson_iter_key(&ops), field)) return fail(errc::invalid_document, why, touched);
+      if (op == "$rename" && BSON_ITER_HOLDS_UTF8(&ops) && touches(bson_iter_utf8(&ops, nullptr), field))
+        return fail(errc::invalid_document, why, touched);
+    }
+    if (op != "$set") bson_append_iter(out, nullptr, 0, &it);
+  }
+  bson_t set;
+  BSON_APPEND_DOCUMENT_BEGIN(out, "$set", &set);
+  if (bson_iter_init_find(&it, user, "$set")) {
+    bson_iter_recurse(&it, &ops);
+    while (bson_iter_next(&ops)) bson_append_iter(&set, nullptr, 0, &ops);
+  }
+  BSON_APPEND_INT64(&set, f.c_str(), token);
+  bson_append_document_end(out, &set);
+  return {};
+}
+
+error_code build_replacement(const bson_t* user, std::string_view field, std::int64_t token, bson_t* out,
+                             std::string* why) {
+  bson_iter_t it;
+  bson_iter_init(&it, user);
+  while (bson_iter_next(&it)) {
+    const std::string_view key = bson_iter_key(&it);
+    if (!key.empty() && key[0] == '$')
+      return fail(errc::invalid_document, why, "a replacement holds no operators ('" + std::string(key) + "')");
+    if (touches(key, field))
+      return fail(errc::invalid_document, why,
+                  "the replacement holds the fence field '" + std::string(field) + "', which the fenced write sets");
+    bson_append_iter(out, nullptr, 0, &it);
+  }
+  BSON_APPEND_INT64(out, std::string(field).c_str(), token);
+  return {};
+}
+
+void append_write_concern(bson_t* opts, const fence_request& r) {
+  mongoc_write_concern_t* wc = mongoc_write_concern_new();
+  if (r.durability == write_concern::majority)
+    mongoc_write_concern_set_wmajority(wc, static_cast<std::int32_t>(r.write_timeout.count()));
+  else
+    mongoc_write_concern_set_w(wc, 1);
+  mongoc_write_concern_append(wc, opts);
+  mongoc_write_concern_destroy(wc);
+}
+
+bool any_items(const bson_t* doc, const char* key) {
+  bson_iter_t it, item;
+  return bson_iter_init_find(&it, doc, key) && BSON_ITER_HOLDS_ARRAY(&it) && bson_iter_recurse(&it, &item) &&
+         bson_iter_next(&item);
+}
+
+enum class verdict { written, not_matched, refused };
+struct one_result {
+  verdict v = verdict::written;
+  std::int64_t matched = 0, upserted = 0;
+  std::string refusal;
+};
+
+// The failure path only (a write that matched nothing, or an upsert's E11000): the document the
+// caller's filter names, and its fence. Refused when the fence is above the token or not a number.
+outcome<one_result> judge(mongoc_collection_t* coll, const fence_request& r, const fence_command& cmd,
+                          std::size_t index) {
+  bson_doc opts, projection;
+  BSON_APPEND_INT32(projection.get(), std::string(r.field).c_str(), 1);
+  BSON_APPEND_DOCUMENT(opts.get(), "projection", projection.get());
+  BSON_APPEND_INT64(opts.get(), "limit", 1);
+  mongoc_read_prefs_t* prefs = nullptr;
+  build_read_opts(r.durability == write_concern::majority ? read_mode::majority : read_mode::primary, opts.get(),
+                  &prefs);
+  mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll, &cmd.user_filter, opts.get(), prefs);
+  mongoc_read_prefs_destroy(prefs);
+  const bson_t* doc = nullptr;
+  outcome<one_result> out;
+  out.value.v = verdict::not_matched;
+  bson_error_t err;
+  if (mongoc_cursor_next(cur, &doc)) {
+    bson_iter_t it;
+    const std::string prefix = "write " + std::to_string(index) + " fenced out: the document's fence ";
+    const std::string tail = " this write's token " + std::to_string(r.token);
+    if (bson_iter_init_find(&it, doc, r.field.c_str())) {
+      if (BSON_ITER_HOLDS_INT32(&it) || BSON_ITER_HOLDS_INT64(&it)) {
+        if (bson_iter_as_int64(&it) > r.token) {
+          out.value.v = verdict::refused;
+          out.value.refusal = prefix + std::to_string(bson_iter_as_int64(&it)) + " is above" + tail;
+        }
+      } else if (!BSON_ITER_HOLDS_DOUBLE(&it) || bson_iter_double(&it) > static_cast<double>(r.token)) {
+        out.value.v = verdict::refused;
+        out.value.refusal = prefix + "is not an integer, or above" + tail;
+      }
+    }
+  } else if (mongoc_cursor_error(cur, &err)) {
+    out = failure_from<one_result>(classify<bool>(err, false));
+    out.message = "the write matched nothing, and the read of its fence failed: " + out.message;
+  }
+  mongoc_cursor_destroy(cur);
+  return out;
+}
+
+outcome<one_result> write_one(mongoc_collection_t* coll, const fence_request& r, const fence_item& item,
+                              const fence_command& cmd, std::size_t index) {
+  bson_doc opts, reply;
+  append_write_concern(opts.get(), r);
+  if (item.upsert) BSON_APPEND_BOOL(opts.get(), "upsert", true);
+  bson_error_t err;
+  bool ok = false;
+  switch (item.kind) {
+    case fence_kind::update:
+      ok = mongoc_collection_update_one(coll, &cmd.filter, &cmd.change, opts.get(), reply.get(), &err);
+      break;
+    case fence_kind::replace:
+      ok = mongoc_collection_replace_one(coll, &cmd.filter, &cmd.change, opts.get(), reply.get(), &err);
+      break;
+    case fence_kind::remove:
+      ok = mongoc_collection_delete_one(coll, &cmd.filter, opts.get(), reply.get(), &err);
+      break;
+  }
+  if (!ok) {
+    auto failure = failure_from<one_result>(classify<bool>(err, true, reply.get()));
+    // The upsert's insert collided with the pinned _id: the document exists and the fence did
+    // not let this write match it, or another unique index refused it (then its own error).
+    if (item.upsert && is_duplicate_key(err) && !any_items(reply.get(), "writeConcernErrors")) {
+      auto seen = judge(coll, r, cmd, index);
+      if (seen.ec || seen.value.v == verdict::refused) return seen;
+    }
+    return failure;
+  }
+  outcome<one_result> out;
+  out.value.matched = get_int(reply.get(), item.kind == fence_kind::remove ? "deletedCount" : "matchedCount");
+  out.value.upserted = get_int(reply.get(), "upsertedCount");
+  if (out.value.matched + out.value.upserted > 0) return out;
+  return judge(coll, r, cmd, index);
+}
+
+}  // namespace
+
+error_code check_fence_request(const fence_request& r, std::string* why) {
+  if (auto ec = validate_namespace(r.database, r.collection, why)) return ec;
+  const std::string_view f = r.field;
+  if (f.empty() || f.size() > 128 || f[0] == '$' || f.find('.') != std::string_view::npos ||
+      f.find('\0') != std::string_view::npos || f == "_id")
+    return fail(errc::invalid_options, why, "fence_field must be 1..128 bytes, not _id, without '.', NUL or a leading '$'");
+  if (r.token <= 0) return fail(errc::invalid_options, why, "the fencing token must be positive (an empty lease has 0)");
+  if (r.write_timeout.count() < 0 || r.write_timeout.count() > INT32_MAX)
+    return fail(errc::invalid_options, why, "write_timeout must be 0..2^31-1 ms");
+  return {};
+}
+
+error_code build_fence_command(const fence_item& item, std::string_view field, std::int64_t token,
+                               fence_command& out, std::string* why) {
+  if (auto ec = parse(item.filter, "filter", &out.user_filter, why)) return ec;
+  if (item.upsert && item.kind == fence_kind::remove) return fail(errc::invalid_document, why, "a delete cannot upsert");
+  if (item.upsert && !pins_id(&out.user_filter))
+    return fail(errc::invalid_document, why,
+                "an upsert's filter must name its document by _id (an equality at the top level), so that a "
+                "refused match cannot insert a second document");
+  if (auto ec = build_filter(&out.user_filter, field, token, &out.filter, why)) return ec;
+  if (item.kind == fence_kind::remove) return {};
+  bson_doc change;
+  if (auto ec = parse(item.change, item.kind == fence_kind::update ? "update" : "replacement", change.get(), why))
+    return ec;
+  return item.kind == fence_kind::update ? build_update(change.get(), field, token, &out.change, why)
+                                         : build_replacement(change.get(), field, token, &out.change, why);
+}
+
+outcome<fence_report> fenced_write(mongoc_client_t* client, const fence_request& r) {
+  outcome<fence_report> out;
+  std::string why;
+  auto reject = [&](error_code ec) {
+    out.ec = ec;
+    out.message = why;
+    return out;
+  };
+  if (auto ec = check_fence_request(r, &why)) return reject(ec);
+  // Every item is checked before the first is sent: bad input writes nothing.
+  std::vector<std::unique_ptr<fence_command>> cmds;
+  for (std::size_t i = 0; i < r.items.size(); ++i) {
+    cmds.push_back(std::make_unique<fence_command>());
+    if (auto ec = build_fence_command(r.items[i], r.field, r.token, *cmds.back(), &why)) {
+      if (r.items.size() > 1) why = "write " + std::to_string(i) + ": " + why;
+      return reject(ec);
+    }
+  }
+  collection_ref coll(client, r.database, r.collection);
+  for (std::size_t i = 0; i < r.items.size(); ++i) {
+    auto one = write_one(coll.get(), r, r.items[i], *cmds[i], i);
+    if (one.ec) {
+      out.ec = one.ec;
+      out.ambiguous = one.ambiguous;
+      out.message = r.items.size() > 1 ? "write " + std::to_string(i) + ": " + one.message : one.message;
+      return out;
+    }
+    out.value.matched += one.value.matched;
+    out.value.upserted += one.value.upserted;
+    if (one.value.v == verdict::refused) {
+      out.value.refused.push_back(i);
+      if (out.value.refusal.empty()) out.value.refusal = one.value.refusal;
+    }
+  }
+  if (!out.value.refused.empty()) {
+    out.ec = make_error_code(errc::fenced_out);
+    out.message = out.value.refusal;
+    if (r.items.size() > 1)
+      out.message += " (" + std::to_string(out.value.refused.size()) + " of " + std::to_string(r.items.size()) +
+                     " writes refused; the others stand)";
+  }
+  return out;
+}
+
+}  // namespace mongolock::detail

@@ -1,0 +1,78 @@
+#pragma once
+// Fenced writes to a user's collection (docs/design.md section 15): each document changes only if
+// its fence field is at most the writer's fencing token, and the same single-document update
+// raises the fence to the token. Plain data in, one blocking call per document, never throws.
+#include <mongoc/mongoc.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/lock_document.hpp"
+#include "mongolock/options.hpp"
+
+namespace mongolock::detail {
+
+// A filter or update as the caller gave it: extended JSON text, or raw BSON bytes.
+struct fence_input {
+  std::string data;
+  bool is_bson = false;
+};
+
+enum class fence_kind { update, replace, remove };
+
+struct fence_item {
+  fence_kind kind = fence_kind::update;
+  fence_input filter;
+  fence_input change;  // unused by remove
+  bool upsert = false;
+};
+
+struct fence_request {
+  std::string database;
+  std::string collection;
+  std::string field = "fence";
+  write_concern durability = write_concern::majority;
+  std::chrono::milliseconds write_timeout{10000};
+  std::int64_t token = 0;
+  std::vector<fence_item> items;
+};
+
+struct fence_report {
+  std::int64_t matched = 0;   // documents updated, replaced or deleted
+  std::int64_t upserted = 0;  // documents inserted by an upsert
+  std::vector<std::size_t> refused;  // indexes into items, in order
+  std::string refusal;        // the first refusal in words (both tokens)
+};
+
+// The commands one item sends, built and checked without a server (unit-tested). An error:
+// errc::invalid_document or errc::invalid_options with `why`; nothing is sent then.
+struct fence_command {
+  bson_t filter;       // the caller's filter with the fence clause
+  bson_t user_filter;  // the caller's filter alone (the failure path's read)
+  bson_t change;       // the update with the fence raised, or the replacement; empty for remove
+  fence_command() {
+    bson_init(&filter);
+    bson_init(&user_filter);
+    bson_init(&change);
+  }
+  ~fence_command() {
+    bson_destroy(&filter);
+    bson_destroy(&user_filter);
+    bson_destroy(&change);
+  }
+  fence_command(const fence_command&) = delete;
+  fence_command& operator=(const fence_command&) = delete;
+};
+boost::system::error_code check_fence_request(const fence_request&, std::string* why);
+boost::system::error_code build_fence_command(const fence_item&, std::string_view field, std::int64_t token,
+                                              fence_command& out, std::string* why);
+
+// Checks the request, then writes each item in order, each as one single-document command;
+// reads a document only when its write matched nothing. Stops at the first error other than a
+// refusal (the report says what was done before it); ends with errc::fenced_out if any item
+// was refused (the others stand).
+outcome<fence_report> fenced_write(mongoc_client_t*, const fence_request&);
+
+}  // namespace mongolock::detail
