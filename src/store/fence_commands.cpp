@@ -199,8 +199,7 @@ struct one_result {
 
 // The failure path only (a write that matched nothing, or an upsert's E11000): the document the
 // caller's filter names, and its fence. Refused when the fence is above the token or not a number.
-outcome<one_result> judge(mongoc_collection_t* coll, const fence_request& r, const fence_command& cmd,
-                          std::size_t index) {
+outcome<one_result> judge(mongoc_collection_t* coll, const fence_request& r, const fence_command& cmd) {
   bson_doc opts, projection;
   BSON_APPEND_INT32(projection.get(), std::string(r.field).c_str(), 1);
   BSON_APPEND_DOCUMENT(opts.get(), "projection", projection.get());
@@ -216,7 +215,7 @@ outcome<one_result> judge(mongoc_collection_t* coll, const fence_request& r, con
   bson_error_t err;
   if (mongoc_cursor_next(cur, &doc)) {
     bson_iter_t it;
-    const std::string prefix = "write " + std::to_string(index) + " fenced out: the document's fence ";
+    const std::string prefix = "the document's fence ";
     const std::string tail = " this write's token " + std::to_string(r.token);
     if (bson_iter_init_find(&it, doc, r.field.c_str())) {
       if (BSON_ITER_HOLDS_INT32(&it) || BSON_ITER_HOLDS_INT64(&it)) {
@@ -238,7 +237,7 @@ outcome<one_result> judge(mongoc_collection_t* coll, const fence_request& r, con
 }
 
 outcome<one_result> write_one(mongoc_collection_t* coll, const fence_request& r, const fence_item& item,
-                              const fence_command& cmd, std::size_t index) {
+                              const fence_command& cmd) {
   bson_doc opts, reply;
   append_write_concern(opts.get(), r);
   if (item.upsert) BSON_APPEND_BOOL(opts.get(), "upsert", true);
@@ -260,7 +259,7 @@ outcome<one_result> write_one(mongoc_collection_t* coll, const fence_request& r,
     // The upsert's insert collided with the pinned _id: the document exists and the fence did
     // not let this write match it, or another unique index refused it (then its own error).
     if (item.upsert && is_duplicate_key(err) && !any_items(reply.get(), "writeConcernErrors")) {
-      auto seen = judge(coll, r, cmd, index);
+      auto seen = judge(coll, r, cmd);
       if (seen.ec || seen.value.v == verdict::refused) return seen;
     }
     return failure;
@@ -269,7 +268,7 @@ outcome<one_result> write_one(mongoc_collection_t* coll, const fence_request& r,
   out.value.matched = get_int(reply.get(), item.kind == fence_kind::remove ? "deletedCount" : "matchedCount");
   out.value.upserted = get_int(reply.get(), "upsertedCount");
   if (out.value.matched + out.value.upserted > 0) return out;
-  return judge(coll, r, cmd, index);
+  return judge(coll, r, cmd);
 }
 
 }  // namespace
@@ -323,7 +322,7 @@ outcome<fence_report> fenced_write(mongoc_client_t* client, const fence_request&
   }
   collection_ref coll(client, r.database, r.collection);
   for (std::size_t i = 0; i < r.items.size(); ++i) {
-    auto one = write_one(coll.get(), r, r.items[i], *cmds[i], i);
+    auto one = write_one(coll.get(), r, r.items[i], *cmds[i]);
     if (one.ec) {
       out.ec = one.ec;
       out.ambiguous = one.ambiguous;
@@ -334,7 +333,8 @@ outcome<fence_report> fenced_write(mongoc_client_t* client, const fence_request&
     out.value.upserted += one.value.upserted;
     if (one.value.v == verdict::refused) {
       out.value.refused.push_back(i);
-      if (out.value.refusal.empty()) out.value.refusal = one.value.refusal;
+      if (out.value.refusal.empty())
+        out.value.refusal = r.items.size() > 1 ? "write " + std::to_string(i) + ": " + one.value.refusal : one.value.refusal;
     }
   }
   if (!out.value.refused.empty()) {

@@ -272,6 +272,7 @@ BOOST_FIXTURE_TEST_CASE(many_documents_are_fenced_each_and_the_refused_are_named
     BOOST_TEST(r.refused == expected_refused);
     BOOST_TEST(r.matched == 2);
     BOOST_TEST_MESSAGE(d.reason);
+    BOOST_TEST(d.reason.find("write 1: the document's fence 90 is above") == 0, d.reason);
     BOOST_TEST(d.reason.find("3 of 5") != std::string::npos, d.reason);
   }());
   BOOST_TEST(raw.fence_of("m0") == 50);
