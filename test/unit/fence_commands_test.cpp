@@ -1,0 +1,86 @@
+// The commands a fenced write sends (src/store/fence_commands.cpp), built without a server: the
+// caller's filter keeps its top-level fields (an upsert takes its _id from there), the fence
+// clause joins the caller's own $or / $and, and the update raises the fence in $set.
+#include <boost/test/unit_test.hpp>
+#include <string>
+
+#include "mongolock/error.hpp"
+#include "store/fence_commands.hpp"
+
+namespace md = mongolock::detail;
+
+namespace {
+
+std::string canonical(const bson_t* b) {
+  char* s = bson_as_relaxed_extended_json(b, nullptr);
+  std::string out = s;
+  bson_free(s);
+  return out;
+}
+
+struct built {
+  boost::system::error_code ec;
+  std::string why, filter, change;
+};
+
+built build(md::fence_kind kind, std::string filter, std::string change, bool upsert = false) {
+  md::fence_item item{kind, {std::move(filter)}, {std::move(change)}, upsert};
+  md::fence_command cmd;
+  built b;
+  b.ec = md::build_fence_command(item, "fence", 7, cmd, &b.why);
+  b.filter = canonical(&cmd.filter);
+  b.change = canonical(&cmd.change);
+  return b;
+}
+
+const std::string fence_or = R"("$or" : [ { "fence" : { "$lte" : 7 } }, { "fence" : { "$exists" : false } } ])";
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(fence_commands)
+
+BOOST_AUTO_TEST_CASE(the_fence_clause_joins_the_callers_filter_at_the_top_level) {
+  auto b = build(md::fence_kind::update, R"({"_id": 1, "state": "open"})", R"({"$set": {"v": 1}, "$inc": {"n": 1}})");
+  BOOST_TEST(!b.ec, b.why);
+  BOOST_TEST(b.filter == R"({ "_id" : 1, "state" : "open", )" + fence_or + " }");
+  BOOST_TEST(b.change == R"({ "$inc" : { "n" : 1 }, "$set" : { "v" : 1, "fence" : 7 } })");
+  // The caller's own $or and $and go into one $and beside the fence clause; _id stays on top.
+  b = build(md::fence_kind::update, R"({"_id": 1, "$or": [{"a": 1}, {"b": 1}], "$and": [{"c": 1}]})",
+            R"({"$unset": {"v": ""}})");
+  BOOST_TEST(!b.ec, b.why);
+  BOOST_TEST(b.filter == R"({ "_id" : 1, "$and" : [ { "c" : 1 }, { "$or" : [ { "a" : 1 }, { "b" : 1 } ] }, { )" +
+                             fence_or + " } ] }");
+  BOOST_TEST(b.change == R"({ "$unset" : { "v" : "" }, "$set" : { "fence" : 7 } })");
+}
+
+BOOST_AUTO_TEST_CASE(a_replacement_carries_the_fence_and_a_delete_changes_nothing_else) {
+  auto b = build(md::fence_kind::replace, R"({"_id": "x"})", R"({"v": 2})", true);
+  BOOST_TEST(!b.ec, b.why);
+  BOOST_TEST(b.change == R"({ "v" : 2, "fence" : 7 })");
+  b = build(md::fence_kind::remove, R"({"_id": "x"})", "");
+  BOOST_TEST(!b.ec, b.why);
+  BOOST_TEST(b.change == "{ }");
+}
+
+BOOST_AUTO_TEST_CASE(an_upsert_must_pin_its_id) {
+  BOOST_TEST(!build(md::fence_kind::update, R"({"_id": {"k": 1}})", R"({"$set": {"v": 1}})", true).ec);
+  for (const char* filter : {R"({"v": 1})", R"({"_id": {"$in": [1, 2]}})", R"({"_id": {"$regex": "a"}})",
+                             R"({"$or": [{"_id": 1}]})"}) {
+    const auto b = build(md::fence_kind::update, filter, R"({"$set": {"v": 1}})", true);
+    BOOST_TEST((b.ec == mongolock::errc::invalid_document), filter);
+    BOOST_TEST(b.why.find("_id") != std::string::npos, b.why);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_update_that_touches_the_fence_is_refused) {
+  for (const char* change : {R"({"$set": {"fence": 1}})", R"({"$max": {"fence": 1}})", R"({"$set": {"fence.a": 1}})",
+                             R"({"$rename": {"x": "fence"}})", R"({"$rename": {"fence": "x"}})",
+                             R"({"$setOnInsert": {"fence": 1}})"}) {
+    const auto b = build(md::fence_kind::update, R"({"_id": 1})", change);
+    BOOST_TEST((b.ec == mongolock::errc::invalid_document), change);
+  }
+  // A field whose name only starts with the fence's is the caller's.
+  BOOST_TEST(!build(md::fence_kind::update, R"({"_id": 1})", R"({"$set": {"fencepost": 1}})").ec);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
