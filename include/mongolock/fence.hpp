@@ -59,9 +59,9 @@ class document {
 };
 
 // Where the documents live and how they are fenced. With GCC 12, build it as a named variable,
-// not as a braced temporary inside a co_await expression: GCC 12 copies such a temporary into
-// the coroutine frame bytewise, and its fence_field then points into freed memory (seen under
-// valgrind as an invalid free in the fence suite).
+// not as a braced temporary inside a co_await expression: GCC 12 mishandles such temporaries
+// (the fence suite's first version freed fence_field's bytes twice, under valgrind), as the
+// project's other coroutines note.
 struct fenced_collection {
   std::string database;
   std::string collection;
@@ -142,8 +142,9 @@ auto initiate_fenced(boost::asio::any_io_executor ex, std::shared_ptr<client_imp
 // - a server error (server_error, not_authorized, server_unavailable, ambiguous_result): the
 //   ops before the failing one stand (result counts them), the failing one may have applied
 //   only if ambiguous_result or server_unavailable, the ones after were not sent.
-// Cancellation: any type completes at once with operation_aborted; an op already sent still
-// runs on the server and may apply (its fence check still holds), later ops are still sent.
+// Cancellation: terminal (partial and total are ignored, as for client::async_server_version):
+// completes at once with operation_aborted; the ops still run on the worker and may apply (each
+// with its fence check), as a cancelled write that was already sent would.
 // The handler runs on its associated executor (the client's by default). Thread-safe.
 template <class Token = boost::asio::deferred_t>
   requires detail::is_token_v<Token>
