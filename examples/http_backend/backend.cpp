@@ -48,7 +48,9 @@ struct connection {
 
 struct backend {
   backend(asio::any_io_executor ex, mongolock::provider& l, const options& o)
-      : locks(l), store(o.database, o.reports.empty() ? o.collection + "_reports" : o.reports, o.store), work(o.work), lock_timeout(o.lock_timeout),
+      : locks(l),
+        store(o.database, o.reports.empty() ? o.collection + "_reports" : o.reports, o.store),
+        work(o.work), lock_timeout(o.lock_timeout),
         acceptor(ex, {asio::ip::make_address("127.0.0.1"), o.port}), drained(ex) {}
   mongolock::provider& locks;
   fenced_store store;

@@ -151,7 +151,8 @@ template <class Token = boost::asio::deferred_t>
 auto async_fenced_write(client& c, std::int64_t fencing_token, fenced_collection where, std::vector<fenced_op> ops,
                         Token&& token = {}) {
   return detail::initiate_fenced(c.get_executor(), detail::client_of(c),
-                                 {fencing_token, std::move(where), std::move(ops)}, nullptr, std::forward<Token>(token));
+                                 {fencing_token, std::move(where), std::move(ops)}, nullptr,
+                                 std::forward<Token>(token));
 }
 // The same, with the reason for a failure (or a refusal) in `d`.
 template <class Token = boost::asio::deferred_t>

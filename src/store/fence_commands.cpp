@@ -278,8 +278,10 @@ error_code check_fence_request(const fence_request& r, std::string* why) {
   const std::string_view f = r.field;
   if (f.empty() || f.size() > 128 || f[0] == '$' || f.find('.') != std::string_view::npos ||
       f.find('\0') != std::string_view::npos || f == "_id")
-    return fail(errc::invalid_options, why, "fence_field must be 1..128 bytes, not _id, without '.', NUL or a leading '$'");
-  if (r.token <= 0) return fail(errc::invalid_options, why, "the fencing token must be positive (an empty lease has 0)");
+    return fail(errc::invalid_options, why,
+                "fence_field must be 1..128 bytes, not _id, without '.', NUL or a leading '$'");
+  if (r.token <= 0)
+    return fail(errc::invalid_options, why, "the fencing token must be positive (an empty lease has 0)");
   if (r.write_timeout.count() < 0 || r.write_timeout.count() > INT32_MAX)
     return fail(errc::invalid_options, why, "write_timeout must be 0..2^31-1 ms");
   return {};
@@ -288,7 +290,8 @@ error_code check_fence_request(const fence_request& r, std::string* why) {
 error_code build_fence_command(const fence_item& item, std::string_view field, std::int64_t token,
                                fence_command& out, std::string* why) {
   if (auto ec = parse(item.filter, "filter", &out.user_filter, why)) return ec;
-  if (item.upsert && item.kind == fence_kind::remove) return fail(errc::invalid_document, why, "a delete cannot upsert");
+  if (item.upsert && item.kind == fence_kind::remove)
+    return fail(errc::invalid_document, why, "a delete cannot upsert");
   if (item.upsert && !pins_id(&out.user_filter))
     return fail(errc::invalid_document, why,
                 "an upsert's filter must name its document by _id (an equality at the top level), so that a "
@@ -334,7 +337,8 @@ outcome<fence_report> fenced_write(mongoc_client_t* client, const fence_request&
     if (one.value.v == verdict::refused) {
       out.value.refused.push_back(i);
       if (out.value.refusal.empty())
-        out.value.refusal = r.items.size() > 1 ? "write " + std::to_string(i) + ": " + one.value.refusal : one.value.refusal;
+        out.value.refusal =
+            r.items.size() > 1 ? "write " + std::to_string(i) + ": " + one.value.refusal : one.value.refusal;
     }
   }
   if (!out.value.refused.empty()) {

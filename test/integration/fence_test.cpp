@@ -140,7 +140,8 @@ BOOST_FIXTURE_TEST_CASE(a_refused_upsert_never_inserts_a_second_document, io_fix
   run([&]() -> asio::awaitable<void> {
     auto write = [&](std::int64_t token, ml::fenced_op op) -> asio::awaitable<write_outcome> {
       ml::diagnostics d;
-      auto t = co_await ml::async_fenced_write(*db, token, where, one(std::move(op)), d, asio::as_tuple(asio::deferred));
+      auto t = co_await ml::async_fenced_write(*db, token, where, one(std::move(op)), d,
+                                               asio::as_tuple(asio::deferred));
       write_outcome out{std::get<0>(t), std::move(std::get<1>(t)), d.reason};
       co_return out;
     };
@@ -148,7 +149,7 @@ BOOST_FIXTURE_TEST_CASE(a_refused_upsert_never_inserts_a_second_document, io_fix
     BOOST_TEST(!w.ec, w.reason);
     BOOST_TEST(w.result.upserted == 1);
     BOOST_TEST(raw.fence_of("u") == 20);
-    // The fence refuses the match; the insert collides with the _id: fenced_out, still one document.
+    // The fence refuses the match; the insert collides with the _id: fenced_out, one document.
     w = co_await write(10, op(ml::fenced_kind::update, R"({"_id": "u"})", R"({"$set": {"value": "v10"}})", true));
     BOOST_TEST((w.ec == ml::errc::fenced_out), w.ec.message() << ": " << w.reason);
     w = co_await write(10, op(ml::fenced_kind::replace, R"({"_id": "u"})", R"({"value": "r10"})", true));
@@ -213,22 +214,26 @@ BOOST_FIXTURE_TEST_CASE(bad_input_gets_a_clear_error_and_writes_nothing, io_fixt
   using K = ml::fenced_kind;
   const ml::fenced_collection ok{db_name, coll};
   const ml::fenced_op good{K::update, R"({"_id": "b"})", R"({"$set": {"value": "changed"}})"};
+  const auto upd = [](const char* filter, const char* change) {
+    return std::vector{ml::fenced_op{K::update, filter, change}};
+  };
+  const auto bad_doc = ml::errc::invalid_document;
+  const auto short_bson = ml::document::from_bson(reinterpret_cast<const std::uint8_t*>("\x05\0\0"), 3);
   const std::vector<bad_case> cases{
-      {"filter not JSON", ok, 9, {{K::update, R"({"_id": )", R"({"$set": {"v": 1}})"}}, ml::errc::invalid_document},
-      {"filter an array", ok, 9, {{K::update, R"([1, 2])", R"({"$set": {"v": 1}})"}}, ml::errc::invalid_document},
-      {"update not JSON", ok, 9, {{K::update, R"({"_id": "b"})", R"({"$set": )"}}, ml::errc::invalid_document},
-      {"BSON bytes too short", ok, 9, {{K::update, ml::document::from_bson(reinterpret_cast<const std::uint8_t*>("\x05\0\0"), 3),
-                                        R"({"$set": {"v": 1}})"}}, ml::errc::invalid_document},
-      {"$set of the fence", ok, 9, {{K::update, R"({"_id": "b"})", R"({"$set": {"fence": 1}})"}}, ml::errc::invalid_document},
-      {"$unset of the fence", ok, 9, {{K::update, R"({"_id": "b"})", R"({"$unset": {"fence": ""}})"}}, ml::errc::invalid_document},
-      {"$inc inside the fence", ok, 9, {{K::update, R"({"_id": "b"})", R"({"$inc": {"fence.x": 1}})"}}, ml::errc::invalid_document},
-      {"$rename onto the fence", ok, 9, {{K::update, R"({"_id": "b"})", R"({"$rename": {"value": "fence"}})"}}, ml::errc::invalid_document},
-      {"replacement with the fence", ok, 9, {{K::replace, R"({"_id": "b"})", R"({"fence": 1})"}}, ml::errc::invalid_document},
-      {"update without operators", ok, 9, {{K::update, R"({"_id": "b"})", R"({"value": 1})"}}, ml::errc::invalid_document},
-      {"empty update", ok, 9, {{K::update, R"({"_id": "b"})", R"({})"}}, ml::errc::invalid_document},
-      {"delete with upsert", ok, 9, {{K::remove, R"({"_id": "b"})", {}, true}}, ml::errc::invalid_document},
+      {"filter not JSON", ok, 9, upd(R"({"_id": )", R"({"$set": {"v": 1}})"), bad_doc},
+      {"filter an array", ok, 9, upd(R"([1, 2])", R"({"$set": {"v": 1}})"), bad_doc},
+      {"update not JSON", ok, 9, upd(R"({"_id": "b"})", R"({"$set": )"), bad_doc},
+      {"BSON bytes too short", ok, 9, {{K::update, short_bson, R"({"$set": {"v": 1}})"}}, bad_doc},
+      {"$set of the fence", ok, 9, upd(R"({"_id": "b"})", R"({"$set": {"fence": 1}})"), bad_doc},
+      {"$unset of the fence", ok, 9, upd(R"({"_id": "b"})", R"({"$unset": {"fence": ""}})"), bad_doc},
+      {"$inc inside the fence", ok, 9, upd(R"({"_id": "b"})", R"({"$inc": {"fence.x": 1}})"), bad_doc},
+      {"$rename onto the fence", ok, 9, upd(R"({"_id": "b"})", R"({"$rename": {"value": "fence"}})"), bad_doc},
+      {"replacement with the fence", ok, 9, {{K::replace, R"({"_id": "b"})", R"({"fence": 1})"}}, bad_doc},
+      {"update without operators", ok, 9, upd(R"({"_id": "b"})", R"({"value": 1})"), bad_doc},
+      {"empty update", ok, 9, upd(R"({"_id": "b"})", R"({})"), bad_doc},
+      {"delete with upsert", ok, 9, {{K::remove, R"({"_id": "b"})", {}, true}}, bad_doc},
       {"a bad op after a good one", ok, 9, {good, {K::update, R"({"_id": "b"})", R"({"$set": {"fence": 1}})"}},
-       ml::errc::invalid_document},
+       bad_doc},
       {"database with a space", {"bad db", coll}, 9, {good}, ml::errc::invalid_collection},
       {"collection with a $", {db_name, "a$b"}, 9, {good}, ml::errc::invalid_collection},
       {"empty collection", {db_name, ""}, 9, {good}, ml::errc::invalid_collection},
@@ -262,7 +267,8 @@ BOOST_FIXTURE_TEST_CASE(many_documents_are_fenced_each_and_the_refused_are_named
   raw.insert(R"({"_id": "m4", "fence": "not a number"})");
   std::vector<ml::fenced_op> ops;
   for (int i = 0; i < 5; ++i)
-    ops.push_back({ml::fenced_kind::update, R"({"_id": "m)" + std::to_string(i) + R"("})", R"({"$set": {"value": "w50"}})"});
+    ops.push_back(
+        {ml::fenced_kind::update, R"({"_id": "m)" + std::to_string(i) + R"("})", R"({"$set": {"value": "w50"}})"});
   const std::vector<std::size_t> expected_refused{1, 3, 4};
   run([&]() -> asio::awaitable<void> {
     ml::diagnostics d;
@@ -333,12 +339,14 @@ BOOST_FIXTURE_TEST_CASE(tokens_across_a_wiped_lock_collection_still_fence, io_fi
     bson_t* f = BCON_NEW("_id", BCON_UTF8(name.c_str()));
     BOOST_REQUIRE(mongoc_collection_delete_one(lock_docs.col, f, nullptr, nullptr, nullptr));
     bson_destroy(f);
-    lock_docs.insert(R"({"_id": ")" + name + R"(", "owner": null, "token": {"$numberLong": "1"}, "beat": {"$numberLong": "1"}})");
+    lock_docs.insert(R"({"_id": ")" + name +
+                     R"(", "owner": null, "token": {"$numberLong": "1"}, "beat": {"$numberLong": "1"}})");
     auto third = co_await p.create_lock(name).async_acquire();
     BOOST_TEST(third.fencing_token() > second.fencing_token());
     r = co_await third.async_fenced_update(where, R"({"_id": "w"})", R"({"$set": {"value": "third"}})");
     BOOST_TEST(r.matched == 1);
-    auto [ec, stale] = co_await first.async_fenced_update(where, R"({"_id": "w"})", R"({"$set": {"value": "first again"}})",
+    auto [ec, stale] = co_await first.async_fenced_update(where, R"({"_id": "w"})",
+                                                         R"({"$set": {"value": "first again"}})",
                                                          asio::as_tuple(asio::deferred));
     BOOST_TEST((ec == ml::errc::fenced_out), ec.message());
     co_await third.async_release();
@@ -434,7 +442,8 @@ soak_verdict paused_holders_write_history(const std::string& mode) {
   for (int i = 0; i < 5; ++i)
     kids.push_back(std::make_unique<child>(
         std::vector<std::string>{program_path("MONGOLOCK_FENCED_WRITER"), "--uri", server_uri(), "--db", db_name,
-                                 "--coll", coll, "--name", name, "--id", "history", "--mode", mode, "--expiry-ms", "300",
+                                 "--coll", coll, "--name", name, "--id", "history", "--mode", mode,
+                                 "--expiry-ms", "300",
                                  "--pause-ms", "700", "--rounds", "8"},
         dir / ("out" + std::to_string(i))));
   soak_verdict v;

@@ -81,7 +81,8 @@ asio::awaitable<int> soak(ml::client& db, const args& a) {
     std::this_thread::sleep_for(std::chrono::milliseconds(rng() % static_cast<unsigned>(a.pause_ms + 1)));
     for (int attempt = 0; attempt < 20; ++attempt) {
       const auto last = read_last(col, a.id);
-      const std::string filter = R"({"_id": ")" + a.id + R"(", "last": {"$numberLong": ")" + std::to_string(last) + R"("}})";
+      const std::string filter =
+          R"({"_id": ")" + a.id + R"(", "last": {"$numberLong": ")" + std::to_string(last) + R"("}})";
       const std::string update = R"({"$set": {"last": {"$numberLong": ")" + std::to_string(t) + R"("}, "h.)" +
                                  std::to_string(t) + R"(": {"$numberLong": ")" + std::to_string(last) + R"("}}})";
       std::int64_t matched = 0;

@@ -255,8 +255,9 @@ BOOST_FIXTURE_TEST_CASE(concurrent_requests_never_overlap_per_id, io_fixture) {
     const std::string filter = R"({"_id": ")" + id + R"("})";
     mongolock::diagnostics why;
     auto [ec, r] = run([&]() -> asio::awaitable<std::tuple<boost::system::error_code, mongolock::fenced_result>> {
-      co_return co_await mongolock::async_fenced_update(*db, newest - 1, reports, filter, R"({"$set": {"report": "stale"}})",
-                                                        why, asio::as_tuple(asio::deferred));
+      const std::string stale = R"({"$set": {"report": "stale"}})";
+      co_return co_await mongolock::async_fenced_update(*db, newest - 1, reports, filter, stale, why,
+                                                        asio::as_tuple(asio::deferred));
     }());
     BOOST_TEST((ec == mongolock::errc::fenced_out), id << ": " << ec.message());
     BOOST_TEST(why.reason.find("fence " + std::to_string(newest) + " is above") != std::string::npos, why.reason);

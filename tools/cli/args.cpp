@@ -454,7 +454,8 @@ parse_result parse_args(const std::vector<std::string>& args,
       if (o.name.empty()) p.fail("status needs a lock NAME");
       break;
     case command::fence:
-      if (o.fencing_token == 0 && !env_token.empty() && !p.set_token("MONGOLOCK_FENCING_TOKEN", env_token, o.fencing_token))
+      if (o.fencing_token == 0 && !env_token.empty() &&
+          !p.set_token("MONGOLOCK_FENCING_TOKEN", env_token, o.fencing_token))
         break;
       if (o.name.find('.') == std::string::npos) p.fail("fence needs DB.COLLECTION, FILTER and UPDATE");
       else if (o.argv.empty()) p.fail("fence needs a FILTER (extended JSON)");
