@@ -14,3 +14,4 @@
 #include "mongolock/rw_lock.hpp"
 #include "mongolock/semaphore.hpp"
 #include "mongolock/stats.hpp"
+#include "mongolock/with_reason.hpp"

@@ -35,15 +35,15 @@ struct leader_info {
 };
 
 // Being the leader: a lease plus the value it proclaimed. Move-only. Thread safety: as lease;
-// value() is not safe against an async_proclaim in flight.
-class leadership {
+// value() is not safe against an async_proclaim in flight. held(), async_wait_lost and
+// async_guard are the leader's lease's (detail/lease_surface.hpp); async_resign is its release.
+class leadership : public detail::lease_surface<leadership, lease> {
  public:
   leadership() noexcept = default;
   leadership(leadership&&) noexcept = default;
   leadership& operator=(leadership&&) noexcept = default;
 
   explicit operator bool() const noexcept { return static_cast<bool>(lease_); }
-  bool held() const noexcept { return lease_.held(); }
   // {} while leading; errc::lease_lost, errc::released (resigned) or errc::not_held.
   boost::system::error_code status() const noexcept { return lease_.status(); }
   std::int64_t term() const noexcept { return lease_.fencing_token(); }
@@ -51,7 +51,7 @@ class leadership {
     static const std::string none;
     return value_ ? *value_ : none;  // a moved-from leadership has none
   }
-  // The underlying lease (its strand, owner id, and async_wait_lost / async_guard as for a lock).
+  // The underlying lease (its strand, owner id, fencing token, time left).
   const lease& get_lease() const noexcept { return lease_; }
 
   // Replaces the value observers see, keeping the term. Completion: void(error_code): {};
@@ -73,25 +73,20 @@ class leadership {
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_resign(Token&& token = {}) {
-    return lease_.async_release(std::forward<Token>(token));
+    return this->async_release(std::forward<Token>(token));
   }
   // The same, with the reason for a failure in `d` (lease::async_release(diagnostics&)).
   template <class Token = boost::asio::deferred_t>
   auto async_resign(diagnostics& d, Token&& token = {}) {
-    return lease_.async_release(d, std::forward<Token>(token));
-  }
-  // lease::async_wait_lost and lease::async_guard of the leader's lease.
-  template <class Token = boost::asio::deferred_t>
-  auto async_wait_lost(Token&& token = {}) {
-    return lease_.async_wait_lost(std::forward<Token>(token));
-  }
-  template <class T, class Token = boost::asio::use_awaitable_t<>>
-  auto async_guard(boost::asio::awaitable<T> work, Token&& token = {}) {
-    return lease_.async_guard(std::move(work), std::forward<Token>(token));
+    return this->async_release(d, std::forward<Token>(token));
   }
 
  private:
   friend class election;
+  friend class detail::lease_surface<leadership, lease>;
+  // A leader resigns (async_resign); the release keeps the name it has for a lock.
+  using detail::lease_surface<leadership, lease>::async_release;
+  const lease& held_object() const noexcept { return lease_; }
   using handler_ec = boost::asio::any_completion_handler<void(boost::system::error_code)>;
   leadership(lease l, std::string value) : lease_(std::move(l)), value_(std::make_shared<std::string>(std::move(value))) {}
   boost::asio::any_io_executor lease_executor() const;
@@ -106,7 +101,7 @@ class leadership {
   auto proclaim(std::string value, diagnostics* d, Token&& token) {
     // The target is taken now, by value: a deferred operation may start after this object was
     // moved from or reassigned.
-    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+    return detail::async_op<void(boost::system::error_code)>(
         detail::initiation(lease_executor(),
                            [](auto h, target t, std::string v, diagnostics* diag) {
                              start_proclaim(std::move(t), std::move(v), diag, std::move(h));
@@ -161,7 +156,7 @@ class election {
 
   template <class Token>
   auto leader(diagnostics* d, Token&& token) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, leader_info)>(
+    return detail::async_op<void(boost::system::error_code, leader_info)>(
         detail::initiation(executor_of(lock_),
                            [](auto h, lock l, diagnostics* diag) { start_leader(std::move(l), diag, std::move(h)); }),
         token, lock_, d);
@@ -189,7 +184,7 @@ class election::candidate_view : public detail::acquire_surface<candidate_view, 
   candidate_view(lock l, std::string value) : lock_(std::move(l)), value_(std::move(value)) {}
   template <class Token>
   auto start(detail::acquire_request r, diagnostics* d, Token&& token) const {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, leadership)>(
+    return detail::async_op<void(boost::system::error_code, leadership)>(
         detail::initiation(executor_of(lock_),
                            [](auto h, lock l, std::string v, detail::acquire_mode mode,
                               std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
@@ -236,7 +231,7 @@ class election::observer {
   auto next(diagnostics* d, Token&& token) {
     // By value (the lock is a name and a pointer): a deferred operation may start after this
     // object was moved or destroyed.
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, leader_info)>(
+    return detail::async_op<void(boost::system::error_code, leader_info)>(
         detail::initiation(executor_of(lock_),
                            [](auto h, lock l, std::chrono::milliseconds every,
                               std::shared_ptr<std::optional<leader_info>> last, diagnostics* diag) {

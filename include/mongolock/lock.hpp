@@ -21,7 +21,6 @@
 #include "mongolock/detail/acquire_surface.hpp"
 #include "mongolock/detail/initiation.hpp"
 #include "mongolock/detail/asio_compat.hpp"
-#include "mongolock/detail/with_reason.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/options.hpp"
 
@@ -101,7 +100,7 @@ class lock : public detail::acquire_surface<lock, lease> {
   lock(impl_ptr p, std::string name, std::shared_ptr<const lock_options> timing = nullptr, bool plain = false)
       : provider_(std::move(p)), name_(std::move(name)), timing_(std::move(timing)), plain_(plain) {}
 
-  // `timing`: the lock's own options (provider::create_lock with lock_timing); null: the provider's.
+  // `timing`: the lock's own options (provider::create_lock(name, options)); null: the provider's.
   // `d`: the caller's diagnostics or null.
   static void start_acquire(impl_ptr, std::string name, std::shared_ptr<const lock_options> timing, bool plain,
                             detail::acquire_mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
@@ -139,7 +138,7 @@ class lock : public detail::acquire_surface<lock, lease> {
   friend class detail::acquire_surface<lock, lease>;
   template <class Token>
   auto start(detail::acquire_request r, diagnostics* d, Token&& token) const {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, lease)>(
+    return detail::async_op<void(boost::system::error_code, lease)>(
         detail::initiation(executor_of(*provider_),
                            [](auto h, impl_ptr p, std::string n, std::shared_ptr<const lock_options> o, bool plain,
                               detail::acquire_mode m, std::optional<std::chrono::milliseconds> t, diagnostics* diag) {

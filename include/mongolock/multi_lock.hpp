@@ -25,7 +25,6 @@
 #include "mongolock/error.hpp"
 #include "mongolock/detail/acquire_surface.hpp"
 #include "mongolock/detail/initiation.hpp"
-#include "mongolock/detail/with_reason.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/limits.hpp"
 #include "mongolock/lock.hpp"
@@ -35,7 +34,15 @@ namespace mongolock {
 // The leases of one multi_lock acquisition, in the multi_lock's name order. Thread safety: as
 // lease (not thread-safe; status(), held() and the accessors may be called from any thread).
 // Handlers default to the strand of the first lease.
-class multi_lease : public detail::fenced_surface<multi_lease> {
+//
+// held(), async_release, async_wait_lost and async_guard: detail/lease_surface.hpp, over all the
+// leases. async_release releases every lease at once (one command for the set, docs/design.md
+// section 14) and completes with the first error in name order, its reason as
+// "lock 'NAME': <its reason>"; async_wait_lost completes when the first lease ends; the guard's
+// work is cancelled when any lease is lost. An empty multi_lease's release gives the reason
+// "this multi_lease holds no acquisition".
+class multi_lease : public detail::lease_surface<multi_lease, multi_lease>,
+                    public detail::fenced_surface<multi_lease> {
  public:
   multi_lease() noexcept = default;
   multi_lease(multi_lease&&) noexcept = default;
@@ -47,7 +54,6 @@ class multi_lease : public detail::fenced_surface<multi_lease> {
   // {} while every lease is held; else the status of the first (in name order) that is not:
   // errc::lease_lost, errc::released; errc::not_held for an empty multi_lease.
   boost::system::error_code status() const noexcept;
-  bool held() const noexcept { return *this && !status(); }
   // In name order; empty for an empty multi_lease.
   const std::vector<lease>& leases() const noexcept;
   // The fencing token of `name`'s lease; 0 if `name` is not one of them.
@@ -60,52 +66,10 @@ class multi_lease : public detail::fenced_surface<multi_lease> {
   // a renewal; 0 when empty or once any has ended.
   std::chrono::milliseconds time_left() const noexcept;
 
-  // Releases every lease at once. Completion: void(error_code): {} if every release succeeded,
-  // else the first error in name order (lease::async_release's codes); errc::not_held for an
-  // empty multi_lease. Cancellation: not supported (the releases always run).
-  template <class Token = boost::asio::deferred_t>
-    requires detail::is_token_v<Token>
-  auto async_release(Token&& token = {}) {
-    return initiate_on_leases<&multi_lease::start_release>(std::forward<Token>(token), static_cast<diagnostics*>(nullptr));
-  }
-  // The same, with the reason for the error in `d`: that of the first failing lease in name order,
-  // as "lock 'NAME': <its reason>".
-  template <class Token = boost::asio::deferred_t>
-  auto async_release(diagnostics& d, Token&& token = {}) {
-    return initiate_on_leases<&multi_lease::start_release>(std::forward<Token>(token), &d);
-  }
-
-  // Completion: void(error_code) when the first of the leases ends (errc::lease_lost or
-  // errc::released); errc::not_held at once for an empty multi_lease. No server call.
-  // Cancellation: terminal, partial and total; completes with operation_aborted.
-  template <class Token = boost::asio::deferred_t>
-  auto async_wait_lost(Token&& token = {}) {
-    return initiate_on_leases<&multi_lease::start_wait_lost>(std::forward<Token>(token));
-  }
-
-  // lease::async_guard over all of them: `work` is cancelled when any lease is lost (before any
-  // other owner can take that lock) and the operation fails with system_error(errc::lease_lost).
-  // Throws system_error(errc::not_held) at once on an empty multi_lease.
-  template <class T, class Token = boost::asio::use_awaitable_t<>>
-  auto async_guard(boost::asio::awaitable<T> work, Token&& token = {}) {
-    if constexpr (detail::awaitable_instead_v<Token>) {
-      return async_guard(std::move(work), boost::asio::use_awaitable);
-    } else {
-      if (!*this) throw boost::system::system_error(make_error_code(errc::not_held));
-      return boost::asio::async_initiate<Token, detail::guard_signature<T>>(
-          detail::initiation(executor(),
-                             [](auto handler, shared s, boost::asio::awaitable<T> w) {
-                               auto strand = s->front().get_executor();
-                               boost::asio::any_io_executor work_ex = boost::asio::get_associated_executor(handler, strand);
-                               detail::co_spawn_relayed(strand, guard_body<T>(std::move(s), std::move(w), std::move(work_ex)),
-                                                     std::move(handler));
-                             }),
-          token, leases_, std::move(work));
-    }
-  }
-
  private:
   friend struct detail::access;  // made by multi_lock's acquire
+  template <class, class>
+  friend class detail::lease_surface;
 
   // ---- Fenced writes (fence.hpp): async_fenced_update / async_fenced_write come from the base,
   // fenced with highest_fencing_token() (docs/design.md section 15: the rule for a set); this is
@@ -114,44 +78,26 @@ class multi_lease : public detail::fenced_surface<multi_lease> {
   detail::fence_context fence_context() const;
   // ---- end of fenced writes ----
 
-  // Shared with the operations in flight, so that moving or destroying this object meanwhile is safe.
+  // Shared with the operations in flight: moving or destroying this object meanwhile is safe.
   using shared = std::shared_ptr<std::vector<lease>>;
-  using handler_ec = boost::asio::any_completion_handler<void(boost::system::error_code)>;
   explicit multi_lease(std::vector<lease> leases) : leases_(std::make_shared<std::vector<lease>>(std::move(leases))) {}
 
-  boost::asio::any_io_executor executor() const {
-    if (!*this) return boost::asio::system_executor();
-    return leases_->front().get_executor();
+  // The hooks of lease_surface.hpp.
+  using handle = shared;
+  static const handle& handle_of(const multi_lease& m) noexcept { return m.leases_; }
+  static bool holds(const handle& s) noexcept { return s && !s->empty(); }
+  static constexpr const char* nothing_held = "this multi_lease holds no acquisition";
+  static boost::asio::any_io_executor executor_of(const handle& s) {
+    if (!holds(s)) return boost::asio::system_executor();
+    return s->front().get_executor();
   }
-  template <class Handler>
-  static void complete_not_held(Handler&& h) {
-    boost::asio::post(boost::asio::append(std::forward<Handler>(h), make_error_code(errc::not_held)));
+  static boost::asio::strand<boost::asio::any_io_executor> guard_strand(const handle& s) {
+    return s->front().get_executor();
   }
+  // The status of the first lease (in name order) that is not held.
+  static boost::system::error_code ended(const handle& s) noexcept;
   static void start_release(shared, diagnostics*, handler_ec);
   static void start_wait_lost(shared, handler_ec);
-  // A void(error_code) operation over the leases: `start(leases, args..., handler)`, or not_held at
-  // once when empty (with its reason, for an operation that takes diagnostics).
-  template <auto start, class Token, class... Args>
-  auto initiate_on_leases(Token&& token, Args... args) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
-        detail::initiation(executor(),
-                           [](auto h, shared s, Args... a) {
-                             if (!s || s->empty()) {
-                               (say_empty(a), ...);
-                               return complete_not_held(std::move(h));
-                             }
-                             start(std::move(s), a..., std::move(h));
-                           }),
-        token, leases_, args...);
-  }
-  static void say_empty(diagnostics* d) {
-    if (d) d->reason = "this multi_lease holds no acquisition";
-  }
-
-  // As lease::guard_body, with the first loss among the leases as the other branch (defined in
-  // impl/multi_lock.hpp).
-  template <class T>
-  static boost::asio::awaitable<T> guard_body(shared s, boost::asio::awaitable<T> work, boost::asio::any_io_executor work_ex);
 
   shared leases_;
 };
@@ -187,7 +133,7 @@ class multi_lock : public detail::acquire_surface<multi_lock, multi_lease> {
   friend class detail::acquire_surface<multi_lock, multi_lease>;
   template <class Token>
   auto start(detail::acquire_request r, diagnostics* d, Token&& token) const {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, multi_lease)>(
+    return detail::async_op<void(boost::system::error_code, multi_lease)>(
         detail::initiation(executor_of(prototype_),
                            [](auto h, lock proto, std::vector<std::string> names, detail::acquire_mode mode,
                               std::optional<std::chrono::milliseconds> t, diagnostics* diag) {
@@ -201,5 +147,3 @@ class multi_lock : public detail::acquire_surface<multi_lock, multi_lease> {
 };
 
 }  // namespace mongolock
-
-#include "mongolock/impl/multi_lock.hpp"

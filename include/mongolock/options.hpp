@@ -38,6 +38,11 @@ struct client_options {
   log_level log_threshold = log_level::info;
 };
 
+// A provider's options (provider's constructor), and a lock's own where they differ from its
+// provider's (provider::create_lock(name, options)): a 5-minute lease for a nightly report and
+// 10 s for request handlers, from one provider. Start a lock's from the provider's
+// (`auto o = p.options(); o.expiry = 5min;`). The storage fields (durability, write_timeout,
+// idle_cleanup) belong to the provider's collection: a lock's must equal its provider's.
 struct lock_options {
   std::chrono::milliseconds expiry{30000};         // lease length
   std::chrono::milliseconds renew_every{0};        // 0 = expiry / 3; must be below expiry
@@ -57,21 +62,6 @@ struct lock_options {
   }
 };
 
-// One lock's timing where it differs from its provider's lock_options (provider::create_lock's
-// second argument): a 5-minute lease for a nightly report and 10 s for request handlers, from
-// one provider. An unset field keeps the provider's value; a field the provider derives from
-// expiry (renew_every, safety_margin left at 0) follows the new expiry. The storage fields
-// (durability, write_timeout, idle_cleanup) are the provider's.
-// (Each field has an initializer so that `{.expiry = 5min}` is clean under -Wextra.)
-struct lock_timing {
-  std::optional<std::chrono::milliseconds> expiry{};
-  std::optional<std::chrono::milliseconds> renew_every{};
-  std::optional<std::chrono::milliseconds> safety_margin{};
-  std::optional<std::chrono::milliseconds> backoff_min{};
-  std::optional<std::chrono::milliseconds> backoff_max{};
-  std::optional<std::chrono::milliseconds> acquire_timeout{};
-};
-
 // lock::async_try_acquire's options.
 struct try_options {
   // The whole try answers within this, server calls included (errc::timeout if the server did not
@@ -86,9 +76,6 @@ struct try_options {
   // placeholder owner is watched the same way (a plain try finds it busy until taken).
   bool confirm_silent_holder = false;
 };
-
-// `base` with the fields `t` sets replaced; validate() the result.
-lock_options with_timing(lock_options base, const lock_timing& t);
 
 // Both return {} when valid; otherwise errc::invalid_options and a message naming the field.
 boost::system::error_code validate(const client_options&, std::string* why = nullptr);

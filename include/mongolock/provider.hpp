@@ -70,10 +70,12 @@ class provider {
   provider(client& c, std::string database, std::string collection, lock_options opts = {});
 
   lock create_lock(std::string name) const { return lock(impl_, std::move(name), nullptr, true); }
-  // A lock with its own timing (expiry, renewal, backoff, acquire timeout: lock_timing), the
-  // rest as this provider's. Throws system_error(errc::invalid_options), with the reason, if
-  // the combination is invalid (e.g. an expiry below the provider's explicit renew_every).
-  lock create_lock(std::string name, const lock_timing& timing) const;
+  // A lock with options of its own (expiry, renewal, safety margin, backoff, acquire timeout),
+  // e.g. `auto o = p.options(); o.expiry = 5min; p.create_lock("report", o)`. Throws
+  // system_error(errc::invalid_options) with the reason if they are invalid (validate), or if a
+  // storage field (durability, write_timeout, idle_cleanup: the collection's) differs from this
+  // provider's; the reason names the field.
+  lock create_lock(std::string name, const lock_options& options) const;
   // Several locks taken all-or-nothing, in one order that cannot deadlock (multi_lock.hpp).
   multi_lock create_multi_lock(std::vector<std::string> names) const {
     return multi_lock(create_lock(std::string()), std::move(names));
@@ -141,6 +143,11 @@ class provider {
   // The same with read concern majority: only what a failover cannot roll back, for a decision
   // taken on what was seen (a scheduled job's sightings, docs/design.md section 13).
   template <class Token = boost::asio::deferred_t>
+    requires detail::is_token_v<Token>
+  auto async_inspect_committed(std::string name, Token&& token = {}) {
+    return inspect_op(std::move(name), nullptr, std::forward<Token>(token), true);
+  }
+  template <class Token = boost::asio::deferred_t>
   auto async_inspect_committed(std::string name, diagnostics& d, Token&& token = {}) {
     return inspect_op(std::move(name), &d, std::forward<Token>(token), true);
   }
@@ -192,21 +199,21 @@ class provider {
 
   template <class Token>
   auto release_all_op(diagnostics* d, Token&& token) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::size_t)>(
+    return detail::async_op<void(boost::system::error_code, std::size_t)>(
         with_executor([](auto h, impl_ptr p, diagnostics* diag) { start_release_all(std::move(p), diag, std::move(h)); }),
         token, impl_, d);
   }
 
   template <class Token>
   auto shutdown_op(diagnostics* d, Token&& token) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code)>(
+    return detail::async_op<void(boost::system::error_code)>(
         with_executor([](auto h, impl_ptr p, diagnostics* diag) { start_shutdown(std::move(p), diag, std::move(h)); }),
         token, impl_, d);
   }
 
   template <class Token>
   auto inspect_op(std::string name, diagnostics* d, Token&& token, bool committed = false) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, lock_info)>(
+    return detail::async_op<void(boost::system::error_code, lock_info)>(
         with_executor([](auto h, impl_ptr p, std::string n, bool majority, diagnostics* diag) {
           start_inspect(std::move(p), std::move(n), majority, diag, std::move(h));
         }),
@@ -215,14 +222,14 @@ class provider {
 
   template <class Token>
   auto list_op(diagnostics* d, Token&& token) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::vector<lock_info>)>(
+    return detail::async_op<void(boost::system::error_code, std::vector<lock_info>)>(
         with_executor([](auto h, impl_ptr p, diagnostics* diag) { start_list(std::move(p), diag, std::move(h)); }),
         token, impl_, d);
   }
 
   template <class Token>
   auto force_release_op(std::string name, force_mode mode, diagnostics* d, Token&& token) {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, std::string)>(
+    return detail::async_op<void(boost::system::error_code, std::string)>(
         with_executor([](auto h, impl_ptr p, std::string n, force_mode m, diagnostics* diag) {
           start_force_release(std::move(p), std::move(n), m, diag, std::move(h));
         }),

@@ -103,7 +103,7 @@ class rw_lock::side : public detail::acquire_surface<side<Value, begin>, Value> 
   explicit side(shared s) : state_(std::move(s)) {}
   template <class Token>
   auto start(detail::acquire_request r, diagnostics* d, Token&& token) const {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, Value)>(
+    return detail::async_op<void(boost::system::error_code, Value)>(
         detail::initiation(executor_of(state_),
                            [](auto h, shared st, detail::acquire_mode mode, std::optional<std::chrono::milliseconds> t,
                               diagnostics* diag) { begin(std::move(st), mode, t, diag, std::move(h)); }),

@@ -19,7 +19,6 @@
 #include "mongolock/error.hpp"
 #include "mongolock/detail/acquire_surface.hpp"
 #include "mongolock/detail/initiation.hpp"
-#include "mongolock/detail/with_reason.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/limits.hpp"
 #include "mongolock/lock.hpp"
@@ -65,7 +64,7 @@ class semaphore : public detail::acquire_surface<semaphore, lease> {
   friend class detail::acquire_surface<semaphore, lease>;
   template <class Token>
   auto start(detail::acquire_request r, diagnostics* d, Token&& token) const {
-    return boost::asio::async_initiate<Token, void(boost::system::error_code, lease)>(
+    return detail::async_op<void(boost::system::error_code, lease)>(
         detail::initiation(executor_of(state_),
                            [](auto h, shared s, detail::acquire_mode mode,
                               std::optional<std::chrono::milliseconds> t, diagnostics* diag) {

@@ -90,7 +90,7 @@ void lease::start_release_after(state_ptr st, std::chrono::milliseconds hold, di
       // longer, which "at least" allows.
       asio::steady_timer hold_over(s->strand, std::chrono::ceil<std::chrono::milliseconds>(left));
       auto group = asio::experimental::make_parallel_group(hold_over.async_wait(asio::deferred),
-                                                           wait_lost(s, asio::deferred));
+                                                           wait_lost_deferred(s));
       co_await std::move(group).async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
       // Cancelled: both waits end with operation_aborted, in either order.
       const auto cancelled = (co_await asio::this_coro::cancellation_state).cancelled();

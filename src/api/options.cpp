@@ -27,16 +27,6 @@ boost::system::error_code validate(const client_options& o, std::string* why) {
   return {};
 }
 
-lock_options with_timing(lock_options base, const lock_timing& t) {
-  base.expiry = t.expiry.value_or(base.expiry);
-  base.renew_every = t.renew_every.value_or(base.renew_every);
-  base.safety_margin = t.safety_margin.value_or(base.safety_margin);
-  base.backoff_min = t.backoff_min.value_or(base.backoff_min);
-  base.backoff_max = t.backoff_max.value_or(base.backoff_max);
-  base.acquire_timeout = t.acquire_timeout.value_or(base.acquire_timeout);
-  return base;
-}
-
 boost::system::error_code validate(const lock_options& o, std::string* why) {
   if (o.expiry < limits::min_expiry || o.expiry > limits::max_expiry)
     return fail(errc::invalid_options, why, "expiry must be in 100 ms..24 h");

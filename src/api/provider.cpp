@@ -33,11 +33,26 @@ provider::provider(client& c, std::string database, std::string collection, lock
 
 const lock_options& provider::options() const noexcept { return impl_->opts; }
 
-lock provider::create_lock(std::string name, const lock_timing& timing) const {
-  auto merged = with_timing(impl_->opts, timing);
+namespace {
+// The fields of lock_options that belong to the collection (the store writes every lock of the
+// provider with them): a lock may not have its own. The first that differs, by name; else null.
+const char* storage_field_differing(const lock_options& own, const lock_options& provider) {
+  if (own.durability != provider.durability) return "durability";
+  if (own.write_timeout != provider.write_timeout) return "write_timeout";
+  if (own.idle_cleanup != provider.idle_cleanup) return "idle_cleanup";
+  return nullptr;
+}
+}  // namespace
+
+lock provider::create_lock(std::string name, const lock_options& options) const {
   std::string why;
-  if (auto ec = validate(merged, &why)) throw boost::system::system_error(ec, "lock '" + name + "': " + why);
-  return lock(impl_, std::move(name), std::make_shared<const lock_options>(std::move(merged)), true);
+  auto ec = validate(options, &why);
+  if (const char* field = ec ? nullptr : storage_field_differing(options, impl_->opts)) {
+    ec = make_error_code(errc::invalid_options);
+    why = std::string(field) + " must be the provider's: it belongs to the lock collection, not to one lock";
+  }
+  if (ec) throw boost::system::system_error(ec, "lock '" + name + "': " + why);
+  return lock(impl_, std::move(name), std::make_shared<const lock_options>(options), true);
 }
 
 stats provider::snapshot() const noexcept { return impl_->snapshot(); }

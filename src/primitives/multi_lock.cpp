@@ -154,7 +154,11 @@ asio::any_io_executor multi_lock::executor_of(const lock& l) noexcept { return d
 
 error_code multi_lease::status() const noexcept {
   if (!*this) return make_error_code(errc::not_held);
-  for (const auto& l : *leases_)
+  return ended(leases_);
+}
+
+error_code multi_lease::ended(const handle& s) noexcept {
+  for (const auto& l : *s)
     if (auto ec = l.status()) return ec;
   return {};
 }

@@ -295,4 +295,33 @@ BOOST_AUTO_TEST_CASE(a_try_campaign_confirms_a_silent_leader_only_when_asked) {
   BOOST_TEST(!run_ec(e, [&](auto h) { leading.async_resign(h); }));
 }
 
+// One options type: a lock's own options are a lock_options, whose collection fields
+// (durability, write_timeout, idle_cleanup) must be the provider's; the reason names the field.
+BOOST_AUTO_TEST_CASE(a_lock_takes_lock_options_whose_storage_fields_are_the_providers) {
+  engine e;
+  auto p = provider_of(e);
+  auto own = p.options();
+  own.expiry = 2000ms;
+  BOOST_TEST(p.create_lock("own", own).name() == "own");
+  auto refusal = [&](auto change) -> std::string {
+    auto o = p.options();
+    change(o);
+    try {
+      p.create_lock("own", o);
+    } catch (const boost::system::system_error& x) {
+      BOOST_TEST((x.code() == ml::errc::invalid_options));
+      return x.what();
+    }
+    return "accepted";
+  };
+  const std::string durability = refusal([](ml::lock_options& o) { o.durability = ml::write_concern::acknowledged; });
+  BOOST_TEST(starts_with(durability, "lock 'own': durability must be the provider's"), durability);
+  const std::string wtimeout = refusal([](ml::lock_options& o) { o.write_timeout = 20000ms; });
+  BOOST_TEST(starts_with(wtimeout, "lock 'own': write_timeout must be the provider's"), wtimeout);
+  const std::string idle = refusal([](ml::lock_options& o) { o.idle_cleanup = std::chrono::hours(48); });
+  BOOST_TEST(starts_with(idle, "lock 'own': idle_cleanup must be the provider's"), idle);
+  const std::string invalid = refusal([](ml::lock_options& o) { o.expiry = 50ms; });
+  BOOST_TEST(starts_with(invalid, "lock 'own': expiry must be in 100 ms..24 h"), invalid);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

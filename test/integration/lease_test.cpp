@@ -426,7 +426,9 @@ BOOST_FIXTURE_TEST_CASE(fencing_tokens_increase_across_release_expiry_and_remova
 BOOST_AUTO_TEST_CASE(a_lock_with_its_own_expiry_writes_and_renews_with_it) {
   io_fixture f;
   auto locks = f.make_provider(ml::lock_options{});  // 30 s leases, renewed every 10 s
-  auto quick = locks.create_lock(unique("own-expiry"), {.expiry = 300ms});
+  auto own = locks.options();
+  own.expiry = 300ms;
+  auto quick = locks.create_lock(unique("own-expiry"), own);
   auto info = f.run([&]() -> asio::awaitable<ml::lock_info> {
     auto held = co_await quick.async_acquire(asio::use_awaitable);
     auto taken = co_await locks.async_inspect(quick.name(), asio::use_awaitable);
@@ -457,8 +459,10 @@ BOOST_AUTO_TEST_CASE(a_lock_with_its_own_acquire_timeout_gives_up_then) {
   auto ec = f.run([&]() -> asio::awaitable<error_code> {
     auto held = co_await locks.create_lock(name).async_acquire(asio::use_awaitable);
     const auto started = clock::now();
-    auto [got, lease] = co_await locks.create_lock(name, {.acquire_timeout = 200ms})
-                            .async_acquire(asio::as_tuple(asio::use_awaitable));
+    auto own = locks.options();
+    own.acquire_timeout = 200ms;
+    auto impatient = locks.create_lock(name, own);
+    auto [got, lease] = co_await impatient.async_acquire(asio::as_tuple(asio::use_awaitable));
     BOOST_TEST(ms_since(started) < 2000);
     co_await held.async_release(asio::use_awaitable);
     co_return got;
@@ -466,14 +470,17 @@ BOOST_AUTO_TEST_CASE(a_lock_with_its_own_acquire_timeout_gives_up_then) {
   BOOST_TEST((ec == ml::errc::timeout));
 }
 
-BOOST_AUTO_TEST_CASE(invalid_lock_timing_is_refused_with_the_reason) {
+BOOST_AUTO_TEST_CASE(invalid_lock_options_are_refused_with_the_reason) {
   io_fixture f;
   auto o = fast_options(5000ms);
   o.renew_every = 2000ms;  // explicit: it does not follow a lock's shorter expiry
   auto locks = f.make_provider(o);
-  auto refused = [&](const ml::lock_timing& t, const std::string& reason) {
+  // The provider's options with `change` applied, as a lock's own.
+  auto refused = [&](auto change, const std::string& reason) {
+    auto own = locks.options();
+    change(own);
     try {
-      locks.create_lock("timed", t);
+      locks.create_lock("timed", own);
     } catch (const boost::system::system_error& e) {
       BOOST_TEST((e.code() == ml::errc::invalid_options));
       BOOST_TEST(std::string(e.what()).find(reason) != std::string::npos, e.what());
@@ -481,10 +488,13 @@ BOOST_AUTO_TEST_CASE(invalid_lock_timing_is_refused_with_the_reason) {
     }
     return false;
   };
-  BOOST_TEST(refused({.expiry = 50ms}, "expiry must be in 100 ms..24 h"));
-  BOOST_TEST(refused({.expiry = 1500ms}, "renew_every must be positive and below expiry"));
-  BOOST_TEST(refused({.backoff_min = 0ms}, "backoff range"));
-  BOOST_TEST(!refused({.expiry = 6000ms}, ""));  // renew_every 2 s + margin 0.6 s < 6 s
+  BOOST_TEST(refused([](ml::lock_options& o) { o.expiry = 50ms; }, "expiry must be in 100 ms..24 h"));
+  BOOST_TEST(refused([](ml::lock_options& o) { o.expiry = 1500ms; }, "renew_every must be positive and below expiry"));
+  BOOST_TEST(refused([](ml::lock_options& o) { o.backoff_min = 0ms; }, "backoff range"));
+  BOOST_TEST(!refused([](ml::lock_options& o) { o.expiry = 6000ms; }, ""));  // renew_every 2 s + margin 0.6 s < 6 s
+  // The collection's fields are the provider's (engine uniform_api_suite checks each of them).
+  BOOST_TEST(refused([](ml::lock_options& o) { o.durability = ml::write_concern::acknowledged; },
+                     "lock 'timed': durability must be the provider's"));
 }
 
 // The placeholder a default force release leaves is held, so never idle: the TTL index (which

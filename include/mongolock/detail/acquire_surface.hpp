@@ -15,7 +15,6 @@
 
 #include "mongolock/detail/acquire_mode.hpp"
 #include "mongolock/detail/initiation.hpp"
-#include "mongolock/detail/with_reason.hpp"
 #include "mongolock/options.hpp"
 
 namespace mongolock::detail {
@@ -33,7 +32,7 @@ struct acquire_request {
 template <class Derived, class Value>
 class acquire_surface {
  public:
-  // Waits until acquired, within the acquire timeout (the lock's lock_timing, else the
+  // Waits until acquired, within the acquire timeout (the lock's own lock_options, else the
   // provider's; 0 = never), then errc::timeout. Completion: void(error_code, Value). Other
   // errors: errc::invalid_name, errc::invalid_options, errc::server_unavailable,
   // errc::unsupported_server, errc::server_error, errc::not_authorized, errc::ambiguous_result
@@ -41,7 +40,7 @@ class acquire_surface {
   // Cancellation: terminal, partial and total, until the grant is decided; completes promptly with
   // operation_aborted. What the server granted while the call was in flight is released again.
   // Given use_awaitable or use_future, a failure throws system_error(ec, reason)
-  // (detail/with_reason.hpp); the other tokens deliver the code.
+  // (with_reason.hpp); the other tokens deliver the code.
   template <class Token = boost::asio::deferred_t>
     requires is_token_v<Token>
   auto async_acquire(Token&& token = {}) const {
@@ -118,15 +117,11 @@ class acquire_surface {
 
   // Every overload ends here, the library's own acquires too (detail::access::acquire, in modes
   // the public set does not offer). A deferred operation may start after the object it came from
-  // is gone, so Derived::start must pass everything it needs by value to async_initiate and
-  // capture neither `this` nor the copy of Derived made here (which lives only as long as
-  // initiation, except in use_awaitable's frame).
+  // is gone, so Derived::start must pass everything it needs by value to detail::async_op
+  // (initiation.hpp), which also gives use_awaitable and use_future the reason.
   template <class Token>
   auto initiate(acquire_request r, diagnostics* d, Token&& token) const {
-    return initiate_maybe_with_reason<Value>(
-        std::forward<Token>(token), d, [self = static_cast<const Derived&>(*this), r](diagnostics* dd, auto&& tok) {
-          return self.start(r, dd, std::forward<decltype(tok)>(tok));
-        });
+    return static_cast<const Derived&>(*this).start(r, d, std::forward<Token>(token));
   }
 };
 

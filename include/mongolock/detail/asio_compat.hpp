@@ -3,8 +3,11 @@
 // floor moves. Each was found and checked on 1.81 (BOOST_VERSION 108100) only; they are not gated
 // on BOOST_VERSION because no later version could be tested here, and each is harmless where the
 // defect is gone. Elsewhere:
-//   - asio::deferred cannot carry a failure's reason into the exception co_await throws
-//     (with_reason.hpp, which therefore builds it for use_awaitable and use_future only);
+//   - asio::deferred, the default token, cannot carry a failure's reason into the exception
+//     co_await throws: co_await of a deferred operation builds it inside Asio from the code
+//     alone, and a deferred operation completing with (exception_ptr, T) does not compile there
+//     (1. below). So with_reason (mongolock/with_reason.hpp) is applied by default to
+//     use_awaitable and use_future only (detail/initiation.hpp, async_op);
 //   - any_completion_handler's move assignment recurses without end: src/engine/lease_state.hpp
 //     and src/engine/name_turns.hpp construct instead of assigning.
 //
