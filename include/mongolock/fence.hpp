@@ -111,20 +111,31 @@ using fence_handler = boost::asio::any_completion_handler<void(boost::system::er
 std::shared_ptr<client_impl> client_of(const client&) noexcept;
 void start_fenced_write(std::shared_ptr<client_impl> c, fence_call, diagnostics*, fence_handler);
 
+// Why a write sends nothing (an empty or ended lease, a provider without a MongoDB client): the
+// write completes with `ec` and the reason `why`. Empty `ec`: send.
+struct fence_refusal {
+  boost::system::error_code ec;
+  const char* why = "";
+};
+
+// Through async_op (detail/initiation.hpp), as every operation: use_awaitable and use_future
+// throw with the reason.
 template <class Token>
 auto initiate_fenced(boost::asio::any_io_executor ex, std::shared_ptr<client_impl> c, fence_call call,
-                     diagnostics* d, Token&& token) {
-  return boost::asio::async_initiate<Token, void(boost::system::error_code, fenced_result)>(
+                     fence_refusal no, diagnostics* d, Token&& token) {
+  return async_op<void(boost::system::error_code, fenced_result)>(
       initiation(std::move(ex),
-                 [](auto h, std::shared_ptr<client_impl> c, fence_call call, diagnostics* d) {
-                   if (!c) {  // an empty lease: completed through the handler's executor, never inline
-                     if (d) d->reason = "this lease object holds no acquisition";
-                     return boost::asio::post(
-                         boost::asio::append(std::move(h), make_error_code(errc::not_held), fenced_result{}));
+                 [](auto h, std::shared_ptr<client_impl> c, fence_call call, fence_refusal no, diagnostics* d) {
+                   if (!no.ec && !c)
+                     no = {make_error_code(errc::not_held),
+                           "the provider has no MongoDB client (an in-memory store): nothing to write to"};
+                   if (no.ec) {  // completed through the handler's executor, never inline
+                     if (d) d->reason = no.why;
+                     return boost::asio::post(boost::asio::append(std::move(h), no.ec, fenced_result{}));
                    }
                    start_fenced_write(std::move(c), std::move(call), d, std::move(h));
                  }),
-      token, std::move(c), std::move(call), d);
+      token, std::move(c), std::move(call), no, d);
 }
 }  // namespace detail
 
@@ -151,7 +162,7 @@ template <class Token = boost::asio::deferred_t>
 auto async_fenced_write(client& c, std::int64_t fencing_token, fenced_collection where, std::vector<fenced_op> ops,
                         Token&& token = {}) {
   return detail::initiate_fenced(c.get_executor(), detail::client_of(c),
-                                 {fencing_token, std::move(where), std::move(ops)}, nullptr,
+                                 {fencing_token, std::move(where), std::move(ops)}, {}, nullptr,
                                  std::forward<Token>(token));
 }
 // The same, with the reason for a failure (or a refusal) in `d`.
@@ -159,7 +170,8 @@ template <class Token = boost::asio::deferred_t>
 auto async_fenced_write(client& c, std::int64_t fencing_token, fenced_collection where, std::vector<fenced_op> ops,
                         diagnostics& d, Token&& token = {}) {
   return detail::initiate_fenced(c.get_executor(), detail::client_of(c),
-                                 {fencing_token, std::move(where), std::move(ops)}, &d, std::forward<Token>(token));
+                                 {fencing_token, std::move(where), std::move(ops)}, {}, &d,
+                                 std::forward<Token>(token));
 }
 
 // One update of one document (async_fenced_write with a single fenced_kind::update op).

@@ -73,17 +73,28 @@ void start_fenced_write(std::shared_ptr<client_impl> c, fence_call call, diagnos
 namespace mongolock {
 
 // ---- The leases' fenced-write hooks (detail/fenced_surface.hpp) ----
+// A lease known to have ended sends nothing (detail/fenced_surface.hpp): the fence would refuse a
+// stale write anyway once a newer holder wrote, but a write after a release or a known loss is a
+// bug in the caller, better told at once.
 detail::fence_context lease::fence_context() const {
-  if (!state_) return {boost::asio::system_executor(), nullptr, 0};
-  return {strand_of(*state_), state_->prov->client, state_->token};
+  if (!state_) return {boost::asio::system_executor(), nullptr, 0, {make_error_code(errc::not_held), nothing_held}};
+  if (auto ec = status_of(*state_))
+    return {strand_of(*state_), nullptr, 0,
+            {ec, ec == errc::lease_lost ? "this lease was lost: a fenced write needs a held lease"
+                                        : "this lease was released: a fenced write needs a held lease"}};
+  return {strand_of(*state_), state_->prov->client, state_->token, {}};
 }
 
 // The highest token of the set: above every token of an earlier holder of the same set, since
 // each name's token grew (docs/design.md section 15).
 detail::fence_context multi_lease::fence_context() const {
-  if (!*this) return {boost::asio::system_executor(), nullptr, 0};
-  auto ctx = leases_->front().fence_context();
-  ctx.ex = executor();
+  if (!*this) return {boost::asio::system_executor(), nullptr, 0, {make_error_code(errc::not_held), nothing_held}};
+  detail::fence_context ctx;
+  for (const auto& l : *leases_) {  // the first lease that ended refuses for the set
+    ctx = l.fence_context();
+    if (ctx.refused.ec) break;
+  }
+  ctx.ex = executor_of(leases_);
   ctx.token = highest_fencing_token();
   return ctx;
 }

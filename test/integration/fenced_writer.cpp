@@ -99,7 +99,9 @@ asio::awaitable<int> soak(ml::client& db, const args& a) {
         bson_destroy(f);
         bson_destroy(u);
       } else {
-        auto [ec, r] = co_await lease.async_fenced_update(where, filter, update, asio::as_tuple(asio::deferred));
+        // With the token, not the lease: a lease known lost refuses before sending
+        // (fenced_surface.hpp), and the soak is of the fence, as a holder that has not noticed.
+        auto [ec, r] = co_await ml::async_fenced_update(db, t, where, filter, update, asio::as_tuple(asio::deferred));
         if (ec == ml::errc::fenced_out) {
           ++refused;
           break;

@@ -19,18 +19,21 @@ namespace mongolock::detail {
 
 struct fence_context {
   boost::asio::any_io_executor ex;
-  std::shared_ptr<client_impl> client;  // null for an empty lease: the write completes not_held
+  std::shared_ptr<client_impl> client;
   std::int64_t token = 0;
+  fence_refusal refused;  // set: nothing is sent (an empty, released or lost lease)
 };
 
 template <class Holder>
 class fenced_surface {
  public:
   // async_fenced_update (fence.hpp) with this lease's fencing token and client: one update of one
-  // document, applied only if the document's fence is at most the token. The fence decides, not
-  // the lease's status: a holder whose lease was lost meanwhile is refused (errc::fenced_out)
-  // once a newer holder has written the document, and only then. errc::not_held at once on an
-  // empty lease. Errors, cancellation and executor: fence.hpp.
+  // document, applied only if the document's fence is at most the token. The fence is what
+  // protects the document: a holder paused past its lease, which has not noticed yet, is refused
+  // (errc::fenced_out) once a newer holder has written the document. A lease known to have ended
+  // sends nothing (cheap, and it catches a use after release): errc::lease_lost once lost,
+  // errc::released once released, errc::not_held when empty or when the provider has no MongoDB
+  // client. Errors, cancellation and executor: fence.hpp.
   template <class Token = boost::asio::deferred_t>
     requires is_token_v<Token>
   auto async_fenced_update(fenced_collection where, document filter, document update, Token&& token = {}) const {
@@ -63,8 +66,8 @@ class fenced_surface {
   template <class Token>
   auto write(fenced_collection where, std::vector<fenced_op> ops, diagnostics* d, Token&& token) const {
     auto ctx = static_cast<const Holder&>(*this).fence_context();
-    return initiate_fenced(std::move(ctx.ex), std::move(ctx.client), {ctx.token, std::move(where), std::move(ops)}, d,
-                           std::forward<Token>(token));
+    return initiate_fenced(std::move(ctx.ex), std::move(ctx.client), {ctx.token, std::move(where), std::move(ops)},
+                           ctx.refused, d, std::forward<Token>(token));
   }
 };
 
