@@ -1,6 +1,8 @@
 #include "store/fence_commands.hpp"
 
 #include <memory>
+#include <set>
+#include <string_view>
 
 #include "store/bson_util.hpp"
 #include "store/mongo_commands.hpp"
@@ -17,6 +19,45 @@ error_code fail(errc e, std::string* why, std::string text) {
   return make_error_code(e);
 }
 
+// A repeated top-level key: the server reads every copy (two $or are both applied) while the
+// builders below read one, so the fence would not be what the server checks, or a second $set
+// would be lost. Refused rather than merged: the caller meant something and should say it once.
+error_code no_repeated_keys(const bson_t* doc, const char* what, std::string* why) {
+  std::set<std::string_view> seen;
+  bson_iter_t it;
+  bson_iter_init(&it, doc);
+  while (bson_iter_next(&it))
+    if (!seen.insert(bson_iter_key(&it)).second)
+      return fail(errc::invalid_document, why,
+                  std::string("the ") + what + " repeats the top-level key '" + bson_iter_key(&it) + "'");
+  return {};
+}
+
+// One JSON object and nothing after it but blanks. libbson's own bson_init_from_json destroys its
+// output when it fails (the caller's bson_t, destroyed again by its owner), and it and
+// bson_new_from_json read the first document only, ignoring the rest: the reader is driven here,
+// into a document this function owns, and asked for a second one.
+error_code parse_json(const std::string& text, const char* what, bson_t* out, std::string* why) {
+  const auto invalid = [&](const bson_error_t& err) {
+    return fail(errc::invalid_document, why,
+                std::string("the ") + what + " is not valid extended JSON: " + err.message);
+  };
+  bson_json_reader_t* reader = bson_json_data_reader_new(false, 0);
+  bson_json_data_reader_ingest(reader, reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
+  bson_doc first, second;
+  bson_error_t err{};
+  error_code ec;
+  if (bson_json_reader_read(reader, first.get(), &err) != 1) {
+    ec = invalid(err);
+  } else if (const int more = bson_json_reader_read(reader, second.get(), &err); more != 0) {
+    ec = more < 0 ? invalid(err)
+                  : fail(errc::invalid_document, why, std::string("the ") + what + " holds more than one JSON object");
+  }
+  bson_json_reader_destroy(reader);
+  if (!ec) bson_concat(out, first.get());
+  return ec;
+}
+
 // Text must be one JSON object: libbson also reads a top-level array as a document ("0", "1"...).
 error_code parse(const fence_input& in, const char* what, bson_t* out, std::string* why) {
   if (in.is_bson) {
@@ -25,17 +66,15 @@ error_code parse(const fence_input& in, const char* what, bson_t* out, std::stri
     if (!bson_init_static(&view, reinterpret_cast<const std::uint8_t*>(in.data.data()), in.data.size()) ||
         !bson_validate(&view, BSON_VALIDATE_UTF8, &bad))
       return fail(errc::invalid_document, why, std::string("the ") + what + " is not a valid BSON document");
+    if (auto ec = no_repeated_keys(&view, what, why)) return ec;
     bson_concat(out, &view);
     return {};
   }
   const auto first = in.data.find_first_not_of(" \t\r\n");
   if (first == std::string::npos || in.data[first] != '{')
     return fail(errc::invalid_document, why, std::string("the ") + what + " is not a JSON object");
-  bson_error_t err;
-  if (!bson_init_from_json(out, in.data.data(), static_cast<ssize_t>(in.data.size()), &err))
-    return fail(errc::invalid_document, why,
-                std::string("the ") + what + " is not valid extended JSON: " + err.message);
-  return {};
+  if (auto ec = parse_json(in.data, what, out, why)) return ec;
+  return no_repeated_keys(out, what, why);
 }
 
 // A path that is the fence field or inside it. The field holds no '.', so a shorter key cannot

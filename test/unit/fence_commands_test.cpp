@@ -83,4 +83,34 @@ BOOST_AUTO_TEST_CASE(an_update_that_touches_the_fence_is_refused) {
   BOOST_TEST(!build(md::fence_kind::update, R"({"_id": 1})", R"({"$set": {"fencepost": 1}})").ec);
 }
 
+// Input libbson's reader fails on, a nested document already opened included, is refused without
+// a crash (bson_init_from_json destroyed the half-built document, and its owner again), and so is
+// text after the object (once applied as if it were not there) or a repeated top-level key (a
+// second $set was dropped, a second $or was not fenced as the server reads it).
+BOOST_AUTO_TEST_CASE(bad_trailing_or_repeated_json_is_refused) {
+  const std::string set = R"({"$set": {"a": 1}})";
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"_id": 1})", R"({"$set":{"a":1}} x)"},
+      {R"({"_id": 1})", R"({"$set":{"a":1})"},
+      {R"({"_id": 1})", R"({"$set":{"a":tru}})"},
+      {R"({"_id":{"a":tru}})", set},
+      {R"({"_id":"p"}{"x":1})", set},
+      {R"({"_id": 1})", R"({"$set":{"a":1}}{"b":1})"},
+      {R"({"$or":[{"a":1}],"$or":[{"b":1}]})", set},
+      {R"({"$and":[{"a":1}],"$and":[{"b":1}]})", set},
+      {R"({"a":1,"a":2})", set},
+      {R"({"_id": 1})", R"({"$set":{"x":1},"$set":{"y":2}})"},
+  };
+  for (const auto& [filter, change] : cases) {
+    const auto b = build(md::fence_kind::update, filter, change);
+    BOOST_TEST((b.ec == mongolock::errc::invalid_document), filter << " " << change << ": " << b.ec.message());
+    BOOST_TEST(!b.why.empty(), filter << " " << change);
+    BOOST_TEST_MESSAGE(filter << " " << change << ": " << b.why);
+  }
+  const auto b = build(md::fence_kind::replace, R"({"_id": 1})", R"({"v": 1, "v": 2})");
+  BOOST_TEST((b.ec == mongolock::errc::invalid_document), b.why);
+  // Trailing blanks are not a second document.
+  BOOST_TEST(!build(md::fence_kind::update, " {\"_id\": 1} \n", set + "\n\t ").ec);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
