@@ -1,5 +1,6 @@
 #include "store/fence_commands.hpp"
 
+#include <cmath>
 #include <memory>
 #include <set>
 #include <string_view>
@@ -237,38 +238,21 @@ struct one_result {
 };
 
 // The failure path only (a write that matched nothing, or an upsert's E11000): the document the
-// caller's filter names, and its fence. Refused when the fence is above the token or not a number.
-outcome<one_result> judge(mongoc_collection_t* coll, const fence_request& r, const fence_command& cmd) {
-  bson_doc opts, projection;
-  BSON_APPEND_INT32(projection.get(), std::string(r.field).c_str(), 1);
-  BSON_APPEND_DOCUMENT(opts.get(), "projection", projection.get());
-  BSON_APPEND_INT64(opts.get(), "limit", 1);
+// caller's filter names, as the primary has it now.
+outcome<fence_seen> read_fence(mongoc_collection_t* coll, const fence_request& r, const fence_command& cmd,
+                               std::string* refusal) {
+  bson_doc opts;
   mongoc_read_prefs_t* prefs = nullptr;
-  build_read_opts(r.durability == write_concern::majority ? read_mode::majority : read_mode::primary, opts.get(),
-                  &prefs);
+  fence_read_opts(r.field, opts.get(), &prefs);
   mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll, &cmd.user_filter, opts.get(), prefs);
   mongoc_read_prefs_destroy(prefs);
   const bson_t* doc = nullptr;
-  outcome<one_result> out;
-  out.value.v = verdict::not_matched;
+  outcome<fence_seen> out;
   bson_error_t err;
   if (mongoc_cursor_next(cur, &doc)) {
-    bson_iter_t it;
-    const std::string prefix = "the document's fence ";
-    const std::string tail = " this write's token " + std::to_string(r.token);
-    if (bson_iter_init_find(&it, doc, r.field.c_str())) {
-      if (BSON_ITER_HOLDS_INT32(&it) || BSON_ITER_HOLDS_INT64(&it)) {
-        if (bson_iter_as_int64(&it) > r.token) {
-          out.value.v = verdict::refused;
-          out.value.refusal = prefix + std::to_string(bson_iter_as_int64(&it)) + " is above" + tail;
-        }
-      } else if (!BSON_ITER_HOLDS_DOUBLE(&it) || bson_iter_double(&it) > static_cast<double>(r.token)) {
-        out.value.v = verdict::refused;
-        out.value.refusal = prefix + "is not an integer, or above" + tail;
-      }
-    }
+    out.value = classify_fence(doc, r.field, r.token, refusal);
   } else if (mongoc_cursor_error(cur, &err)) {
-    out = failure_from<one_result>(classify<bool>(err, false));
+    out = failure_from<fence_seen>(classify<bool>(err, false));
     out.message = "the write matched nothing, and the read of its fence failed: " + out.message;
   }
   mongoc_cursor_destroy(cur);
@@ -277,40 +261,121 @@ outcome<one_result> judge(mongoc_collection_t* coll, const fence_request& r, con
 
 outcome<one_result> write_one(mongoc_collection_t* coll, const fence_request& r, const fence_item& item,
                               const fence_command& cmd) {
-  bson_doc opts, reply;
-  append_write_concern(opts.get(), r);
-  if (item.upsert) BSON_APPEND_BOOL(opts.get(), "upsert", true);
-  bson_error_t err;
-  bool ok = false;
-  switch (item.kind) {
-    case fence_kind::update:
-      ok = mongoc_collection_update_one(coll, &cmd.filter, &cmd.change, opts.get(), reply.get(), &err);
-      break;
-    case fence_kind::replace:
-      ok = mongoc_collection_replace_one(coll, &cmd.filter, &cmd.change, opts.get(), reply.get(), &err);
-      break;
-    case fence_kind::remove:
-      ok = mongoc_collection_delete_one(coll, &cmd.filter, opts.get(), reply.get(), &err);
-      break;
-  }
-  if (!ok) {
-    auto failure = failure_from<one_result>(classify<bool>(err, true, reply.get()));
-    // The upsert's insert collided with the pinned _id: the document exists and the fence did
-    // not let this write match it, or another unique index refused it (then its own error).
-    if (item.upsert && is_duplicate_key(err) && !any_items(reply.get(), "writeConcernErrors")) {
-      auto seen = judge(coll, r, cmd);
-      if (seen.ec || seen.value.v == verdict::refused) return seen;
+  for (bool resent = false;; resent = true) {
+    bson_doc opts, reply;
+    append_write_concern(opts.get(), r);
+    if (item.upsert) BSON_APPEND_BOOL(opts.get(), "upsert", true);
+    bson_error_t err;
+    bool ok = false;
+    switch (item.kind) {
+      case fence_kind::update:
+        ok = mongoc_collection_update_one(coll, &cmd.filter, &cmd.change, opts.get(), reply.get(), &err);
+        break;
+      case fence_kind::replace:
+        ok = mongoc_collection_replace_one(coll, &cmd.filter, &cmd.change, opts.get(), reply.get(), &err);
+        break;
+      case fence_kind::remove:
+        ok = mongoc_collection_delete_one(coll, &cmd.filter, opts.get(), reply.get(), &err);
+        break;
     }
-    return failure;
+    outcome<one_result> out;
+    if (!ok) {
+      out = failure_from<one_result>(classify<bool>(err, true, reply.get()));
+      // Only an upsert's insert that collided with the pinned _id is judged: the fence did not
+      // let this write match the document, or another unique index refused it.
+      if (!item.upsert || !is_duplicate_key(err) || any_items(reply.get(), "writeConcernErrors")) return out;
+    } else {
+      out.value.matched = get_int(reply.get(), item.kind == fence_kind::remove ? "deletedCount" : "matchedCount");
+      out.value.upserted = get_int(reply.get(), "upsertedCount");
+      if (out.value.matched + out.value.upserted > 0) return out;
+    }
+    std::string refusal;
+    auto seen = read_fence(coll, r, cmd, &refusal);
+    if (seen.ec) return failure_from<one_result>(seen);
+    switch (judge_miss(seen.value, !ok, resent)) {
+      case miss_verdict::not_matched:
+        out.value.v = verdict::not_matched;
+        return out;
+      case miss_verdict::refused:
+        return success(one_result{verdict::refused, 0, 0, std::move(refusal)});
+      case miss_verdict::resend:
+        continue;
+      case miss_verdict::ambiguous:
+        out.ec = make_error_code(errc::ambiguous_result);
+        out.ambiguous = true;
+        out.message = "the write matched nothing twice, yet the document's fence let this token write it both "
+                      "times: it changed in between, and whether this write applied is not known";
+        return out;
+      case miss_verdict::server_error:
+        return out;
+    }
   }
-  outcome<one_result> out;
-  out.value.matched = get_int(reply.get(), item.kind == fence_kind::remove ? "deletedCount" : "matchedCount");
-  out.value.upserted = get_int(reply.get(), "upsertedCount");
-  if (out.value.matched + out.value.upserted > 0) return out;
-  return judge(coll, r, cmd);
 }
 
 }  // namespace
+
+// Exactly as the server's {$lte: token} on a double: NaN never passes, and the comparison is of
+// the values, not of the double the token rounds to (tokens exceed 2^53).
+namespace {
+bool double_at_most(double d, std::int64_t token) {
+  if (std::isnan(d)) return false;
+  if (d < -9223372036854775808.0) return true;   // below every int64
+  if (d >= 9223372036854775808.0) return false;  // 2^63: above every int64
+  const double whole = std::floor(d);
+  const auto i = static_cast<std::int64_t>(whole);  // exact: whole is an integer in range
+  return i < token || (i == token && whole == d);
+}
+}  // namespace
+
+fence_seen classify_fence(const bson_t* doc, const std::string& field, std::int64_t token, std::string* refusal) {
+  if (!doc) return fence_seen::no_document;
+  bson_iter_t it;
+  if (!bson_iter_init_find(&it, doc, field.c_str())) return fence_seen::writable;
+  const std::string tail = " this write's token " + std::to_string(token);
+  if (BSON_ITER_HOLDS_INT32(&it) || BSON_ITER_HOLDS_INT64(&it)) {
+    if (bson_iter_as_int64(&it) <= token) return fence_seen::writable;
+    *refusal = "the document's fence " + std::to_string(bson_iter_as_int64(&it)) + " is above" + tail;
+    return fence_seen::refused;
+  }
+  if (BSON_ITER_HOLDS_DOUBLE(&it) && double_at_most(bson_iter_double(&it), token)) return fence_seen::writable;
+  // A decimal128 or an array is not compared here: the server's $lte would have let one at most
+  // the token through, so seeing it after a miss it is called refused (docs/design.md section 15).
+  *refusal = "the document's fence is not an integer (a double above, NaN, or another type), or above" + tail;
+  return fence_seen::refused;
+}
+
+miss_verdict judge_miss(fence_seen seen, bool collided, bool resent) {
+  switch (seen) {
+    case fence_seen::refused:
+      return miss_verdict::refused;
+    case fence_seen::no_document:
+      // Matched nothing and nothing there: as unfenced. An upsert that collided with a document
+      // deleted since: sending it again inserts it.
+      if (!collided) return miss_verdict::not_matched;
+      return resent ? miss_verdict::server_error : miss_verdict::resend;
+    case fence_seen::writable:
+      // The fenced filter would match it now: it changed between the write and the read (a
+      // concurrent upsert inserted it, another write made it match the caller's filter). Once more.
+      if (!resent) return miss_verdict::resend;
+      return collided ? miss_verdict::server_error : miss_verdict::ambiguous;
+  }
+  return miss_verdict::ambiguous;
+}
+
+void fence_read_opts(const std::string& field, bson_t* opts, mongoc_read_prefs_t** prefs) {
+  bson_t projection, rc;
+  BSON_APPEND_DOCUMENT_BEGIN(opts, "projection", &projection);
+  BSON_APPEND_INT32(&projection, field.c_str(), 1);
+  bson_append_document_end(opts, &projection);
+  BSON_APPEND_INT64(opts, "limit", 1);
+  // Local, not majority, whatever the locks' durability: under w: majority the write's filter saw
+  // the primary's latest state, and a majority snapshot may still show an older fence or no
+  // document, turning a refusal into "not found" (docs/design.md section 15, "Cost").
+  build_read_opts(read_mode::primary, opts, prefs);
+  BSON_APPEND_DOCUMENT_BEGIN(opts, "readConcern", &rc);
+  BSON_APPEND_UTF8(&rc, "level", "local");
+  bson_append_document_end(opts, &rc);
+}
 
 error_code check_fence_request(const fence_request& r, std::string* why) {
   if (auto ec = validate_namespace(r.database, r.collection, why)) return ec;

@@ -69,6 +69,19 @@ boost::system::error_code check_fence_request(const fence_request&, std::string*
 boost::system::error_code build_fence_command(const fence_item&, std::string_view field, std::int64_t token,
                                               fence_command& out, std::string* why);
 
+// The failure path's decisions (docs/design.md section 15, "Cost"), without I/O. What the read
+// after a miss found: no document, one the fence lets the token write (no fence, or a number at
+// most the token, compared exactly as the server's $lte does), or one it refuses (`refusal`
+// says why: above the token, NaN, not a number).
+enum class fence_seen { no_document, writable, refused };
+fence_seen classify_fence(const bson_t* doc, const std::string& field, std::int64_t token, std::string* refusal);
+// What a miss means, given that read; `collided`: an upsert's insert hit E11000, `resent`: this
+// was already the write sent again.
+enum class miss_verdict { not_matched, refused, resend, ambiguous, server_error };
+miss_verdict judge_miss(fence_seen, bool collided, bool resent);
+// The read's options: the primary, read concern local (what the write's filter saw).
+void fence_read_opts(const std::string& field, bson_t* opts, mongoc_read_prefs_t** prefs);
+
 // Checks the request, then writes each item in order, each as one single-document command;
 // reads a document only when its write matched nothing. Stops at the first error other than a
 // refusal (the report says what was done before it); ends with errc::fenced_out if any item

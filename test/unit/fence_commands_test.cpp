@@ -113,4 +113,67 @@ BOOST_AUTO_TEST_CASE(bad_trailing_or_repeated_json_is_refused) {
   BOOST_TEST(!build(md::fence_kind::update, " {\"_id\": 1} \n", set + "\n\t ").ec);
 }
 
+// The read after a write that matched nothing (docs/design.md section 15, "Cost"): a double fence
+// compares exactly with the int64 token, as the server's $lte does. 2^62 + 1024 is above the token
+// 2^62 + 600 though the token rounds to that double; NaN never passes $lte.
+BOOST_AUTO_TEST_CASE(the_read_after_a_miss_compares_a_fence_exactly) {
+  using S = md::fence_seen;
+  const std::int64_t token = (std::int64_t{1} << 62) + 600;
+  const auto seen = [&](const std::string& json) {
+    bson_error_t err;
+    bson_t* doc = bson_new_from_json(reinterpret_cast<const std::uint8_t*>(json.data()), -1, &err);
+    BOOST_REQUIRE_MESSAGE(doc, json << ": " << err.message);
+    std::string refusal;
+    const auto s = md::classify_fence(doc, "fence", token, &refusal);
+    bson_destroy(doc);
+    BOOST_TEST((s != S::refused || !refusal.empty()), json);
+    return s;
+  };
+  std::string none;
+  BOOST_TEST((md::classify_fence(nullptr, "fence", token, &none) == S::no_document));
+  BOOST_TEST((seen(R"({"_id": 1})") == S::writable));
+  BOOST_TEST((seen(R"({"fence": {"$numberLong": ")" + std::to_string(token) + R"("}})") == S::writable));
+  BOOST_TEST((seen(R"({"fence": {"$numberLong": ")" + std::to_string(token + 1) + R"("}})") == S::refused));
+  BOOST_TEST((seen(R"({"fence": {"$numberDouble": "NaN"}})") == S::refused));
+  BOOST_TEST((seen(R"({"fence": {"$numberDouble": "4611686018427388928"}})") == S::refused));
+  BOOST_TEST((seen(R"({"fence": {"$numberDouble": "4611686018427387904"}})") == S::writable));
+  BOOST_TEST((seen(R"({"fence": {"$numberDouble": "Infinity"}})") == S::refused));
+  BOOST_TEST((seen(R"({"fence": {"$numberDouble": "-Infinity"}})") == S::writable));
+  BOOST_TEST((seen(R"({"fence": 2.5})") == S::writable));
+  BOOST_TEST((seen(R"({"fence": "7"})") == S::refused));
+  BOOST_TEST((seen(R"({"fence": [1, 2]})") == S::refused));
+}
+
+// What a miss means. A document the fence lets this token write, after a write that matched
+// nothing, contradicts the write (it changed in between): resent once, then ambiguous, never a
+// success. An upsert whose insert collided on _id (E11000) while the fence lets it write lost a
+// race with a concurrent upsert, whose insert landed between its empty match and its own: resent
+// once (the emulator serialises commands and cannot show the race); again, it is another index.
+BOOST_AUTO_TEST_CASE(a_miss_is_judged_and_a_contradiction_is_resent_once) {
+  using S = md::fence_seen;
+  using V = md::miss_verdict;
+  BOOST_TEST((md::judge_miss(S::no_document, false, false) == V::not_matched));
+  BOOST_TEST((md::judge_miss(S::refused, false, false) == V::refused));
+  BOOST_TEST((md::judge_miss(S::refused, true, true) == V::refused));
+  BOOST_TEST((md::judge_miss(S::writable, false, false) == V::resend));
+  BOOST_TEST((md::judge_miss(S::writable, false, true) == V::ambiguous));
+  BOOST_TEST((md::judge_miss(S::writable, true, false) == V::resend));
+  BOOST_TEST((md::judge_miss(S::writable, true, true) == V::server_error));
+  BOOST_TEST((md::judge_miss(S::no_document, true, false) == V::resend));
+  BOOST_TEST((md::judge_miss(S::no_document, true, true) == V::server_error));
+}
+
+// The read sees what the write's filter saw: the primary's latest state (read concern local),
+// not a majority snapshot that may still show an older fence, or no document.
+BOOST_AUTO_TEST_CASE(the_read_after_a_miss_is_local_at_the_primary) {
+  bson_t opts;
+  bson_init(&opts);
+  mongoc_read_prefs_t* prefs = nullptr;
+  md::fence_read_opts("fence", &opts, &prefs);
+  BOOST_TEST(canonical(&opts).find(R"("readConcern" : { "level" : "local" })") != std::string::npos, canonical(&opts));
+  BOOST_TEST((mongoc_read_prefs_get_mode(prefs) == MONGOC_READ_PRIMARY));
+  mongoc_read_prefs_destroy(prefs);
+  bson_destroy(&opts);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
