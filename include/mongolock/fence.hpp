@@ -154,8 +154,12 @@ auto initiate_fenced(boost::asio::any_io_executor ex, std::shared_ptr<client_imp
 //   ops before the failing one stand (result counts them), the failing one may have applied
 //   only if ambiguous_result or server_unavailable, the ones after were not sent.
 // Cancellation: terminal (partial and total are ignored, as for client::async_server_version):
-// completes at once with operation_aborted; the ops still run on the worker and may apply (each
-// with its fence check), as a cancelled write that was already sent would.
+// completes at once with operation_aborted; the worker sends no op after that (it checks before
+// each), but the op in flight is not recalled and may apply (with its fence check). Writes with
+// an equal token are not ordered against that op (docs/design.md section 15, "Cancellation").
+// Retrying after ambiguous_result, server_unavailable or a cancellation with the same token is
+// safe for the ordering (the fence is at most the token, so no older token gets through), but
+// the write may then apply twice: retried writes must be idempotent ($set of values, not $inc).
 // The handler runs on its associated executor (the client's by default). Thread-safe.
 template <class Token = boost::asio::deferred_t>
   requires detail::is_token_v<Token>

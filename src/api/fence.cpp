@@ -5,6 +5,7 @@
 #include "mongolock/multi_lock.hpp"
 
 #include <boost/asio/strand.hpp>
+#include <atomic>
 #include <boost/asio/system_executor.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -49,11 +50,16 @@ asio::awaitable<std::tuple<error_code, fenced_result>> fenced_body(std::shared_p
                                                                   fence_request req, diagnostics* d) {
   using report = outcome<fence_report>;
   auto shared = std::make_shared<const fence_request>(std::move(req));
-  store_call<report> call = [impl, shared](std::function<void(report)> reply) {
+  // Set once the caller has abandoned the write (cancelled, or timed out by a cancel_after): the
+  // worker sends no further op, so ops left over cannot overwrite a write the caller sends again
+  // with the same token (docs/design.md section 15, "Cancellation").
+  auto stop = std::make_shared<std::atomic<bool>>(false);
+  store_call<report> call = [impl, shared, stop](std::function<void(report)> reply) {
     impl->run<report>(lane::acquisition, std::move(reply),
-                      [shared](mongoc_client_t* c) { return fenced_write(c, *shared); });
+                      [shared, stop](mongoc_client_t* c) { return fenced_write(c, *shared, stop.get()); });
   };
   auto r = co_await async_call<report>(impl->ex, call, nullptr, std::nullopt, asio::use_awaitable);
+  if (r.ec == asio::error::operation_aborted) stop->store(true);
   if (d) d->reason = r.ec ? r.message : std::string();
   if (r.ec && r.ec != errc::fenced_out)
     impl->log(log_level::debug, [&] { return "fenced write failed: " + r.message; });

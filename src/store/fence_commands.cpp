@@ -1,5 +1,7 @@
 #include "store/fence_commands.hpp"
 
+#include <boost/asio/error.hpp>
+
 #include <cmath>
 #include <memory>
 #include <set>
@@ -409,7 +411,7 @@ error_code build_fence_command(const fence_item& item, std::string_view field, s
                                          : build_replacement(change.get(), field, token, &out.change, why);
 }
 
-outcome<fence_report> fenced_write(mongoc_client_t* client, const fence_request& r) {
+outcome<fence_report> fenced_write(mongoc_client_t* client, const fence_request& r, const std::atomic<bool>* stop) {
   outcome<fence_report> out;
   std::string why;
   auto reject = [&](error_code ec) {
@@ -427,8 +429,16 @@ outcome<fence_report> fenced_write(mongoc_client_t* client, const fence_request&
       return reject(ec);
     }
   }
+  const auto abandoned = [&](std::size_t i) {
+    if (!stop || !stop->load()) return false;
+    out.ec = make_error_code(boost::asio::error::operation_aborted);
+    out.message = "abandoned by its caller: write " + std::to_string(i) + " and those after it were not sent";
+    return true;
+  };
+  if (abandoned(0)) return out;  // abandoned while queued for a worker
   collection_ref coll(client, r.database, r.collection);
   for (std::size_t i = 0; i < r.items.size(); ++i) {
+    if (abandoned(i)) return out;
     auto one = write_one(coll.get(), r, r.items[i], *cmds[i]);
     if (one.ec) {
       out.ec = one.ec;

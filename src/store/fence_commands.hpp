@@ -4,6 +4,7 @@
 // raises the fence to the token. Plain data in, one blocking call per document, never throws.
 #include <mongoc/mongoc.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -85,7 +86,8 @@ void fence_read_opts(const std::string& field, bson_t* opts, mongoc_read_prefs_t
 // Checks the request, then writes each item in order, each as one single-document command;
 // reads a document only when its write matched nothing. Stops at the first error other than a
 // refusal (the report says what was done before it); ends with errc::fenced_out if any item
-// was refused (the others stand).
-outcome<fence_report> fenced_write(mongoc_client_t*, const fence_request&);
+// was refused (the others stand). Once `stop` is set (the caller abandoned the write), sends
+// nothing more: operation_aborted, before the first item or between two.
+outcome<fence_report> fenced_write(mongoc_client_t*, const fence_request&, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace mongolock::detail

@@ -501,4 +501,50 @@ BOOST_FIXTURE_TEST_CASE(the_soak_without_the_fence_applies_writes_out_of_token_o
   BOOST_TEST(v.out_of_order > 0);
 }
 
+// A retry with the same token is not refused (the fence equals the token): ordering stays safe,
+// but a write whose reply was lost after it applied applies twice. Retries must be idempotent
+// (docs/design.md section 15, "What it does not cover"); this pins the behaviour.
+BOOST_FIXTURE_TEST_CASE(a_retry_with_the_same_token_applies_again, io_fixture) {
+  const auto coll = unique("fenced");
+  raw_collection raw(coll);
+  raw.insert(R"({"_id": "r", "n": 0})");
+  const ml::fenced_collection where{db_name, coll};
+  run([&]() -> asio::awaitable<void> {
+    for (int i = 0; i < 2; ++i) {
+      auto r = co_await ml::async_fenced_update(*db, 42, where, R"({"_id": "r"})", R"({"$inc": {"n": 1}})");
+      BOOST_TEST(r.matched == 1);
+    }
+  }());
+  BOOST_TEST(raw.find("r").find(R"("n" : 2)") != std::string::npos, raw.find("r"));
+  BOOST_TEST(raw.fence_of("r") == 42);
+}
+
+// An abandoned (cancelled) write sends no op after the cancellation reached it: left running, its
+// remaining ops would overwrite what the caller sends again with the same token. Ops already sent
+// are not recalled (docs/design.md section 15, "Cancellation").
+BOOST_FIXTURE_TEST_CASE(an_abandoned_write_sends_no_further_op, io_fixture) {
+  const auto coll = unique("fenced");
+  raw_collection raw(coll);
+  const ml::fenced_collection where{db_name, coll};
+  constexpr int n = 400;
+  std::vector<std::string> filters;
+  for (int i = 0; i < n; ++i) filters.push_back(R"({"_id": "c)" + std::to_string(i) + R"("})");
+  std::vector<ml::fenced_op> ops;
+  for (const auto& f : filters)
+    ops.push_back(ml::fenced_op{ml::fenced_kind::update, f, R"({"$set": {"v": 1}})", true});
+  run([&]() -> asio::awaitable<void> {
+    asio::cancellation_signal sig;
+    asio::steady_timer t(co_await asio::this_coro::executor, 30ms);
+    t.async_wait([&](error_code) { sig.emit(asio::cancellation_type::terminal); });
+    auto [ec, r] = co_await ml::async_fenced_write(
+        *db, 9, where, ops, asio::bind_cancellation_slot(sig.slot(), asio::as_tuple(asio::use_awaitable)));
+    BOOST_TEST((ec == asio::error::operation_aborted), ec.message());
+  }());
+  std::this_thread::sleep_for(500ms);  // what the worker would still send, it sends now
+  const auto written = raw.count();
+  std::this_thread::sleep_for(500ms);
+  BOOST_TEST(raw.count() == written, "the abandoned write kept sending");
+  BOOST_TEST(written < n, written << " of " << n << " ops were sent after the cancellation");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

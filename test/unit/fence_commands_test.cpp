@@ -1,7 +1,9 @@
 // The commands a fenced write sends (src/store/fence_commands.cpp), built without a server: the
 // caller's filter keeps its top-level fields (an upsert takes its _id from there), the fence
 // clause joins the caller's own $or / $and, and the update raises the fence in $set.
+#include <boost/asio/error.hpp>
 #include <boost/test/unit_test.hpp>
+#include <atomic>
 #include <string>
 
 #include "mongolock/error.hpp"
@@ -174,6 +176,20 @@ BOOST_AUTO_TEST_CASE(the_read_after_a_miss_is_local_at_the_primary) {
   BOOST_TEST((mongoc_read_prefs_get_mode(prefs) == MONGOC_READ_PRIMARY));
   mongoc_read_prefs_destroy(prefs);
   bson_destroy(&opts);
+}
+
+// An abandoned write sends nothing more (docs/design.md section 15, "Cancellation"): stopped
+// while queued for a worker, it sends nothing at all and touches no client.
+BOOST_AUTO_TEST_CASE(an_abandoned_write_sends_nothing_more) {
+  md::fence_request r;
+  r.database = "db";
+  r.collection = "c";
+  r.token = 7;
+  r.items.push_back({md::fence_kind::update, {R"({"_id": 1})"}, {R"({"$set": {"v": 1}})"}});
+  const std::atomic<bool> stop{true};
+  const auto out = md::fenced_write(nullptr, r, &stop);
+  BOOST_TEST((out.ec == boost::asio::error::operation_aborted), out.message);
+  BOOST_TEST(out.value.matched == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
