@@ -67,11 +67,14 @@ struct fenced_collection {
   std::string collection;
   // The field that holds each document's fence (an int64 token). Documents without it are
   // writable (the first fenced write adds it). 1..128 bytes, not _id, without '.', NUL or a
-  // leading '$': errc::invalid_options otherwise.
+  // leading '$': errc::invalid_options otherwise. A fence that is an array (only a writer that
+  // bypasses the fence makes one) lets a token through if any element is at most it, as $lte.
   std::string fence_field = "fence";
   // As the locks (lock_options): majority by default, so a fence raised is not rolled back by a
   // failover while the write's caller believes it applied.
   write_concern durability = write_concern::majority;
+  // The majority write's wtimeout. 0 is MongoDB's "no limit": the write then waits for a
+  // majority as long as the socket timeout lets it.
   std::chrono::milliseconds write_timeout{10000};
 };
 
@@ -146,9 +149,11 @@ auto initiate_fenced(boost::asio::any_io_executor ex, std::shared_ptr<client_imp
 // - {}: every op applied (or matched nothing, as an unfenced write would: matched says).
 // - errc::fenced_out: at least one op was refused (result.refused; the reason names the
 //   document's fence and the token of the first); the others stand.
-// - errc::invalid_document (a filter or update not a JSON object or BSON document, an update
-//   that touches the fence field, an upsert without a pinned _id), errc::invalid_collection,
-//   errc::invalid_options (fence_field, a token <= 0): checked before anything is sent; nothing
+// - errc::invalid_document (a filter or update not exactly one JSON object or BSON document, a
+//   repeated top-level key, an update that touches the fence field, an upsert without a pinned
+//   _id), errc::invalid_collection,
+//   errc::invalid_options (fence_field, a token <= 0 or above limits::max_fencing_token, which
+//   would fence the document out for every real holder): checked before anything is sent; nothing
 //   is written.
 // - a server error (server_error, not_authorized, server_unavailable, ambiguous_result): the
 //   ops before the failing one stand (result counts them), the failing one may have applied

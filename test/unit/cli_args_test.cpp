@@ -348,6 +348,8 @@ BOOST_AUTO_TEST_CASE(fence_usage_errors_say_what_is_missing) {
       {{"fence", "--token", "0", "a.b", "{}", "{}"}, "positive integer"},
       {{"fence", "--token", "-3", "a.b", "{}", "{}"}, "positive integer"},
       {{"fence", "--token", "12x", "a.b", "{}", "{}"}, "positive integer"},
+      {{"fence", "--token", "9223372036854775807", "a.b", "{}", "{}"}, "largest token"},
+      {{"fence", "--token", "6917529027641081857", "a.b", "{}", "{}"}, "largest token"},
       {{"fence", "--token", "1", "ab", "{}", "{}"}, "DB.COLLECTION"},
       {{"fence", "--token", "1", "a.b", "{}"}, "needs an UPDATE"},
       {{"fence", "--token", "1", "a.b"}, "needs a FILTER"},

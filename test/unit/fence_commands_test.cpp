@@ -7,6 +7,7 @@
 #include <string>
 
 #include "mongolock/error.hpp"
+#include "mongolock/limits.hpp"
 #include "store/fence_commands.hpp"
 
 namespace md = mongolock::detail;
@@ -190,6 +191,23 @@ BOOST_AUTO_TEST_CASE(an_abandoned_write_sends_nothing_more) {
   const auto out = md::fenced_write(nullptr, r, &stop);
   BOOST_TEST((out.ec == boost::asio::error::operation_aborted), out.message);
   BOOST_TEST(out.value.matched == 0);
+}
+
+// A token above the largest the library hands out (limits::max_fencing_token, the token clock's
+// cap) is refused: a typo'd token would raise a document's fence past every real holder's for
+// good (docs/design.md section 15, "Repairing a fence").
+BOOST_AUTO_TEST_CASE(a_token_above_the_cap_is_refused) {
+  md::fence_request r;
+  r.database = "db";
+  r.collection = "c";
+  std::string why;
+  r.token = mongolock::limits::max_fencing_token;
+  BOOST_TEST(!md::check_fence_request(r, &why), why);
+  r.token = mongolock::limits::max_fencing_token + 1;
+  BOOST_TEST((md::check_fence_request(r, &why) == mongolock::errc::invalid_options));
+  BOOST_TEST(why.find("largest") != std::string::npos, why);
+  r.token = INT64_MAX;
+  BOOST_TEST((md::check_fence_request(r, &why) == mongolock::errc::invalid_options));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

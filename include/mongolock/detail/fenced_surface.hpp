@@ -34,6 +34,12 @@ class fenced_surface {
   // sends nothing (cheap, and it catches a use after release): errc::lease_lost once lost,
   // errc::released once released, errc::not_held when empty or when the provider has no MongoDB
   // client. Errors, cancellation and executor: fence.hpp.
+  // Which documents a lease may fence (docs/design.md section 15): only those fenced by the same
+  // lock name in the same lock collection, always. Never with a semaphore permit's or a rw_lock
+  // reader's lease (holders at once, unrelated tokens). A multi_lease fences with its highest
+  // token, so a set over {A, B} and a plain lock on A must never fence the same document: the
+  // set's highest token (B's) can exceed A's later tokens, refusing the newer plain holder, and a
+  // stale set holder would pass a fence the plain lock set.
   template <class Token = boost::asio::deferred_t>
     requires is_token_v<Token>
   auto async_fenced_update(fenced_collection where, document filter, document update, Token&& token = {}) const {
