@@ -17,7 +17,7 @@ namespace asio = boost::asio;
 
 struct config {
   std::string uri, out = ".", kind = "unknown", self;
-  std::string only = "123456789";  // which scenarios to run
+  std::string only = "123456789f";  // which scenarios to run ('f': 10, fenced writes)
   std::string peer;            // built DistributedLock.MongoDB harness (a .dll run with dotnet), if any
   int seconds = 3;
 };

@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
   if (want('7')) scenario_election(c);
   if (want('8')) scenario_readers(c);
   if (want('9')) scenario_http_load(c);
+  if (want('f')) scenario_fence(c);
   std::ofstream json(c.out + "/results.json");
   json << "{\"server\":\"" << c.kind << " " << version << "\",\"machine\":\"" << machine() << "\",\"rows\":[\n";
   for (std::size_t i = 0; i < rows.size(); ++i) json << rows[i].json() << (i + 1 < rows.size() ? ",\n" : "\n");

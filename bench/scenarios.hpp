@@ -31,4 +31,7 @@ void scenario_readers(const config& c);
 // scenario_http.cpp: scenario 9.
 void scenario_http_load(const config& c);
 
+// scenario_fence.cpp: scenario 10 ('f' in --only), the cost of fencing a write.
+void scenario_fence(const config& c);
+
 }  // namespace bench

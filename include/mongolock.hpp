@@ -3,6 +3,7 @@
 #include "mongolock/client.hpp"
 #include "mongolock/election.hpp"
 #include "mongolock/error.hpp"
+#include "mongolock/fence.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/limits.hpp"
 #include "mongolock/lock.hpp"

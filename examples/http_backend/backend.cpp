@@ -48,7 +48,9 @@ struct connection {
 
 struct backend {
   backend(asio::any_io_executor ex, mongolock::provider& l, const options& o)
-      : locks(l), store(o.store), work(o.work), lock_timeout(o.lock_timeout),
+      : locks(l),
+        store(o.database, o.reports.empty() ? o.collection + "_reports" : o.reports, o.store),
+        work(o.work), lock_timeout(o.lock_timeout),
         acceptor(ex, {asio::ip::make_address("127.0.0.1"), o.port}), drained(ex) {}
   mongolock::provider& locks;
   fenced_store store;
@@ -89,14 +91,15 @@ bool valid_id(std::string_view id) {
 }
 
 // The guarded work: "render" for --work-ms (a timer, cancelled like any real I/O would be), then
-// write through the fenced store with this lease's token. `id` by value: a coroutine outlives
-// the caller's temporaries.
-asio::awaitable<write_result> render_report(const fenced_store& store, std::string id, std::int64_t token,
+// write the report's document with the lease's fenced write. `id` by value: a coroutine outlives
+// the caller's temporaries; `lease` is the caller's, which awaits this.
+asio::awaitable<write_result> render_report(const fenced_store& store, const mongolock::lease& lease, std::string id,
                                             std::chrono::milliseconds work) {
   const auto start = monotonic_ns();
   asio::steady_timer rendering(co_await asio::this_coro::executor, work);
   co_await rendering.async_wait(asio::use_awaitable);  // throws operation_aborted when cancelled
-  co_return store.write(id, token, start, "report " + id + " by pid " + std::to_string(::getpid()) + "\n");
+  auto report = "report " + id + " by pid " + std::to_string(::getpid()) + "\n";
+  co_return co_await store.write(lease, std::move(id), start, std::move(report));
 }
 
 // While the work runs nobody reads the socket, so a client that hangs up would go unnoticed
@@ -150,7 +153,7 @@ asio::awaitable<response> post_report(backend& b, std::shared_ptr<connection> c,
   try {
     // Cancelled when the lease is lost (async_guard) or through stop_work (hang-up, shutdown).
     // Named locals, not temporaries inside co_await: GCC 12 may destroy those twice.
-    auto work = render_report(b.store, id, token, b.work);
+    auto work = render_report(b.store, lease, id, b.work);
     auto guarded =
         lease.async_guard(std::move(work), asio::bind_cancellation_slot(c->stop_work.slot(), asio::use_awaitable));
     written = co_await std::move(guarded);
@@ -168,7 +171,8 @@ asio::awaitable<response> post_report(backend& b, std::shared_ptr<connection> c,
   if (failure == mongolock::errc::lease_lost) co_return error_reply(http::status::service_unavailable, "lease lost");
   if (failure && b.stopping) co_return error_reply(http::status::service_unavailable, "shutting down");
   if (failure) co_return error_reply(http::status::internal_server_error, failure.message());
-  // A stale token means someone with a newer lease already wrote this report: a conflict.
+  // Fenced out: a holder with a newer lease already wrote this report (we were paused past our
+  // lease, say): a conflict, and our write changed nothing.
   if (written == write_result::stale) co_return error_reply(http::status::conflict, "stale token");
   if (written != write_result::written)
     co_return error_reply(http::status::internal_server_error, "store write failed");

@@ -9,7 +9,10 @@ namespace http_backend {
 struct options {
   std::string uri, database, collection;
   unsigned short port = 0;  // 0: the OS picks one; it is printed as "listening on PORT"
-  std::filesystem::path store;
+  std::filesystem::path store;  // the journal of writes applied (for the tests)
+  // The reports' collection in `database` (the protected resource, written fenced): "" =
+  // COLLECTION_reports.
+  std::string reports;
   std::chrono::milliseconds work{200};  // how long rendering one report takes
   // The lock server's answer to a request's try-lock is awaited this long, whatever the URI's
   // serverSelectionTimeoutMS: a down server costs a request 503 after this, not the driver's

@@ -1,13 +1,13 @@
 #include "fenced_store.hpp"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/deferred.hpp>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -21,52 +21,49 @@ std::int64_t monotonic_ns() {
 
 namespace {
 
-// Closes the file (which also drops its flock) on every path out of write().
-struct file {
-  int fd;
-  ~file() {
-    if (fd >= 0) ::close(fd);
+// Ids are [A-Za-z0-9_-] (backend.cpp checks), so they need no escaping inside JSON strings;
+// the report text is the backend's own.
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') out += "\\n";
+    else if (static_cast<unsigned char>(c) >= 0x20) out += c;
   }
-};
-
-bool write_all(int fd, const std::string& text, off_t at) {
-  return ::pwrite(fd, text.data(), text.size(), at) == static_cast<ssize_t>(text.size());
-}
-
-write_result fail(const char* what, const std::filesystem::path& p) {
-  std::fprintf(stderr, "fenced store: %s %s: %s\n", what, p.c_str(), std::strerror(errno));
-  return write_result::failed;
+  return out + "\"";
 }
 
 }  // namespace
 
-// The file's first line is the last token stored, the rest the report.
-write_result fenced_store::write(std::string_view id, std::int64_t token, std::int64_t start_ns,
-                                 std::string_view report) const {
-  const auto path = dir_ / (std::string(id) + ".report");  // an id may be "journal"
-  file f{::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)};
-  if (f.fd < 0) return fail("open", path);
-  if (::flock(f.fd, LOCK_EX) != 0) return fail("flock", path);
-
-  char head[32] = {};
-  const auto n = ::pread(f.fd, head, sizeof head - 1, 0);
-  if (n < 0) return fail("read", path);
-  const long long last = n > 0 ? std::atoll(head) : 0;
-  if (token <= last) return write_result::stale;
-
-  const auto text = std::to_string(token) + "\n" + std::string(report);
-  if (::ftruncate(f.fd, 0) != 0 || !write_all(f.fd, text, 0)) return fail("write", path);
-
-  // Still under the flock: the journal's end time is after the write, and no other process can
-  // write this id in between.
+boost::asio::awaitable<write_result> fenced_store::write(const mongolock::lease& lease, std::string id,
+                                                         std::int64_t start_ns, std::string report) const {
+  namespace asio = boost::asio;
+  // The _id pins the document, so the upsert of a stale holder collides with it and is refused,
+  // never a second report (docs/design.md section 15).
+  const std::string filter = "{\"_id\": " + json_string(id) + "}";
+  const std::string update = "{\"$set\": {\"report\": " + json_string(report) + ", \"pid\": " +
+                             std::to_string(::getpid()) + "}}";
+  std::vector<mongolock::fenced_op> ops;
+  ops.push_back({mongolock::fenced_kind::update, filter, update, true});
+  mongolock::diagnostics why;
+  auto [ec, r] = co_await lease.async_fenced_write(where_, std::move(ops), why, asio::as_tuple(asio::deferred));
+  if (ec == mongolock::errc::fenced_out) co_return write_result::stale;
+  if (ec) {
+    std::fprintf(stderr, "fenced store: report %s: %s (%s)\n", id.c_str(), ec.message().c_str(), why.reason.c_str());
+    co_return write_result::failed;
+  }
   const auto journal = dir_ / "journal";
-  file j{::open(journal.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)};
-  if (j.fd < 0) return fail("open", journal);
-  const auto line = std::string(id) + " " + std::to_string(token) + " " + std::to_string(start_ns) + " " +
+  const int fd = ::open(journal.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    std::fprintf(stderr, "fenced store: open %s: %s\n", journal.c_str(), std::strerror(errno));
+    co_return write_result::failed;
+  }
+  const auto line = id + " " + std::to_string(lease.fencing_token()) + " " + std::to_string(start_ns) + " " +
                     std::to_string(monotonic_ns()) + " " + std::to_string(::getpid()) + "\n";
   // One write(2) with O_APPEND: lines of different ids, written concurrently, never interleave.
-  if (::write(j.fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) return fail("append", journal);
-  return write_result::written;
+  const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ::close(fd);
+  co_return ok ? write_result::written : write_result::failed;
 }
 
 }  // namespace http_backend

@@ -1,17 +1,22 @@
 #pragma once
-// The resource the example protects: a directory with one file per report id (ID.report). It
-// stands in for a real database or object store that checks fencing tokens, so a holder whose
-// lease was lost (a long pause, a partition) cannot overwrite the report of the holder after it.
+// The resource the example protects: one MongoDB document per report id, in a collection beside
+// the locks, written only through the lease's fenced write (mongolock/fence.hpp). A holder whose
+// lease was lost (a long pause, a partition) and that still writes is refused once the holder
+// after it has written the report: the document's fence is above its token
+// (docs/design.md section 15). DIR/journal records each write applied, for the tests.
+#include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <filesystem>
-#include <string_view>
+#include <string>
+
+#include "mongolock.hpp"
 
 namespace http_backend {
 
 enum class write_result {
-  written,  // the token was newer than the last one stored for this id
-  stale,    // rejected: a write with this token or a newer one already happened
-  failed,   // the file system said no (the reason went to stderr)
+  written,  // the document's fence was at most our token (or absent): stored, fence raised
+  stale,    // refused: a newer token has written this report (errc::fenced_out)
+  failed,   // the server said no (the reason went to stderr)
 };
 
 // CLOCK_MONOTONIC in nanoseconds: one clock for every process on the machine, so the journal's
@@ -20,15 +25,17 @@ std::int64_t monotonic_ns();
 
 class fenced_store {
  public:
-  explicit fenced_store(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  // Reports go to database.collection: {_id: ID, report: TEXT, pid: PID, fence: TOKEN}.
+  fenced_store(std::string database, std::string collection, std::filesystem::path journal_dir)
+      : where_{std::move(database), std::move(collection)}, dir_(std::move(journal_dir)) {}
 
-  // Stores `report` for `id` if `token` is greater than the last token stored for it, and then
-  // appends "id token start_ns end_ns pid" to DIR/journal. The check, the write and the journal
-  // line happen under flock(2) on DIR/ID.report: two processes writing one id are serialised.
-  // Blocking (a few small file operations); the lock is uncontended when the mongolock works.
-  write_result write(std::string_view id, std::int64_t token, std::int64_t start_ns, std::string_view report) const;
+  // Stores `report` for `id` with the lease's fenced upsert (one command), then appends
+  // "id token start_ns end_ns pid" to DIR/journal (one write(2) with O_APPEND).
+  boost::asio::awaitable<write_result> write(const mongolock::lease& lease, std::string id, std::int64_t start_ns,
+                                             std::string report) const;
 
  private:
+  mongolock::fenced_collection where_;
   std::filesystem::path dir_;
 };
 

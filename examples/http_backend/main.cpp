@@ -4,12 +4,13 @@
 // is in trouble, cancellation when the client hangs up, and a clean shutdown on SIGTERM.
 //
 //   mongolock-http-backend --uri URI --database DB --collection COLL --port PORT --store DIR
-//                          [--work-ms N] [--lock-timeout-ms N]
+//                          [--reports COLL] [--work-ms N] [--lock-timeout-ms N]
 //
 //   POST /reports/{id}   id: 1-64 of [A-Za-z0-9_-]
-//     200 {"id":"42","token":17}   rendered and stored with fencing token 17
+//     200 {"id":"42","token":17}   rendered and stored with fencing token 17: the document
+//                                  {_id: "42", report, pid, fence: 17} in DB.COLL_reports
 //     409 {"error":"busy"}         another request (in any instance) is rendering this id
-//     409 {"error":"stale token"}  the store already has a newer token for this id
+//     409 {"error":"stale token"}  fenced out: a newer token has written this report
 //     503 {"error":"..."}          lock server unavailable or failing, lease lost, shutting down
 //     400 bad id, 404 other paths, 405 other methods
 //   GET /metrics         the provider's counters, Prometheus text format 0.0.4 (mongolock_*)
@@ -29,7 +30,7 @@ namespace {
 
 constexpr const char* usage =
     "usage: mongolock-http-backend --uri URI --database DB --collection COLL --port PORT --store DIR"
-    " [--work-ms N] [--lock-timeout-ms N]\n";
+    " [--reports COLL] [--work-ms N] [--lock-timeout-ms N]\n";
 constexpr const char* help =
     "Renders reports one at a time per id across every instance, under the lock 'report-ID'.\n"
     "  POST /reports/ID   200 rendered (with its fencing token), 409 busy or stale token,\n"
@@ -37,7 +38,9 @@ constexpr const char* help =
     "  GET /metrics       the lock provider's counters (Prometheus text format 0.0.4)\n"
     "  --port 0 picks a free port (printed as 'listening on PORT'); --work-ms N (0..3600000)\n"
     "  is how long each rendering holds the lock; --lock-timeout-ms N (1..60000, default 1000)\n"
-    "  bounds a request's wait for the lock server (503 after it).\n"
+    "  bounds a request's wait for the lock server (503 after it). Reports are MongoDB documents\n"
+    "  in DB.COLL_reports (--reports), written with the lease's fenced write; --store DIR gets\n"
+    "  a journal of the writes applied.\n"
     "  SIGTERM or SIGINT: clean shutdown, exit 0; bad arguments: 64.\n";
 
 std::optional<long> number(std::string_view s, long max) {
@@ -58,6 +61,7 @@ std::string parse(int argc, char** argv, http_backend::options& o) {
     else if (flag == "--database") o.database = value;
     else if (flag == "--collection") o.collection = value;
     else if (flag == "--store") o.store = value;
+    else if (flag == "--reports") o.reports = value;
     else if (flag == "--port") {
       const auto p = number(value, 65535);
       if (!p) return "--port: expected 0..65535, got '" + std::string(value) + "'";

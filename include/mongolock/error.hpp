@@ -23,6 +23,8 @@ enum class errc {
   ambiguous_result,    // a write's outcome could not be determined, even after re-checking
   not_authorized,      // authentication failed, or the user may not run a command the lock needs
   declaration_mismatch,  // a semaphore or rw_lock name is already declared with another kind or count
+  fenced_out,        // a fenced write's token is below the document's fence: nothing was changed
+  invalid_document,  // a fenced write's filter or update is not a usable document (the reason says why)
 };
 
 // The reason behind an error code, in words (as Boost.MySQL's diagnostics): the server's or the

@@ -23,6 +23,7 @@
 #include "mongolock/error.hpp"
 #include "mongolock/detail/initiation.hpp"
 #include "mongolock/detail/asio_compat.hpp"
+#include "mongolock/detail/fenced_surface.hpp"
 #include "mongolock/detail/lease_surface.hpp"
 
 namespace mongolock {
@@ -37,8 +38,8 @@ struct access;
 //
 // held(), async_release, async_wait_lost and async_guard: detail/lease_surface.hpp, shared with
 // multi_lease and leadership. An empty lease's release gives the reason "this lease object holds
-// no acquisition".
-class lease : public detail::lease_surface<lease, lease> {
+// no acquisition". The fenced writes (fence.hpp): detail/fenced_surface.hpp.
+class lease : public detail::lease_surface<lease, lease>, public detail::fenced_surface<lease> {
  public:
   lease() noexcept = default;
   lease(lease&&) noexcept = default;
@@ -108,6 +109,14 @@ class lease : public detail::lease_surface<lease, lease> {
   friend struct detail::access;  // the library makes leases; users get them from an acquire
   template <class, class>
   friend class detail::lease_surface;
+
+  // ---- Fenced writes (fence.hpp): async_fenced_update / async_fenced_write come from the base;
+  // this is its one hook: the lease's strand, its provider's client and its fencing token. ----
+  friend class detail::fenced_surface<lease>;
+  friend class multi_lease;  // a set's writes go through its first lease's client
+  detail::fence_context fence_context() const;
+  // ---- end of fenced writes ----
+
   using state_ptr = std::shared_ptr<detail::lease_state>;
   explicit lease(state_ptr s) noexcept : state_(std::move(s)) {}
 

@@ -4,6 +4,7 @@
 // driver's 32-bit millisecond fields. Sizes: refused with errc::invalid_name or invalid_options.
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 
 namespace mongolock::limits {
 
@@ -18,5 +19,11 @@ inline constexpr std::size_t max_name_bytes = 512;          // a lock name, UTF-
 inline constexpr std::size_t max_multi_lock_names = 64;     // names of one multi_lock
 inline constexpr int max_permits = 64;                      // permits of a semaphore, readers of a rw_lock
 inline constexpr std::size_t max_election_value = 4096;     // bytes of UTF-8
+
+// The largest fencing token a fenced write accepts: the token clock's cap (year 2189,
+// docs/design.md section 1; model/lock_document.hpp's token_clock_cap, asserted equal). A token
+// above it is a typo, never one the library handed out before that year, and would raise a
+// document's fence past every real holder's for good (docs/design.md section 15).
+inline constexpr std::int64_t max_fencing_token = 3 * (std::int64_t{1} << 61);
 
 }  // namespace mongolock::limits

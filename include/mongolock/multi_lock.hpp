@@ -41,7 +41,8 @@ namespace mongolock {
 // "lock 'NAME': <its reason>"; async_wait_lost completes when the first lease ends; the guard's
 // work is cancelled when any lease is lost. An empty multi_lease's release gives the reason
 // "this multi_lease holds no acquisition".
-class multi_lease : public detail::lease_surface<multi_lease, multi_lease> {
+class multi_lease : public detail::lease_surface<multi_lease, multi_lease>,
+                    public detail::fenced_surface<multi_lease> {
  public:
   multi_lease() noexcept = default;
   multi_lease(multi_lease&&) noexcept = default;
@@ -69,6 +70,14 @@ class multi_lease : public detail::lease_surface<multi_lease, multi_lease> {
   friend struct detail::access;  // made by multi_lock's acquire
   template <class, class>
   friend class detail::lease_surface;
+
+  // ---- Fenced writes (fence.hpp): async_fenced_update / async_fenced_write come from the base,
+  // fenced with highest_fencing_token() (docs/design.md section 15: the rule for a set); this is
+  // its one hook. ----
+  friend class detail::fenced_surface<multi_lease>;
+  detail::fence_context fence_context() const;
+  // ---- end of fenced writes ----
+
   // Shared with the operations in flight: moving or destroying this object meanwhile is safe.
   using shared = std::shared_ptr<std::vector<lease>>;
   explicit multi_lease(std::vector<lease> leases) : leases_(std::make_shared<std::vector<lease>>(std::move(leases))) {}

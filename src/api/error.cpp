@@ -25,6 +25,8 @@ class category_impl final : public boost::system::error_category {
       case errc::ambiguous_result: return "the outcome of a write could not be determined";
       case errc::not_authorized: return "not authorized by the MongoDB server (authentication or privileges)";
       case errc::declaration_mismatch: return "the name is already declared with another kind or number of permits";
+      case errc::fenced_out: return "fenced out: a newer fencing token has written the document";
+      case errc::invalid_document: return "invalid filter or update document";
     }
     return "unknown mongolock error";
   }

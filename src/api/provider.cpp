@@ -28,6 +28,7 @@ provider::provider(client& c, std::string database, std::string collection, lock
   impl_ = std::make_shared<detail::provider_impl>(c.impl_->ex, std::move(store), opts, c.impl_->opts.log,
                                                   c.impl_->opts.log_threshold);
   impl_->meta = std::move(meta);
+  impl_->client = c.impl_;
 }
 
 const lock_options& provider::options() const noexcept { return impl_->opts; }

@@ -27,6 +27,7 @@
 namespace mongolock::detail {
 
 struct lease_state;
+struct client_impl;
 
 // 128 bits from getrandom(2), as 32 lowercase hex characters.
 std::string new_owner_id();
@@ -91,6 +92,9 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   const std::shared_ptr<grouping_store> grouped;
   const std::shared_ptr<lock_store> store;
   const lock_options opts;
+  // The client of a provider on a server (null on the engine tests' in-memory store): a lease's
+  // fenced writes go through it (fence.hpp). Set once, before any use.
+  std::shared_ptr<client_impl> client;
   holder_meta meta;  // this process, written into each lock it takes (set once, before any use)
   const log_function log_fn;
   const log_level log_threshold;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/boot_clock.hpp"
+#include "mongolock/limits.hpp"
 
 namespace mongolock::detail {
 
@@ -204,6 +205,7 @@ inline constexpr const char* broken_owner = "(force-released)";
 // A reading past the cap (year 2189) is held there, so that a wildly wrong clock leaves 2^61
 // tokens to count by one; a reading before 1970 is 1.
 inline constexpr std::int64_t token_clock_cap = 3 * (std::int64_t{1} << 61);
+static_assert(token_clock_cap == limits::max_fencing_token, "a fenced write accepts the tokens the clock gives");
 inline std::int64_t token_clock(std::chrono::nanoseconds since_1970) {
   const auto ns = since_1970.count();
   return ns < 1 ? 1 : ns > token_clock_cap ? token_clock_cap : ns;

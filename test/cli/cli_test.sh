@@ -499,5 +499,26 @@ check "a busy --wait 0 on a silent holder gives the hint too (rc=$rc_busy: $(hea
   '[ $rc_busy = 75 ] && grep -qF "label crashed-job), renewed" "$work/s23.busy" && grep -qF "$hint" "$work/s23.busy"'
 check "a live holder gets no such hint" '! grep -q "silent for longer" "$work/busy"'
 
+# 24. mongolock fence (docs/cli.md "Fenced writes"): under `run` it takes the lease's token from
+#     MONGOLOCK_FENCING_TOKEN; a later holder's write raises the fence, and the earlier token is
+#     then refused (76, both tokens named), the document unchanged; bad input exits 64.
+n=$(name fence) coll="fenced_$RANDOM$RANDOM"
+"$bin" run "$n" -- sh -c 'echo "$MONGOLOCK_FENCING_TOKEN" > '"$work"'/t24a' || true
+"$bin" run "$n" -- sh -c 'echo "$MONGOLOCK_FENCING_TOKEN" > '"$work"'/t24b; "$0" fence --upsert "mongolock_cli_test.'"$coll"'" "{\"_id\": \"doc\"}" "{\"\$set\": {\"by\": \"b\"}}"' "$bin" \
+  > "$work/s24.b" 2>&1; rc_b=$?
+MONGOLOCK_FENCING_TOKEN=$(cat "$work/t24a") "$bin" fence "mongolock_cli_test.$coll" '{"_id": "doc"}' '{"$set": {"by": "a"}}' \
+  > "$work/s24.a" 2>&1; rc_a=$?
+"$bin" fence --token "$(cat "$work/t24b")" "mongolock_cli_test.$coll" '{"_id": "doc"}' '{"$set": {"again": 1}}' \
+  > "$work/s24.b2" 2>&1; rc_b2=$?
+"$bin" fence --token 5 "mongolock_cli_test.$coll" '{"_id": "doc"}' '{"$set": {"fence": 1}}' > "$work/s24.bad" 2>&1; rc_bad=$?
+check "fence under run writes with the lease's token (rc=$rc_b: $(head -c 300 "$work/s24.b"))" \
+  '[ $rc_b = 0 ] && grep -qF "{\"matched\":0,\"upserted\":1}" "$work/s24.b"'
+check "an earlier token is fenced out: 76, both tokens named (rc=$rc_a: $(head -c 300 "$work/s24.a"))" \
+  '[ $rc_a = 76 ] && grep -qF "$(cat "$work/t24a")" "$work/s24.a" && grep -qF "$(cat "$work/t24b")" "$work/s24.a"'
+check "the same token writes again (rc=$rc_b2: $(head -c 300 "$work/s24.b2"))" \
+  '[ $rc_b2 = 0 ] && grep -qF "{\"matched\":1,\"upserted\":0}" "$work/s24.b2"'
+check "an update of the fence field is a usage error: 64 (rc=$rc_bad: $(head -c 300 "$work/s24.bad"))" \
+  '[ $rc_bad = 64 ] && grep -q "touches the fence field" "$work/s24.bad"'
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -226,6 +226,57 @@ BOOST_AUTO_TEST_CASE(a_multi_lease_throws_its_reason) {
   expect_thrown(thrown_from(e, f), ml::errc::not_held, "this multi_lease holds no acquisition");
 }
 
+// The fenced writes go through the same door (detail/initiation.hpp's async_op). A lease known
+// to have ended sends nothing (detail/fenced_surface.hpp); an in-memory store has no client.
+BOOST_AUTO_TEST_CASE(a_fenced_write_throws_its_reason) {
+  engine e;
+  auto x = e.lock("x");
+  const ml::fenced_collection where{"db", "c"};  // named: GCC 12 and temporaries in co_await
+  auto no_client = thrown_by(e, [&]() -> asio::awaitable<void> {
+    auto held = co_await x.async_acquire(asio::use_awaitable);
+    co_await held.async_fenced_update(where, "{}", R"({"$set": {"v": 1}})", asio::use_awaitable);
+  });
+  expect_thrown(no_client, ml::errc::not_held, "the provider has no MongoDB client");
+  auto released = thrown_by(e, [&]() -> asio::awaitable<void> {
+    auto held = co_await x.async_acquire(asio::use_awaitable);
+    co_await held.async_release(asio::use_awaitable);
+    co_await held.async_fenced_write(where, {}, asio::use_awaitable);
+  });
+  expect_thrown(released, ml::errc::released, "this lease was released");
+  ml::lease empty;
+  auto f = empty.async_fenced_update(where, "{}", "{}", asio::use_future);
+  expect_thrown(thrown_from(e, f), ml::errc::not_held, "this lease object holds no acquisition");
+  ml::multi_lease none;
+  auto g = none.async_fenced_write(where, {}, asio::use_future);
+  expect_thrown(thrown_from(e, g), ml::errc::not_held, "this multi_lease holds no acquisition");
+}
+
+// A lease known lost refuses a fenced write before sending it, a lease or a set of them (its
+// document taken over, as multi_lock_test.cpp's guard case does).
+BOOST_AUTO_TEST_CASE(a_lost_lease_refuses_a_fenced_write) {
+  engine e(fast(600ms));
+  auto [ec, l] = e.acquire("x", 1s);
+  BOOST_REQUIRE(!ec);
+  auto set = provider_on(e).create_multi_lock({"m1", "m2"}).async_acquire(asio::use_future);
+  BOOST_REQUIRE(e.wait(set, 3s));
+  auto held = set.get();
+  auto lost = engine::ec_future([&](auto h) { l.async_wait_lost(h); });
+  auto set_lost = engine::ec_future([&](auto h) { held.async_wait_lost(h); });
+  for (const char* name : {"x", "m2"}) {
+    auto stolen = e.store->get(name);
+    stolen.held.owner = "0123456789abcdef0123456789abcdef";
+    stolen.held.token += 1;
+    e.store->put(name, stolen);
+  }
+  BOOST_REQUIRE(e.wait(lost, 3s));
+  BOOST_REQUIRE(e.wait(set_lost, 3s));
+  const ml::fenced_collection where{"db", "c"};
+  auto f = l.async_fenced_update(where, "{}", "{}", asio::use_future);
+  expect_thrown(thrown_from(e, f), ml::errc::lease_lost, "this lease was lost");
+  auto g = held.async_fenced_update(where, "{}", "{}", asio::use_future);
+  expect_thrown(thrown_from(e, g), ml::errc::lease_lost, "this lease was lost");
+}
+
 BOOST_AUTO_TEST_CASE(a_leadership_throws_its_reasons) {
   engine e;
   auto p = provider_on(e);

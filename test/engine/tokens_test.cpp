@@ -49,6 +49,10 @@ namespace {
   [[maybe_unused]] auto [e9, owner] = co_await p.async_force_release("x", asio::as_tuple(asio::use_awaitable));
   co_await p.async_shutdown();
   [[maybe_unused]] auto version = co_await c.async_server_version();
+  const ml::fenced_collection where{"db", "c"};  // named: GCC 12 and temporaries in co_await
+  [[maybe_unused]] ml::fenced_result f1 = co_await held.async_fenced_update(where, "{}", R"({"$set": {"v": 1}})");
+  [[maybe_unused]] auto [fe, f2] = co_await ml::async_fenced_update(c, 1, where, "{}", "{}",
+                                                                     asio::as_tuple(asio::use_awaitable));
 }
 
 // Callbacks and futures; never called.
@@ -68,6 +72,10 @@ namespace {
   [[maybe_unused]] std::future<void> f2 = held.async_release(asio::use_future);
   [[maybe_unused]] std::future<std::vector<ml::lock_info>> f3 = p.async_list(asio::use_future);
   [[maybe_unused]] std::future<int> f4 = held.async_guard(work(), asio::use_future);
+  const ml::fenced_collection where{"db", "c"};
+  held.async_fenced_write(where, {}, [](error_code, ml::fenced_result) {});
+  ml::async_fenced_write(c, 1, where, {}, [](error_code, ml::fenced_result) {});
+  [[maybe_unused]] std::future<ml::fenced_result> f6 = held.async_fenced_update(where, "{}", "{}", asio::use_future);
 }
 
 }  // namespace

@@ -246,6 +246,22 @@ BOOST_FIXTURE_TEST_CASE(concurrent_requests_never_overlap_per_id, io_fixture) {
       BOOST_TEST(lines[i - 1].token < lines[i].token, "id " << id << ": tokens must increase in start order");
     }
   }
+  // Each report is a MongoDB document fenced by the last token that wrote it: a stale holder's
+  // write (an older token, as a holder paused past its lease would carry) is refused, its
+  // reason naming the document's fence (docs/design.md section 15).
+  const mongolock::fenced_collection reports{database, collection + "_reports"};
+  for (auto& [id, lines] : per_id) {
+    const auto newest = lines.back().token;
+    const std::string filter = R"({"_id": ")" + id + R"("})";
+    mongolock::diagnostics why;
+    auto [ec, r] = run([&]() -> asio::awaitable<std::tuple<boost::system::error_code, mongolock::fenced_result>> {
+      const std::string stale = R"({"$set": {"report": "stale"}})";
+      co_return co_await mongolock::async_fenced_update(*db, newest - 1, reports, filter, stale, why,
+                                                        asio::as_tuple(asio::deferred));
+    }());
+    BOOST_TEST((ec == mongolock::errc::fenced_out), id << ": " << ec.message());
+    BOOST_TEST(why.reason.find("fence " + std::to_string(newest) + " is above") != std::string::npos, why.reason);
+  }
 }
 
 // The client hangs up while its work runs: the lock must be free at once, not at lease expiry.

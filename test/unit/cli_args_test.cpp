@@ -316,3 +316,63 @@ BOOST_AUTO_TEST_CASE(status_json_survives_dates_at_the_int64_limits) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+// mongolock fence (docs/cli.md "Fenced writes"): the token from --token or the environment `run`
+// sets, the documents as positional arguments, and the usage errors of each shape.
+BOOST_AUTO_TEST_SUITE(cli_fence)
+
+BOOST_AUTO_TEST_CASE(fence_takes_the_token_from_run_or_from_the_flag) {
+  auto r = parse({"fence", "app.reports", R"({"_id": 1})", R"({"$set": {"v": 2}})"},
+                 {{"MONGOLOCK_FENCING_TOKEN", "1700000000000000123"}});
+  BOOST_TEST(r.error.empty(), r.error);
+  BOOST_TEST((r.opts.cmd == cli::command::fence));
+  BOOST_TEST(r.opts.fencing_token == 1700000000000000123);
+  BOOST_TEST(r.opts.name == "app.reports");
+  BOOST_TEST(r.opts.argv.size() == 2u);
+  r = parse({"fence", "--token=42", "--field", "epoch", "--upsert", "--replace", "a.b", "{}", "{}"},
+            {{"MONGOLOCK_FENCING_TOKEN", "7"}});
+  BOOST_TEST(r.error.empty(), r.error);
+  BOOST_TEST(r.opts.fencing_token == 42);  // the flag wins
+  BOOST_TEST(r.opts.fence_field == "epoch");
+  BOOST_TEST((r.opts.upsert && r.opts.replace && !r.opts.remove));
+  r = parse({"fence", "--delete", "--token", "5", "a.b", R"({"_id": 1})"});
+  BOOST_TEST(r.error.empty(), r.error);
+  BOOST_TEST(r.opts.remove);
+  // A bad MONGOLOCK_FENCING_TOKEN (a nested run's, say) troubles no other command.
+  BOOST_TEST(parse({"status", "x"}, {{"MONGOLOCK_FENCING_TOKEN", "junk"}}).error.empty());
+}
+
+BOOST_AUTO_TEST_CASE(fence_usage_errors_say_what_is_missing) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"fence", "a.b", "{}", "{}"}, "needs a token"},
+      {{"fence", "--token", "0", "a.b", "{}", "{}"}, "positive integer"},
+      {{"fence", "--token", "-3", "a.b", "{}", "{}"}, "positive integer"},
+      {{"fence", "--token", "12x", "a.b", "{}", "{}"}, "positive integer"},
+      {{"fence", "--token", "9223372036854775807", "a.b", "{}", "{}"}, "largest token"},
+      {{"fence", "--token", "6917529027641081857", "a.b", "{}", "{}"}, "largest token"},
+      {{"fence", "--token", "1", "ab", "{}", "{}"}, "DB.COLLECTION"},
+      {{"fence", "--token", "1", "a.b", "{}"}, "needs an UPDATE"},
+      {{"fence", "--token", "1", "a.b"}, "needs a FILTER"},
+      {{"fence", "--token", "1", "--delete", "a.b", "{}", "{}"}, "takes no UPDATE"},
+      {{"fence", "--token", "1", "--delete", "--replace", "a.b", "{}"}, "one of --replace and --delete"},
+      {{"fence", "--token", "1", "a.b", "{}", "{}", "{}"}, "not '{}'"},
+      {{"fence", "--upsert=yes", "a.b", "{}", "{}"}, "takes no value"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const auto r = parse(args);
+    BOOST_TEST(r.error.find(expected) != std::string::npos, "'" << r.error << "' should say '" << expected << "'");
+  }
+  const auto junk = parse({"fence", "a.b", "{}", "{}"}, {{"MONGOLOCK_FENCING_TOKEN", "junk"}});
+  BOOST_TEST(junk.error.find("MONGOLOCK_FENCING_TOKEN") != std::string::npos, junk.error);
+}
+
+BOOST_AUTO_TEST_CASE(fence_failures_map_to_their_documented_exit_codes) {
+  namespace ml = mongolock;
+  BOOST_TEST(cli::exit_code_for(make_error_code(ml::errc::fenced_out)) == 76);
+  BOOST_TEST(cli::exit_code_for(make_error_code(ml::errc::invalid_document)) == 64);
+  BOOST_TEST(cli::exit_code_for(make_error_code(ml::errc::invalid_collection)) == 64);
+  BOOST_TEST(cli::exit_code_for(make_error_code(ml::errc::invalid_options)) == 64);
+  BOOST_TEST(cli::exit_code_for(make_error_code(ml::errc::server_unavailable)) == 69);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

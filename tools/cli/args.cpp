@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "mongolock/error.hpp"
+#include "mongolock/limits.hpp"
 #include "mongolock/options.hpp"
 #include "mongolock/semaphore.hpp"
 
@@ -114,6 +115,8 @@ int exit_code_for(boost::system::error_code ec, int conflict_exit_code) {
   if (ec == errc::server_unavailable || ec == errc::unsupported_server) return exit_unavailable;
   if (ec == errc::not_authorized) return exit_not_authorized;
   if (ec == errc::invalid_name || ec == errc::declaration_mismatch) return exit_usage;
+  if (ec == errc::fenced_out) return exit_fenced_out;
+  if (ec == errc::invalid_document || ec == errc::invalid_collection || ec == errc::invalid_options) return exit_usage;
   return exit_software;
 }
 
@@ -127,6 +130,8 @@ std::string usage() {
   mongolock [GLOBAL OPTIONS] status NAME
   mongolock [GLOBAL OPTIONS] list [--held]
   mongolock [GLOBAL OPTIONS] release --force [--now] NAME
+  mongolock [GLOBAL OPTIONS] fence [--token T] [--field F] [--upsert] [--replace | --delete]
+                                   DB.COLLECTION FILTER [UPDATE]
   mongolock --help | --version
 
 global options (environment variable in brackets):
@@ -178,6 +183,14 @@ release --force: the holder loses its lease at its next renewal; new holders fir
 lease (one --ttl of the holder's, plus a margin), so the two never overlap. --now frees the lock
 at once (for a holder known to be dead). Exit 0 if taken from a holder, 1 if there was none.
 
+fence: one fenced write of one document (docs/design.md section 15): FILTER and UPDATE are
+extended JSON; the write applies only if the document's fence field (--field, "fence") is at most
+the token (--token, else $MONGOLOCK_FENCING_TOKEN, which `run` sets for COMMAND), and raises it
+to the token. --replace: UPDATE is the whole new document; --delete: no UPDATE; --upsert: FILTER
+must hold an _id. Prints {"matched":N,"upserted":N}. Exit 0 written (or nothing matched: see
+matched), 76 fenced out (a newer holder wrote the document; nothing changed), 64 bad input, 69,
+77, 70 as for run.
+
 status: one JSON line; exit 0 if the lock is held, 1 if it is free or was never used (a shell
 test: `if mongolock status NAME >/dev/null; then ...`). list: one JSON object per line
 (`mongolock list | jq -s .` makes an array); --held: only the locks held now. A holder silent
@@ -204,6 +217,20 @@ struct parser {
     if (*d < allowed.min || *d > allowed.max)
       return fail(flag + " must be between " + describe(allowed.min) + " and " + describe(allowed.max));
     out = *d;
+    return true;
+  }
+  // A fencing token as `run` hands it to COMMAND: a positive int64 in decimal.
+  bool set_token(const std::string& flag, const std::string& value, std::int64_t& out) {
+    std::int64_t n = 0;
+    const auto end = value.data() + value.size();
+    const auto [p, ec] = std::from_chars(value.data(), end, n);
+    if (value.empty() || ec != std::errc{} || p != end || n <= 0)
+      return fail(flag + " must be a positive integer (a fencing token), not '" + value + "'");
+    if (n > mongolock::limits::max_fencing_token)
+      return fail(flag + " is above the largest token the library hands out (" +
+                  std::to_string(mongolock::limits::max_fencing_token) + "): '" + value +
+                  "' is a typo, and would fence the document out for every real holder");
+    out = n;
     return true;
   }
   bool set_exit_code(const std::string& flag, const std::string& value, int& out) {
@@ -287,6 +314,7 @@ parse_result parse_args(const std::vector<std::string>& args,
                         const std::vector<std::pair<std::string, std::string>>& environment) {
   parser p{args, 0, {}};
   auto& o = p.r.opts;
+  std::string env_token;
   for (const auto& [k, v] : environment) {
     if (k == "MONGOLOCK_URI") o.uri = v;
     else if (k == "MONGOLOCK_DATABASE") o.database = v;
@@ -296,6 +324,7 @@ parse_result parse_args(const std::vector<std::string>& args,
     else if (k == "MONGOLOCK_KILL_AFTER") p.set_duration(k, v, kill_after_range, o.kill_after);
     else if (k == "MONGOLOCK_MARGIN") p.set_duration(k, v, margin_range, o.margin);
     else if (k == "MONGOLOCK_STATE_DIR") o.state_dir = v;
+    else if (k == "MONGOLOCK_FENCING_TOKEN") env_token = v;  // read by fence only (a nested run has one)
     else if (k == "MONGOLOCK_WAIT") {
       std::chrono::milliseconds w{};
       if (p.set_duration(k, v, wait_range, w)) o.wait = w;
@@ -316,11 +345,30 @@ parse_result parse_args(const std::vector<std::string>& args,
       else if (a == "status") o.cmd = command::status;
       else if (a == "list") o.cmd = command::list;
       else if (a == "release") o.cmd = command::release;
+      else if (a == "fence") o.cmd = command::fence;
       else { p.fail("unknown command '" + a + "'"); return p.r; }
       ++i;
       continue;
     }
     if (a == "--force" && o.cmd == command::release) { o.force = true; ++i; continue; }
+    if (o.cmd == command::fence && a.starts_with("--")) {
+      const auto f = p.split_flag();
+      bool* flag = f.flag == "--upsert" ? &o.upsert : f.flag == "--replace" ? &o.replace
+                                                    : f.flag == "--delete"  ? &o.remove : nullptr;
+      if (flag) {
+        if (f.attached) { p.fail(f.flag + " takes no value"); return p.r; }
+        *flag = true;
+        ++i;
+        continue;
+      }
+      if (f.flag == "--token" || f.flag == "--field") {
+        std::string v;
+        if (!p.take_value(f, v)) return p.r;
+        if (f.flag == "--field") o.fence_field = v;
+        else if (!p.set_token(f.flag, v, o.fencing_token)) return p.r;
+        continue;
+      }
+    }
     if (a == "--now" && o.cmd == command::release) { o.now = true; ++i; continue; }
     if (a == "--held" || a.starts_with("--held=")) {
       if (o.cmd != command::list) { p.fail("--held goes after list: mongolock list --held"); return p.r; }
@@ -370,6 +418,12 @@ parse_result parse_args(const std::vector<std::string>& args,
     if (o.cmd == command::none) { p.fail("missing command"); return p.r; }
     if (o.cmd == command::list) { p.fail("list takes no arguments"); return p.r; }
     if (o.name.empty() && a != "--") { o.name = a; ++i; continue; }
+    if (o.cmd == command::fence) {
+      if (o.argv.size() == 2) { p.fail("fence takes DB.COLLECTION FILTER [UPDATE], not '" + a + "'"); return p.r; }
+      o.argv.push_back(a);
+      ++i;
+      continue;
+    }
     if (o.cmd != command::run) { p.fail("unexpected argument '" + a + "'"); return p.r; }
     if (a == "--") ++i;
     o.argv.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());  // COMMAND [ARG...]: never parsed
@@ -403,6 +457,17 @@ parse_result parse_args(const std::vector<std::string>& args,
       break;
     case command::status:
       if (o.name.empty()) p.fail("status needs a lock NAME");
+      break;
+    case command::fence:
+      if (o.fencing_token == 0 && !env_token.empty() &&
+          !p.set_token("MONGOLOCK_FENCING_TOKEN", env_token, o.fencing_token))
+        break;
+      if (o.name.find('.') == std::string::npos) p.fail("fence needs DB.COLLECTION, FILTER and UPDATE");
+      else if (o.argv.empty()) p.fail("fence needs a FILTER (extended JSON)");
+      else if (o.replace && o.remove) p.fail("give one of --replace and --delete");
+      else if (o.remove && o.argv.size() != 1) p.fail("fence --delete takes no UPDATE");
+      else if (!o.remove && o.argv.size() != 2) p.fail("fence needs an UPDATE (or --delete)");
+      else if (o.fencing_token == 0) p.fail("fence needs a token: --token T, or MONGOLOCK_FENCING_TOKEN (set by run)");
       break;
     case command::release:
       if (!o.force) p.fail("release needs --force (it removes the current holder, whoever it is)");

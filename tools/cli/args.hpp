@@ -2,6 +2,7 @@
 // Command line of the `mongolock` tool: parsing only, no I/O, so it is unit-testable.
 #include <boost/system/error_code.hpp>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,10 +16,12 @@ inline constexpr int exit_lost = 74;         // lease lost while COMMAND ran
 inline constexpr int exit_not_acquired = 75; // EX_TEMPFAIL: not acquired within --wait
 inline constexpr int exit_not_authorized = 77;  // EX_NOPERM: authentication or privileges
 inline constexpr int exit_skipped = 79;       // run --once-per: the job ran within the period
+inline constexpr int exit_fenced_out = 76;    // fence: a newer token wrote the document; nothing changed
 
 // The exit status for a library failure: the lock busy or --wait out -> `conflict_exit_code`;
 // server unreachable or unsupported 69; not authorized 77; a bad lock name or a permit count that
-// does not match the name's declaration 64; anything else 70.
+// does not match the name's declaration 64; a fenced write refused 76, or given a bad document,
+// namespace or token 64; anything else 70.
 int exit_code_for(boost::system::error_code ec, int conflict_exit_code = exit_not_acquired);
 
 // "250ms", "10s", "2m", "1h", "0", compound "1m30s", fractional "1.5s". nullopt for anything else
@@ -26,7 +29,7 @@ int exit_code_for(boost::system::error_code ec, int conflict_exit_code = exit_no
 // `why` if given ("durations have millisecond precision"), for the usage error to say.
 std::optional<std::chrono::milliseconds> parse_duration(const std::string& text, std::string* why = nullptr);
 
-enum class command { none, run, status, list, release, help, version };
+enum class command { none, run, status, list, release, fence, help, version };
 
 struct options {
   std::string uri = "mongodb://127.0.0.1:27017";
@@ -57,6 +60,12 @@ struct options {
   std::string state_dir;
   std::string name;
   std::vector<std::string> argv;  // run: COMMAND [ARG...]
+  // fence DB.COLLECTION FILTER [UPDATE] (docs/cli.md "Fenced writes"): `name` holds the
+  // namespace, `argv` the documents. The token: --token, else MONGOLOCK_FENCING_TOKEN (as `run`
+  // sets it for COMMAND); 0 = none given.
+  std::int64_t fencing_token = 0;
+  std::string fence_field = "fence";
+  bool upsert = false, replace = false, remove = false;
 };
 
 struct parse_result {

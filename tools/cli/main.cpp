@@ -12,6 +12,7 @@
 #include <string>
 
 #include "args.hpp"
+#include "fence_command.hpp"
 #include "holder_text.hpp"
 #include "json.hpp"
 #include "mongolock.hpp"
@@ -50,11 +51,12 @@ void say_if_silent(const mongolock::lock_info& info, std::int64_t now_ms, const 
   std::cerr << "mongolock: lock '" << cli::printable(info.name) << "' " << cli::held_by(info, now_ms) << hint << "\n";
 }
 
-asio::awaitable<int> dispatch(mongolock::provider& locks, const cli::options& o) {
+asio::awaitable<int> dispatch(mongolock::client& db, mongolock::provider& locks, const cli::options& o) {
   auto token = asio::as_tuple(asio::use_awaitable);
   mongolock::diagnostics why;
   switch (o.cmd) {
     case cli::command::run: co_return co_await cli::run_command(locks, o);
+    case cli::command::fence: co_return co_await cli::fence_command(db, o);
     case cli::command::status: {
       auto [ec, info] = co_await locks.async_inspect(o.name, why, token);
       if (ec) co_return server_failure(ec, why);
@@ -95,8 +97,9 @@ asio::awaitable<int> dispatch(mongolock::provider& locks, const cli::options& o)
 // The command, then a clean exit: a take whose acquire was interrupted (SIGINT while waiting)
 // may still be answered by the server; shutdown gives it back before the process ends instead
 // of leaving the lock held until --ttl. Its own failure does not change the exit code.
-asio::awaitable<int> dispatch_then_shut_down(mongolock::provider& locks, const cli::options& o) {
-  const int rc = co_await dispatch(locks, o);
+asio::awaitable<int> dispatch_then_shut_down(mongolock::client& db, mongolock::provider& locks,
+                                             const cli::options& o) {
+  const int rc = co_await dispatch(db, locks, o);
   mongolock::diagnostics why;
   auto [ec] = co_await locks.async_shutdown(why, asio::as_tuple(asio::use_awaitable));
   if (ec && o.verbose) std::cerr << "mongolock: shutdown: " << ec.message() << " (" << why.reason << ")\n";
@@ -135,7 +138,7 @@ int main(int argc, char** argv) {
     mongolock::client db(io.get_executor(), o.uri, co);
     mongolock::provider locks(db, o.database, o.collection, lo);
     int rc = cli::exit_software;
-    asio::co_spawn(io, dispatch_then_shut_down(locks, o), [&](std::exception_ptr e, int r) {
+    asio::co_spawn(io, dispatch_then_shut_down(db, locks, o), [&](std::exception_ptr e, int r) {
       rc = r;
       if (e) {
         try { std::rethrow_exception(e); } catch (const std::exception& x) { std::cerr << "mongolock: " << readable(x) << "\n"; }

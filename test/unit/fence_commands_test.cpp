@@ -1,0 +1,213 @@
+// The commands a fenced write sends (src/store/fence_commands.cpp), built without a server: the
+// caller's filter keeps its top-level fields (an upsert takes its _id from there), the fence
+// clause joins the caller's own $or / $and, and the update raises the fence in $set.
+#include <boost/asio/error.hpp>
+#include <boost/test/unit_test.hpp>
+#include <atomic>
+#include <string>
+
+#include "mongolock/error.hpp"
+#include "mongolock/limits.hpp"
+#include "store/fence_commands.hpp"
+
+namespace md = mongolock::detail;
+
+namespace {
+
+std::string canonical(const bson_t* b) {
+  char* s = bson_as_relaxed_extended_json(b, nullptr);
+  std::string out = s;
+  bson_free(s);
+  return out;
+}
+
+struct built {
+  boost::system::error_code ec;
+  std::string why, filter, change;
+};
+
+built build(md::fence_kind kind, std::string filter, std::string change, bool upsert = false) {
+  md::fence_item item{kind, {std::move(filter)}, {std::move(change)}, upsert};
+  md::fence_command cmd;
+  built b;
+  b.ec = md::build_fence_command(item, "fence", 7, cmd, &b.why);
+  b.filter = canonical(&cmd.filter);
+  b.change = canonical(&cmd.change);
+  return b;
+}
+
+const std::string fence_or = R"("$or" : [ { "fence" : { "$lte" : 7 } }, { "fence" : { "$exists" : false } } ])";
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(fence_commands)
+
+BOOST_AUTO_TEST_CASE(the_fence_clause_joins_the_callers_filter_at_the_top_level) {
+  auto b = build(md::fence_kind::update, R"({"_id": 1, "state": "open"})", R"({"$set": {"v": 1}, "$inc": {"n": 1}})");
+  BOOST_TEST(!b.ec, b.why);
+  BOOST_TEST(b.filter == R"({ "_id" : 1, "state" : "open", )" + fence_or + " }");
+  BOOST_TEST(b.change == R"({ "$inc" : { "n" : 1 }, "$set" : { "v" : 1, "fence" : 7 } })");
+  // The caller's own $or and $and go into one $and beside the fence clause; _id stays on top.
+  b = build(md::fence_kind::update, R"({"_id": 1, "$or": [{"a": 1}, {"b": 1}], "$and": [{"c": 1}]})",
+            R"({"$unset": {"v": ""}})");
+  BOOST_TEST(!b.ec, b.why);
+  BOOST_TEST(b.filter == R"({ "_id" : 1, "$and" : [ { "c" : 1 }, { "$or" : [ { "a" : 1 }, { "b" : 1 } ] }, { )" +
+                             fence_or + " } ] }");
+  BOOST_TEST(b.change == R"({ "$unset" : { "v" : "" }, "$set" : { "fence" : 7 } })");
+}
+
+BOOST_AUTO_TEST_CASE(a_replacement_carries_the_fence_and_a_delete_changes_nothing_else) {
+  auto b = build(md::fence_kind::replace, R"({"_id": "x"})", R"({"v": 2})", true);
+  BOOST_TEST(!b.ec, b.why);
+  BOOST_TEST(b.change == R"({ "v" : 2, "fence" : 7 })");
+  b = build(md::fence_kind::remove, R"({"_id": "x"})", "");
+  BOOST_TEST(!b.ec, b.why);
+  BOOST_TEST(b.change == "{ }");
+}
+
+BOOST_AUTO_TEST_CASE(an_upsert_must_pin_its_id) {
+  BOOST_TEST(!build(md::fence_kind::update, R"({"_id": {"k": 1}})", R"({"$set": {"v": 1}})", true).ec);
+  for (const char* filter : {R"({"v": 1})", R"({"_id": {"$in": [1, 2]}})", R"({"_id": {"$regex": "a"}})",
+                             R"({"$or": [{"_id": 1}]})"}) {
+    const auto b = build(md::fence_kind::update, filter, R"({"$set": {"v": 1}})", true);
+    BOOST_TEST((b.ec == mongolock::errc::invalid_document), filter);
+    BOOST_TEST(b.why.find("_id") != std::string::npos, b.why);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_update_that_touches_the_fence_is_refused) {
+  for (const char* change : {R"({"$set": {"fence": 1}})", R"({"$max": {"fence": 1}})", R"({"$set": {"fence.a": 1}})",
+                             R"({"$rename": {"x": "fence"}})", R"({"$rename": {"fence": "x"}})",
+                             R"({"$setOnInsert": {"fence": 1}})"}) {
+    const auto b = build(md::fence_kind::update, R"({"_id": 1})", change);
+    BOOST_TEST((b.ec == mongolock::errc::invalid_document), change);
+  }
+  // A field whose name only starts with the fence's is the caller's.
+  BOOST_TEST(!build(md::fence_kind::update, R"({"_id": 1})", R"({"$set": {"fencepost": 1}})").ec);
+}
+
+// Input libbson's reader fails on, a nested document already opened included, is refused without
+// a crash (bson_init_from_json destroyed the half-built document, and its owner again), and so is
+// text after the object (once applied as if it were not there) or a repeated top-level key (a
+// second $set was dropped, a second $or was not fenced as the server reads it).
+BOOST_AUTO_TEST_CASE(bad_trailing_or_repeated_json_is_refused) {
+  const std::string set = R"({"$set": {"a": 1}})";
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"_id": 1})", R"({"$set":{"a":1}} x)"},
+      {R"({"_id": 1})", R"({"$set":{"a":1})"},
+      {R"({"_id": 1})", R"({"$set":{"a":tru}})"},
+      {R"({"_id":{"a":tru}})", set},
+      {R"({"_id":"p"}{"x":1})", set},
+      {R"({"_id": 1})", R"({"$set":{"a":1}}{"b":1})"},
+      {R"({"$or":[{"a":1}],"$or":[{"b":1}]})", set},
+      {R"({"$and":[{"a":1}],"$and":[{"b":1}]})", set},
+      {R"({"a":1,"a":2})", set},
+      {R"({"_id": 1})", R"({"$set":{"x":1},"$set":{"y":2}})"},
+  };
+  for (const auto& [filter, change] : cases) {
+    const auto b = build(md::fence_kind::update, filter, change);
+    BOOST_TEST((b.ec == mongolock::errc::invalid_document), filter << " " << change << ": " << b.ec.message());
+    BOOST_TEST(!b.why.empty(), filter << " " << change);
+    BOOST_TEST_MESSAGE(filter << " " << change << ": " << b.why);
+  }
+  const auto b = build(md::fence_kind::replace, R"({"_id": 1})", R"({"v": 1, "v": 2})");
+  BOOST_TEST((b.ec == mongolock::errc::invalid_document), b.why);
+  // Trailing blanks are not a second document.
+  BOOST_TEST(!build(md::fence_kind::update, " {\"_id\": 1} \n", set + "\n\t ").ec);
+}
+
+// The read after a write that matched nothing (docs/design.md section 15, "Cost"): a double fence
+// compares exactly with the int64 token, as the server's $lte does. 2^62 + 1024 is above the token
+// 2^62 + 600 though the token rounds to that double; NaN never passes $lte.
+BOOST_AUTO_TEST_CASE(the_read_after_a_miss_compares_a_fence_exactly) {
+  using S = md::fence_seen;
+  const std::int64_t token = (std::int64_t{1} << 62) + 600;
+  const auto seen = [&](const std::string& json) {
+    bson_error_t err;
+    bson_t* doc = bson_new_from_json(reinterpret_cast<const std::uint8_t*>(json.data()), -1, &err);
+    BOOST_REQUIRE_MESSAGE(doc, json << ": " << err.message);
+    std::string refusal;
+    const auto s = md::classify_fence(doc, "fence", token, &refusal);
+    bson_destroy(doc);
+    BOOST_TEST((s != S::refused || !refusal.empty()), json);
+    return s;
+  };
+  std::string none;
+  BOOST_TEST((md::classify_fence(nullptr, "fence", token, &none) == S::no_document));
+  BOOST_TEST((seen(R"({"_id": 1})") == S::writable));
+  BOOST_TEST((seen(R"({"fence": {"$numberLong": ")" + std::to_string(token) + R"("}})") == S::writable));
+  BOOST_TEST((seen(R"({"fence": {"$numberLong": ")" + std::to_string(token + 1) + R"("}})") == S::refused));
+  BOOST_TEST((seen(R"({"fence": {"$numberDouble": "NaN"}})") == S::refused));
+  BOOST_TEST((seen(R"({"fence": {"$numberDouble": "4611686018427388928"}})") == S::refused));
+  BOOST_TEST((seen(R"({"fence": {"$numberDouble": "4611686018427387904"}})") == S::writable));
+  BOOST_TEST((seen(R"({"fence": {"$numberDouble": "Infinity"}})") == S::refused));
+  BOOST_TEST((seen(R"({"fence": {"$numberDouble": "-Infinity"}})") == S::writable));
+  BOOST_TEST((seen(R"({"fence": 2.5})") == S::writable));
+  BOOST_TEST((seen(R"({"fence": "7"})") == S::refused));
+  BOOST_TEST((seen(R"({"fence": [1, 2]})") == S::refused));
+}
+
+// What a miss means. A document the fence lets this token write, after a write that matched
+// nothing, contradicts the write (it changed in between): resent once, then ambiguous, never a
+// success. An upsert whose insert collided on _id (E11000) while the fence lets it write lost a
+// race with a concurrent upsert, whose insert landed between its empty match and its own: resent
+// once (the emulator serialises commands and cannot show the race); again, it is another index.
+BOOST_AUTO_TEST_CASE(a_miss_is_judged_and_a_contradiction_is_resent_once) {
+  using S = md::fence_seen;
+  using V = md::miss_verdict;
+  BOOST_TEST((md::judge_miss(S::no_document, false, false) == V::not_matched));
+  BOOST_TEST((md::judge_miss(S::refused, false, false) == V::refused));
+  BOOST_TEST((md::judge_miss(S::refused, true, true) == V::refused));
+  BOOST_TEST((md::judge_miss(S::writable, false, false) == V::resend));
+  BOOST_TEST((md::judge_miss(S::writable, false, true) == V::ambiguous));
+  BOOST_TEST((md::judge_miss(S::writable, true, false) == V::resend));
+  BOOST_TEST((md::judge_miss(S::writable, true, true) == V::server_error));
+  BOOST_TEST((md::judge_miss(S::no_document, true, false) == V::resend));
+  BOOST_TEST((md::judge_miss(S::no_document, true, true) == V::server_error));
+}
+
+// The read sees what the write's filter saw: the primary's latest state (read concern local),
+// not a majority snapshot that may still show an older fence, or no document.
+BOOST_AUTO_TEST_CASE(the_read_after_a_miss_is_local_at_the_primary) {
+  bson_t opts;
+  bson_init(&opts);
+  mongoc_read_prefs_t* prefs = nullptr;
+  md::fence_read_opts("fence", &opts, &prefs);
+  BOOST_TEST(canonical(&opts).find(R"("readConcern" : { "level" : "local" })") != std::string::npos, canonical(&opts));
+  BOOST_TEST((mongoc_read_prefs_get_mode(prefs) == MONGOC_READ_PRIMARY));
+  mongoc_read_prefs_destroy(prefs);
+  bson_destroy(&opts);
+}
+
+// An abandoned write sends nothing more (docs/design.md section 15, "Cancellation"): stopped
+// while queued for a worker, it sends nothing at all and touches no client.
+BOOST_AUTO_TEST_CASE(an_abandoned_write_sends_nothing_more) {
+  md::fence_request r;
+  r.database = "db";
+  r.collection = "c";
+  r.token = 7;
+  r.items.push_back({md::fence_kind::update, {R"({"_id": 1})"}, {R"({"$set": {"v": 1}})"}});
+  const std::atomic<bool> stop{true};
+  const auto out = md::fenced_write(nullptr, r, &stop);
+  BOOST_TEST((out.ec == boost::asio::error::operation_aborted), out.message);
+  BOOST_TEST(out.value.matched == 0);
+}
+
+// A token above the largest the library hands out (limits::max_fencing_token, the token clock's
+// cap) is refused: a typo'd token would raise a document's fence past every real holder's for
+// good (docs/design.md section 15, "Repairing a fence").
+BOOST_AUTO_TEST_CASE(a_token_above_the_cap_is_refused) {
+  md::fence_request r;
+  r.database = "db";
+  r.collection = "c";
+  std::string why;
+  r.token = mongolock::limits::max_fencing_token;
+  BOOST_TEST(!md::check_fence_request(r, &why), why);
+  r.token = mongolock::limits::max_fencing_token + 1;
+  BOOST_TEST((md::check_fence_request(r, &why) == mongolock::errc::invalid_options));
+  BOOST_TEST(why.find("largest") != std::string::npos, why);
+  r.token = INT64_MAX;
+  BOOST_TEST((md::check_fence_request(r, &why) == mongolock::errc::invalid_options));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
