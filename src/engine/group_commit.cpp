@@ -11,29 +11,23 @@ namespace {
 // A grouped statement the read after a short count could not judge: as a reply lost after sending
 // (section 4), so a take goes to its own majority re-check and a release retries in the background.
 outcome<bool> unjudged() {
-  outcome<bool> o;
-  o.ec = make_error_code(errc::server_unavailable);
-  o.ambiguous = true;
-  o.message = "the grouped command matched fewer statements than it sent, and whether this one applied is not "
-              "known";
-  return o;
+  return failure<bool>(make_error_code(errc::server_unavailable),
+                       "the grouped command matched fewer statements than it sent, and whether this one applied "
+                       "is not known",
+                       true);
 }
 
 // Never sent: its bound passed while it waited for a command. Not ambiguous, nothing to give back.
 outcome<bool> unsent() {
-  outcome<bool> o;
-  o.ec = make_error_code(errc::timeout);
-  o.message = "the take's bound passed while it waited for a command; it was not sent";
-  return o;
+  return failure<bool>(make_error_code(errc::timeout),
+                       "the take's bound passed while it waited for a command; it was not sent");
 }
 
 // A join whose leave came while it waited for a command: its caller has gone, and unsent it can
 // leave no entry behind.
 outcome<bool> left_unsent() {
-  outcome<bool> o;
-  o.ec = make_error_code(boost::asio::error::operation_aborted);
-  o.message = "the acquire left the line before its join was sent; it was not sent";
-  return o;
+  return failure<bool>(make_error_code(boost::asio::error::operation_aborted),
+                       "the acquire left the line before its join was sent; it was not sent");
 }
 
 // Past its bound (a take only): sending it could no longer grant anything.

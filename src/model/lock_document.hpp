@@ -43,6 +43,16 @@ outcome<T> success(T v) {
   o.value = std::move(v);
   return o;
 }
+// A failure of the library's own making (not a server's reply): `ambiguous` when a write may have
+// been applied.
+template <class T>
+outcome<T> failure(boost::system::error_code ec, std::string message, bool ambiguous = false) {
+  outcome<T> o;
+  o.ec = ec;
+  o.message = std::move(message);
+  o.ambiguous = ambiguous;
+  return o;
+}
 template <class T, class U>
 outcome<T> failure_from(const outcome<U>& other) {
   outcome<T> o;

@@ -266,12 +266,10 @@ outcome<fence_seen> read_fence(mongoc_collection_t* coll, const fence_request& r
 // (-Warray-bounds, a string moved out of the loop's outcome), which the Release build's -Werror
 // turns into an error.
 outcome<one_result> unknown_after_two_misses() {
-  outcome<one_result> o;
-  o.ec = make_error_code(errc::ambiguous_result);
-  o.ambiguous = true;
-  o.message = "the write matched nothing twice, yet the document's fence let this token write it both "
-              "times: it changed in between, and whether this write applied is not known";
-  return o;
+  return failure<one_result>(make_error_code(errc::ambiguous_result),
+                             "the write matched nothing twice, yet the document's fence let this token write it "
+                             "both times: it changed in between, and whether this write applied is not known",
+                             true);
 }
 
 outcome<one_result> write_one(mongoc_collection_t* coll, const fence_request& r, const fence_item& item,
