@@ -7,8 +7,8 @@
 //  - timed: the unfenced update_one (the unfenced floor, libmongoc from this thread), the fenced
 //    command's exact shape from libmongoc the same way (the fenced floor: what the server charges
 //    for the bigger filter and update), the library's blocking body on the same thread, and the
-//    library's async_fenced_update end to end (io thread, worker pool); each round runs the four
-//    in a rotated order, medians of 3 rounds.
+//    library's async_fenced_update end to end (io thread, worker pool); interleaved in slices of
+//    50 writes, ratios within each of 7 rounds, their median, smallest and largest.
 //  Instructions per write (the client's side only) are counted by mongolock-fence-ir under
 //  callgrind (bench/fence_instructions.cpp), not here.
 #include <mongoc/mongoc.h>
