@@ -1,33 +1,36 @@
 // ---- Scenario 10: the cost of fencing a write ---------------------------------------------------
-// The same update of one document of a small collection (100 documents: the emulator's update cost
-// grows with the collection, docs/benchmarks.md), fenced and unfenced, in the same run:
+// The same update of one document of a small collection (bench/fence_shapes.hpp), fenced and
+// unfenced, in the same run:
 //  - counted: the commands each sends, through libmongoc's command monitoring, running the fenced
 //    write's own blocking body (store/fence_commands.cpp, what the library's worker runs) on a
 //    monitored client; for an applied write and for a refused one;
-//  - timed: the unfenced update_one (the floor, libmongoc from this thread), the same body fenced
-//    on the same thread, and the library's async_fenced_update end to end (io thread, worker
-//    pool), alternating, medians of 3 rounds.
+//  - timed: the unfenced update_one (the unfenced floor, libmongoc from this thread), the fenced
+//    command's exact shape from libmongoc the same way (the fenced floor: what the server charges
+//    for the bigger filter and update), the library's blocking body on the same thread, and the
+//    library's async_fenced_update end to end (io thread, worker pool); interleaved in slices of
+//    50 writes, ratios within each of 7 rounds, their median, smallest and largest.
+//  Instructions per write (the client's side only) are counted by mongolock-fence-ir under
+//  callgrind (bench/fence_instructions.cpp), not here.
 #include <mongoc/mongoc.h>
 
 #include <atomic>
 #include <chrono>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "common.hpp"
 #include "direct.hpp"
+#include "fence_shapes.hpp"
 #include "mongolock.hpp"
 #include "scenarios.hpp"
 #include "stats.hpp"
-#include "store/fence_commands.hpp"
+#include "store/bson_util.hpp"
 
 namespace bench {
 
 namespace {
-
-constexpr int documents = 100;
-constexpr const char* database = "mongolock_bench";
 
 std::atomic<long> commands_started{0};
 void count_command(const mongoc_apm_command_started_t*) { ++commands_started; }
@@ -35,7 +38,7 @@ void count_command(const mongoc_apm_command_started_t*) { ++commands_started; }
 // A client whose every command is counted (libmongoc's command monitoring).
 struct monitored {
   direct_conn conn;
-  monitored(const config& c, const std::string& coll) : conn(c.uri, database, coll) {
+  monitored(const config& c, const std::string& coll) : conn(c.uri, fence_database, coll) {
     mongoc_apm_callbacks_t* cb = mongoc_apm_callbacks_new();
     mongoc_apm_set_command_started_cb(cb, count_command);
     mongoc_client_set_apm_callbacks(conn.client, cb, nullptr);
@@ -43,76 +46,12 @@ struct monitored {
   }
 };
 
-std::string id_filter(int i) { return R"({"_id": )" + std::to_string(i) + "}"; }
-constexpr const char* change = R"({"$inc": {"n": 1}})";
-
-void fill(monitored& m) {
-  for (int i = 0; i < documents; ++i) {
-    bson_t* doc = BCON_NEW("_id", BCON_INT32(i), "n", BCON_INT64(0));
-    mongoc_collection_insert_one(m.conn.coll, doc, nullptr, nullptr, nullptr);
-    bson_destroy(doc);
-  }
-}
-
-bool plain_update(monitored& m, int i) {
-  bson_t* filter = BCON_NEW("_id", BCON_INT32(i));
-  bson_t* update = BCON_NEW("$inc", "{", "n", BCON_INT32(1), "}");
-  const bool ok = mongoc_collection_update_one(m.conn.coll, filter, update, &m.conn.opts, nullptr, nullptr);
-  bson_destroy(filter);
-  bson_destroy(update);
-  return ok;
-}
-
-mongolock::detail::fence_request fenced_request(const std::string& coll, std::int64_t token, int i) {
-  mongolock::detail::fence_request r;
-  r.database = database;
-  r.collection = coll;
-  r.token = token;
-  r.items.push_back({mongolock::detail::fence_kind::update, {id_filter(i)}, {change}, false});
-  return r;
-}
-
-bool fenced_update(monitored& m, const std::string& coll, std::int64_t token, int i) {
-  return !mongolock::detail::fenced_write(m.conn.client, fenced_request(coll, token, i)).ec;
-}
-
 // Commands per write, `n` writes of `write`.
 template <class Write>
 double commands_per_write(int n, Write write) {
   const long before = commands_started;
-  for (int i = 0; i < n; ++i) write(i % documents);
+  for (int i = 0; i < n; ++i) write(i % fence_documents);
   return static_cast<double>(commands_started - before) / n;
-}
-
-// Writes per second of `write` over `seconds`; the latencies (µs) into `lat`.
-template <class Write>
-double rate(int seconds, Write write, std::vector<double>* lat = nullptr) {
-  long n = 0;
-  const auto start = std::chrono::steady_clock::now(), end = start + std::chrono::seconds(seconds);
-  std::mt19937 rng(7);
-  while (std::chrono::steady_clock::now() < end) {
-    const auto t0 = std::chrono::steady_clock::now();
-    if (!write(static_cast<int>(rng() % documents))) return 0;
-    if (lat) lat->push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    ++n;
-  }
-  return n / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// The library end to end: async_fenced_update from one coroutine on one io thread.
-double library_rate(const config& c, const std::string& coll, std::int64_t token) {
-  return run_io<double>(c, [&](mongolock::client& db) -> asio::awaitable<double> {
-    const mongolock::fenced_collection where{database, coll};
-    long n = 0;
-    std::mt19937 rng(7);
-    const auto start = std::chrono::steady_clock::now(), end = start + std::chrono::seconds(c.seconds);
-    while (std::chrono::steady_clock::now() < end) {
-      const auto filter = id_filter(static_cast<int>(rng() % documents));
-      co_await mongolock::async_fenced_update(db, token, where, filter, change);
-      ++n;
-    }
-    co_return n / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  });
 }
 
 }  // namespace
@@ -120,26 +59,111 @@ double library_rate(const config& c, const std::string& coll, std::int64_t token
 void scenario_fence(const config& c) {
   const auto coll = fresh_collection("fence");
   monitored m(c, coll);
-  fill(m);
+  fence_fill(m.conn);
+  // The collection handles a library worker keeps while it holds its connection (bson_util.hpp).
+  const mongolock::detail::collection_cache worker_scope(m.conn.client);
   const std::int64_t token = 1'000'000;
+  const auto body = [&](std::int64_t t) {
+    return [&, t](int i) { return fenced_body_update(m.conn.client, coll, t, i); };
+  };
   // Counted: applied writes, then refused ones (a token below the fence every write left).
-  const double plain_cmds = commands_per_write(200, [&](int i) { return plain_update(m, i); });
-  const double fenced_cmds = commands_per_write(200, [&](int i) { return fenced_update(m, coll, token, i); });
-  const double refused_cmds = commands_per_write(200, [&](int i) { return fenced_update(m, coll, token - 1, i); });
-  print(row{"10 fenced update, counted"}.num("documents", documents).num("unfenced_commands_per_write", plain_cmds)
-            .num("fenced_commands_per_write", fenced_cmds).num("refused_commands_per_write", refused_cmds));
-  // Timed: alternating, medians.
-  std::vector<double> plain, fenced, library, plain_lat, fenced_lat;
-  for (int r = 0; r < rounds; ++r) {
-    plain.push_back(rate(c.seconds, [&](int i) { return plain_update(m, i); }, &plain_lat));
-    fenced.push_back(rate(c.seconds, [&](int i) { return fenced_update(m, coll, token, i); }, &fenced_lat));
-    library.push_back(library_rate(c, coll, token));
+  const double plain_cmds = commands_per_write(200, [&](int i) { return unfenced_update(m.conn, i); });
+  const double floor_cmds = commands_per_write(200, [&](int i) { return fenced_shape_update(m.conn, token, i); });
+  const double fenced_cmds = commands_per_write(200, body(token));
+  const double refused_cmds = commands_per_write(200, body(token - 1));
+  print(row{"10 fenced update, counted"}.num("documents", fence_documents)
+            .num("unfenced_commands_per_write", plain_cmds)
+            .num("fenced_floor_commands_per_write", floor_cmds).num("fenced_commands_per_write", fenced_cmds)
+            .num("refused_commands_per_write", refused_cmds));
+  // Timed: the four interleaved in slices of `slice` writes, in a rotated order, so that the
+  // machine's and the emulator's drift (warm-up, its garbage collection, other work on the 2
+  // shared cores, which changed rates by half from one second to the next) falls on all four
+  // alike. A kind's rate in a round is its writes over the time spent in its own slices; ratios
+  // are taken within a round, and their median over the rounds is reported with the smallest and
+  // largest. All from one coroutine on one io thread: the blocking kinds block it, as they would
+  // any caller's thread, and the library's write is co_awaited (its worker pool, the hop back).
+  constexpr int fence_rounds = 7, slice = 50;
+  enum { plain, fenced_floor, fenced, library, kinds };
+  std::vector<double> per_s[kinds], lat[kinds];
+  const bool all_written = run_io<bool>(c, [&](mongolock::client& db) -> asio::awaitable<bool> {
+    using clock = std::chrono::steady_clock;
+    const mongolock::fenced_collection where{fence_database, coll};
+    std::mt19937 rng(7);
+    for (int r = 0; r < fence_rounds; ++r) {
+      std::chrono::duration<double> spent[kinds]{};
+      long written[kinds]{};
+      const auto round_end = clock::now() + std::chrono::seconds(c.seconds) * kinds;
+      for (int s = 0; clock::now() < round_end; ++s) {
+        for (int k = 0; k < kinds; ++k) {
+          const int kind = (s + k) % kinds;
+          const auto slice_start = clock::now();
+          for (int j = 0; j < slice; ++j) {
+            const int i = static_cast<int>(rng() % fence_documents);
+            const auto t0 = clock::now();
+            bool ok = false;
+            switch (kind) {
+              case plain:
+                ok = unfenced_update(m.conn, i);
+                break;
+              case fenced_floor:
+                ok = fenced_shape_update(m.conn, token, i);
+                break;
+              case fenced:
+                ok = fenced_body_update(m.conn.client, coll, token, i);
+                break;
+              case library: {
+                const auto filter = fence_id_filter(i);
+                auto [ec, res] = co_await mongolock::async_fenced_update(db, token, where, filter, fence_change,
+                                                                        asio::as_tuple(asio::deferred));
+                ok = !ec && res.matched == 1;
+                break;
+              }
+            }
+            if (!ok) co_return false;
+            lat[kind].push_back(std::chrono::duration<double, std::micro>(clock::now() - t0).count());
+          }
+          spent[kind] += clock::now() - slice_start;
+          written[kind] += slice;
+        }
+      }
+      for (int k = 0; k < kinds; ++k) per_s[k].push_back(static_cast<double>(written[k]) / spent[k].count());
+    }
+    co_return true;
+  });
+  if (!all_written) {
+    print(row{"10 fenced update, timed"}.str("error", "a write failed or matched nothing"));
+    return;
   }
   const auto med = [](const std::vector<double>& v) { return bench::percentile(v, .5); };
-  print(row{"10 fenced update, timed"}.num("documents", documents).num("unfenced_per_s", med(plain))
-            .num("unfenced_median_us", med(plain_lat)).num("fenced_per_s", med(fenced))
-            .num("fenced_median_us", med(fenced_lat)).num("fenced_ratio", med(fenced) / med(plain))
-            .num("library_per_s", med(library)).num("library_ratio", med(library) / med(plain)));
+  const auto rounds_of = [](const std::vector<double>& v) {
+    std::ostringstream s;
+    for (double x : v) s << (s.tellp() > 0 ? " " : "") << static_cast<long>(x);
+    return s.str();
+  };
+  // Per-round ratios: the library's fenced write to the unfenced update (fenced_ratio); the
+  // emulator's charge for the fenced shape (floor_ratio: fenced floor to unfenced floor); the
+  // library's blocking body and end to end to the fenced floor, the share that is the library's
+  // (docs/benchmarks.md, scenario 10).
+  row out{"10 fenced update, timed"};
+  out.num("documents", fence_documents).num("rounds", fence_rounds);
+  const auto ratio = [&](const char* name, int a, int b) {
+    std::vector<double> v;
+    for (int r = 0; r < fence_rounds; ++r) v.push_back(per_s[a][r] / per_s[b][r]);
+    out.num(name, med(v)).num(std::string(name) + "_min", bench::percentile(v, 0))
+        .num(std::string(name) + "_max", bench::percentile(v, 1));
+  };
+  out.num("unfenced_per_s", med(per_s[plain])).num("unfenced_median_us", med(lat[plain]))
+      .num("fenced_floor_per_s", med(per_s[fenced_floor])).num("fenced_floor_median_us", med(lat[fenced_floor]))
+      .num("fenced_per_s", med(per_s[fenced])).num("fenced_median_us", med(lat[fenced]))
+      .num("library_per_s", med(per_s[library]));
+  ratio("fenced_ratio", fenced, plain);
+  ratio("floor_ratio", fenced_floor, plain);
+  ratio("fenced_to_floor", fenced, fenced_floor);
+  ratio("library_ratio", library, plain);
+  ratio("library_to_floor", library, fenced_floor);
+  out.str("unfenced_rounds", rounds_of(per_s[plain])).str("fenced_floor_rounds", rounds_of(per_s[fenced_floor]))
+      .str("fenced_rounds", rounds_of(per_s[fenced])).str("library_rounds", rounds_of(per_s[library]));
+  print(out);
 }
 
 }  // namespace bench

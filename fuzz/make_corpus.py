@@ -28,6 +28,13 @@ SEEDS = {
         'regression-nested-invalid-json': b'\x00{"_id": {"a": tru}}\x00{"$set": {"a": 1}}',
         'regression-trailing-object': b'\x00{"_id": "p"}{"x": 1}\x00{"$set": {"a": 1}}',
     },
+    # One JSON text: the fenced write's reader must make of it what libbson's does (plain_json_fuzz.cpp).
+    'plain_json': {
+        'plain': b'{"_id": 1, "a": [true, false, null, -2147483649], "b": {"$gte": "x y"}}',
+        'operators': b'{"$set": {"v.w": 2147483647}, "$inc": {"n": -1}, "$unset": {"z": ""}}',
+        'extended': b'{"_id": {"$numberLong": "7"}, "t": {"$date": 0}}',
+        'escapes': b'{"s": "a\\"b\\u00e9", "d": 1.5e3}',
+    },
     'lock_name': {
         'ascii': b'nightly-report',
         'namespace': b'mongolock_test.locks',

@@ -5,7 +5,8 @@
 #   scripts/fuzz.sh [SECONDS] [TARGET...]    default: 60 s each, every target
 # Targets: redact (URI redaction), cli_args (durations, argv), lock_name (names, namespaces),
 # lock_doc (lock documents as the server returns them, through parse, status and an acquire),
-# fence_doc (a fenced write's filter and change, through build_fence_command).
+# fence_doc (a fenced write's filter and change, through build_fence_command), plain_json (the
+# fenced write's own JSON reader against libbson's, byte for byte).
 # New inputs go to build/fuzz/corpus/TARGET; a finding is saved as
 # build/fuzz/findings/TARGET/crash-* (rerun: build/fuzz/fuzz/TARGET_fuzz FILE) and fails the run.
 # scripts/test.sh runs a smoke of a few seconds per target.
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(redact cli_args lock_name lock_doc fence_doc)
+[ ${#targets[@]} -gt 0 ] || targets=(redact cli_args lock_name lock_doc fence_doc plain_json)
 scripts/install-deps.sh >/dev/null
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j"$(nproc)" --target "${targets[@]/%/_fuzz}"

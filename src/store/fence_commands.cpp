@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "store/bson_util.hpp"
+#include "store/plain_json.hpp"
 #include "store/mongo_commands.hpp"
 #include "mongolock/error.hpp"
 #include "mongolock/limits.hpp"
@@ -27,13 +28,28 @@ error_code fail(errc e, std::string* why, std::string text) {
 // builders below read one, so the fence would not be what the server checks, or a second $set
 // would be lost. Refused rather than merged: the caller meant something and should say it once.
 error_code no_repeated_keys(const bson_t* doc, const char* what, std::string* why) {
+  const auto repeated = [&](const char* key) {
+    return fail(errc::invalid_document, why, std::string("the ") + what + " repeats the top-level key '" + key + "'");
+  };
+  // Filters and updates have a few top-level keys: compared pairwise without allocating; a set
+  // past that, so a large replacement is not quadratic.
+  constexpr std::size_t few = 16;
+  std::string_view small[few];
+  std::size_t n = 0;
   std::set<std::string_view> seen;
   bson_iter_t it;
   bson_iter_init(&it, doc);
-  while (bson_iter_next(&it))
-    if (!seen.insert(bson_iter_key(&it)).second)
-      return fail(errc::invalid_document, why,
-                  std::string("the ") + what + " repeats the top-level key '" + bson_iter_key(&it) + "'");
+  while (bson_iter_next(&it)) {
+    const std::string_view key = bson_iter_key(&it);
+    if (n < few) {
+      for (std::size_t i = 0; i < n; ++i)
+        if (small[i] == key) return repeated(bson_iter_key(&it));
+      small[n++] = key;
+      continue;
+    }
+    if (seen.empty()) seen.insert(small, small + few);
+    if (!seen.insert(key).second) return repeated(bson_iter_key(&it));
+  }
   return {};
 }
 
@@ -77,7 +93,10 @@ error_code parse(const fence_input& in, const char* what, bson_t* out, std::stri
   const auto first = in.data.find_first_not_of(" \t\r\n");
   if (first == std::string::npos || in.data[first] != '{')
     return fail(errc::invalid_document, why, std::string("the ") + what + " is not a JSON object");
-  if (auto ec = parse_json(in.data, what, out, why)) return ec;
+  // The plain subset is read without libbson's reader, which allocates and clears about 40 kB a
+  // text (store/plain_json.hpp); anything else, and every error, is libbson's.
+  if (!parse_plain_json(in.data, out))
+    if (auto ec = parse_json(in.data, what, out, why)) return ec;
   return no_repeated_keys(out, what, why);
 }
 
@@ -90,16 +109,16 @@ bool touches(std::string_view path, std::string_view field) {
 // The clause that lets the write through: {$or: [{F: {$lte: token}}, {F: {$exists: false}}]}.
 // A fence that is not a number (a string, null) satisfies neither: such a document is refused.
 void append_fence_or(bson_t* b, std::string_view field, std::int64_t token) {
-  const std::string f(field);
+  const int f_len = static_cast<int>(field.size());  // at most 128 bytes (check_fence_request)
   bson_t arr, lte_clause, lte, missing_clause, missing;
   BSON_APPEND_ARRAY_BEGIN(b, "$or", &arr);
   BSON_APPEND_DOCUMENT_BEGIN(&arr, "0", &lte_clause);
-  BSON_APPEND_DOCUMENT_BEGIN(&lte_clause, f.c_str(), &lte);
+  bson_append_document_begin(&lte_clause, field.data(), f_len, &lte);
   BSON_APPEND_INT64(&lte, "$lte", token);
   bson_append_document_end(&lte_clause, &lte);
   bson_append_document_end(&arr, &lte_clause);
   BSON_APPEND_DOCUMENT_BEGIN(&arr, "1", &missing_clause);
-  BSON_APPEND_DOCUMENT_BEGIN(&missing_clause, f.c_str(), &missing);
+  bson_append_document_begin(&missing_clause, field.data(), f_len, &missing);
   BSON_APPEND_BOOL(&missing, "$exists", false);
   bson_append_document_end(&missing_clause, &missing);
   bson_append_document_end(&arr, &missing_clause);
@@ -171,8 +190,10 @@ error_code build_update(const bson_t* user, std::string_view field, std::int64_t
                         std::string* why) {
   bson_iter_t it, ops;
   if (bson_count_keys(user) == 0) return fail(errc::invalid_document, why, "the update is empty");
-  const std::string f(field);
-  const std::string touched = "the update touches the fence field '" + f + "', which the fenced write sets";
+  const auto touched = [&] {
+    return fail(errc::invalid_document, why,
+                "the update touches the fence field '" + std::string(field) + "', which the fenced write sets");
+  };
   bson_iter_init(&it, user);
   while (bson_iter_next(&it)) {
     const std::string_view op = bson_iter_key(&it);
@@ -183,9 +204,9 @@ error_code build_update(const bson_t* user, std::string_view field, std::int64_t
       return fail(errc::invalid_document, why, "the update's " + std::string(op) + " is not a document");
     bson_iter_recurse(&it, &ops);
     while (bson_iter_next(&ops)) {
-      if (touches(bson_iter_key(&ops), field)) return fail(errc::invalid_document, why, touched);
+      if (touches(bson_iter_key(&ops), field)) return touched();
       if (op == "$rename" && BSON_ITER_HOLDS_UTF8(&ops) && touches(bson_iter_utf8(&ops, nullptr), field))
-        return fail(errc::invalid_document, why, touched);
+        return touched();
     }
     if (op != "$set") bson_append_iter(out, nullptr, 0, &it);
   }
@@ -195,7 +216,7 @@ error_code build_update(const bson_t* user, std::string_view field, std::int64_t
     bson_iter_recurse(&it, &ops);
     while (bson_iter_next(&ops)) bson_append_iter(&set, nullptr, 0, &ops);
   }
-  BSON_APPEND_INT64(&set, f.c_str(), token);
+  bson_append_int64(&set, field.data(), static_cast<int>(field.size()), token);
   bson_append_document_end(out, &set);
   return {};
 }

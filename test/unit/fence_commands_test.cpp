@@ -4,11 +4,13 @@
 #include <boost/asio/error.hpp>
 #include <boost/test/unit_test.hpp>
 #include <atomic>
+#include <random>
 #include <string>
 
 #include "mongolock/error.hpp"
 #include "mongolock/limits.hpp"
 #include "store/fence_commands.hpp"
+#include "store/plain_json.hpp"
 
 namespace md = mongolock::detail;
 
@@ -114,6 +116,138 @@ BOOST_AUTO_TEST_CASE(bad_trailing_or_repeated_json_is_refused) {
   BOOST_TEST((b.ec == mongolock::errc::invalid_document), b.why);
   // Trailing blanks are not a second document.
   BOOST_TEST(!build(md::fence_kind::update, " {\"_id\": 1} \n", set + "\n\t ").ec);
+}
+
+// libbson's reader as fence_commands.cpp drives it: one object and nothing after it.
+bool libbson_reads(const std::string& text, bson_t* out) {
+  bson_json_reader_t* reader = bson_json_data_reader_new(false, 0);
+  bson_json_data_reader_ingest(reader, reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
+  bson_t second;
+  bson_init(&second);
+  bson_error_t err;
+  const bool ok = bson_json_reader_read(reader, out, &err) == 1 && bson_json_reader_read(reader, &second, &err) == 0;
+  bson_destroy(&second);
+  bson_json_reader_destroy(reader);
+  return ok;
+}
+
+std::string bytes(const bson_t* b) { return {reinterpret_cast<const char*>(bson_get_data(b)), b->len}; }
+
+// What the fast path reads, it reads to libbson's bytes; `expect` says whether it should read it.
+void same_as_libbson(const std::string& text, bool expect) {
+  bson_t plain, lib;
+  bson_init(&plain);
+  bson_init(&lib);
+  const bool read = md::parse_plain_json(text, &plain);
+  BOOST_TEST(read == expect, text);
+  if (read) {
+    BOOST_TEST(libbson_reads(text, &lib), text);
+    BOOST_TEST(bytes(&plain) == bytes(&lib), text << ": " << canonical(&plain) << " vs " << canonical(&lib));
+  } else {
+    BOOST_TEST(bson_empty(&plain), text);
+  }
+  bson_destroy(&plain);
+  bson_destroy(&lib);
+}
+
+struct json_maker {
+  std::mt19937 rng{2026};
+  int pick(int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); }
+  std::string blank() {
+    static const char* b[] = {"", "", " ", "\n", "\t", "\r\n  "};
+    return b[pick(6)];
+  }
+  std::string key() {
+    static const char* k[] = {"_id", "a", "n", "fence", "$set", "$inc", "$or", "$and", "$lte", "$exists", "$in",
+                              "x.y", "long key with spaces", "$unset", "$max", "Z9"};
+    return std::string("\"") + k[pick(16)] + "\"";
+  }
+  std::string integer() {
+    static const char* n[] = {"0", "1", "-1", "2147483647", "2147483648", "-2147483648", "-2147483649",
+                              "999999999999999999", "-999999999999999999", "1000000", "42"};
+    return n[pick(11)];
+  }
+  std::string string() {
+    std::string s = "\"";
+    for (int i = pick(8); i > 0; --i) {
+      char c = static_cast<char>(0x20 + pick(0x5f));
+      s += (c == '"' || c == '\\') ? 'q' : c;
+    }
+    return s + "\"";
+  }
+  std::string value(int depth) {
+    switch (depth > 4 ? 2 + pick(4) : pick(6)) {
+      case 0: return object(depth + 1);
+      case 1: {
+        std::string a = "[" + blank();
+        for (int i = pick(4); i > 0; --i) a += value(depth + 1) + blank() + (i > 1 ? "," + blank() : "");
+        return a + "]";
+      }
+      case 2: return integer();
+      case 3: return string();
+      case 4: return pick(2) ? "true" : "false";
+      default: return "null";
+    }
+  }
+  std::string object(int depth) {
+    std::string o = "{" + blank();
+    for (int i = pick(4); i > 0; --i)
+      o += key() + blank() + ":" + blank() + value(depth) + blank() + (i > 1 ? "," + blank() : "");
+    return o + "}";
+  }
+};
+
+// The fast path for plain JSON (store/plain_json.hpp) reads exactly what libbson's reader makes of
+// the same text, and leaves to libbson everything outside its subset: extended JSON wrappers,
+// doubles, escapes, non-ASCII, what libbson reads otherwise ({"$type": ...} as a query operator)
+// and every error.
+BOOST_AUTO_TEST_CASE(plain_json_reads_exactly_what_libbson_reads) {
+  for (const char* t : {R"({})", R"({"_id": 1})", R"(  {"_id" : 17 } )", R"({"$inc": {"n": 1}})",
+                        R"({"$set": {"a": "text", "b": true, "c": false, "d": null}, "$unset": {"e": ""}})",
+                        R"({"a": [1, [2, {"b": []}], {}], "n": -2147483648, "m": -2147483649, "k": 2147483648})",
+                        R"({"$or": [{"fence": {"$lte": 999999999999999999}}, {"fence": {"$exists": false}}]})",
+                        R"({"a": 1, "a": 2})", "{\"a\":\t1,\r\n\"b\":2}"})
+    same_as_libbson(t, true);
+  for (const char* t : {R"({"n": {"$numberLong": "5"}})", R"({"_id": {"$oid": "5f0000000000000000000000"}})",
+                        R"({"x": {"$type": "string"}})", R"({"x": {"$regex": "^a", "$options": "i"}})",
+                        R"({"d": {"$date": 0}})", R"({"a": 1.5})", R"({"a": 1e3})", R"({"a": -0})", R"({"a": 01})",
+                        R"({"a": 1234567890123456789})", R"({"a": "\u00e9"})", "{\"a\": \"\xc3\xa9\"}",
+                        R"({"a": "tab\there"})", "{\"a\": \"\x7f\"}", R"({"": 1})", R"({"a": 1,})",
+                        R"({"a": 1} {"b": 2})",
+                        R"({"a": 1} x)", R"([1, 2])", R"({"a": tru})", R"({"a": 1)", R"({"a" 1})", R"({a: 1})", "",
+                        "{\"a\": 1}\f"})
+    same_as_libbson(t, false);
+  std::string deep = "{\"a\":1}";
+  for (int i = 0; i < 40; ++i) deep = "{\"a\":" + deep + "}";
+  same_as_libbson(deep, false);
+  // Random documents of the subset, and random damage to them: whatever the fast path reads,
+  // libbson reads to the same bytes.
+  json_maker make;
+  const std::string damage = "{}[],:\"\\-09.eEtfn \x7f\xc3$";
+  for (int i = 0; i < 3000; ++i) {
+    std::string text = make.blank() + make.object(0) + make.blank();
+    same_as_libbson(text, true);
+    for (int j = 0; j < 10; ++j) {
+      std::string bad = text;
+      const auto at = static_cast<std::size_t>(make.pick(static_cast<int>(bad.size()) + 1));
+      switch (make.pick(3)) {
+        case 0: bad.insert(at, 1, damage[static_cast<std::size_t>(make.pick(static_cast<int>(damage.size())))]); break;
+        case 1: if (at < bad.size()) bad.erase(at, 1); break;
+        default: bad.resize(at);
+      }
+      bson_t plain, lib;
+      bson_init(&plain);
+      bson_init(&lib);
+      if (md::parse_plain_json(bad, &plain)) {
+        BOOST_TEST(libbson_reads(bad, &lib), bad);
+        BOOST_TEST(bytes(&plain) == bytes(&lib), bad);
+      } else {
+        BOOST_TEST(bson_empty(&plain), bad);
+      }
+      bson_destroy(&plain);
+      bson_destroy(&lib);
+    }
+  }
 }
 
 // The read after a write that matched nothing (docs/design.md section 15, "Cost"): a double fence
