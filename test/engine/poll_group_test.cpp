@@ -1,0 +1,179 @@
+// A semaphore's (and a rw_lock writer's) waiting acquire polls every permit it waits on with one
+// find per poll (docs/design.md section 10, Waiting and Cost): the waits of one acquire are woken
+// together (src/engine/poll_group.hpp) and their reads go out as one `read_each`. Counted on the
+// memory store, so deterministic: each poll's find names every permit still waited on, and no
+// permit is read on its own after the waits' first reads.
+#include <boost/asio.hpp>
+#include <boost/test/unit_test.hpp>
+#include <future>
+
+#include "engine_harness.hpp"
+#include "mongolock/provider.hpp"
+#include "mongolock/rw_lock.hpp"
+#include "mongolock/semaphore.hpp"
+
+using namespace test;
+
+namespace {
+
+using one_result = std::tuple<error_code, ml::lease>;
+using set_result = std::tuple<error_code, ml::multi_lease>;
+
+// A fixed backoff: every wait asks to look again 40 ms after its last read. An expiry of 3 s, so
+// no wait in line refreshes its entry within the test's 400 ms (its renewal period is 1 s): a
+// refresh is a write of its own, and the look right after it is a read of its own (section 7,
+// point 6), one of each per member and period.
+ml::lock_options fixed_backoff() {
+  auto o = fast(3000ms);
+  o.backoff_min = 40ms;
+  o.backoff_max = 40ms;
+  return o;
+}
+
+// The names a find asked for (memory_store logs them joined by ',').
+std::size_t names_in(const call_record& c) { return static_cast<std::size_t>(c.token); }
+
+// `n` permits of `theirs` (another provider's semaphore), held.
+std::vector<ml::lease> hold_permits(engine& e, ml::semaphore theirs, int n) {
+  std::vector<ml::lease> held;
+  for (int i = 0; i < n; ++i) {
+    auto [ec, got] = run_op<one_result>(e, [&](auto h) { theirs.async_acquire_for(1s, h); });
+    BOOST_REQUIRE_MESSAGE(!ec, ec.message());
+    held.push_back(std::move(got));
+  }
+  return held;
+}
+
+// The single reads (op::read) of documents whose name starts with `prefix`, since call `from`,
+// up to `until` after it. At the deadline the waits of a group fail one by one (each has its own
+// deadline, microseconds apart): one woken just before its deadline may read with fewer others,
+// or alone. That last look is not a poll of the group, so the counts stop before it.
+std::size_t single_reads(engine& e, std::size_t from, const std::string& prefix,
+                         std::chrono::milliseconds until = 1h) {
+  std::size_t n = 0;
+  const auto reads = calls_since(e, from, op::read);
+  const auto start = e.store->calls().at(from).at;
+  for (const auto& c : reads)
+    if (c.name.rfind(prefix, 0) == 0 && c.at - start < until) ++n;
+  return n;
+}
+
+// The finds since call `from`, up to `until` after it (single_reads says why).
+std::vector<call_record> finds_since(engine& e, std::size_t from, std::chrono::milliseconds until) {
+  const auto start = e.store->calls().at(from).at;
+  std::vector<call_record> out;
+  for (auto& c : calls_since(e, from, op::read_each))
+    if (c.at - start < until) out.push_back(c);
+  return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(poll_group_suite)
+
+// Four permits held elsewhere, a wait of 400 ms: after the look (a blind take, its read, a find of
+// the four) and the waits' first reads (one each: they start with a read, section 10), every poll
+// is one find of all four. Before: four reads per poll, no find after the look.
+BOOST_AUTO_TEST_CASE(a_semaphore_wait_polls_all_its_permits_with_one_find) {
+  engine e(fixed_backoff());
+  auto theirs = hold_permits(e, ml::detail::access::make_provider(other_provider(e)).create_semaphore("p4", 4), 4);
+  auto sem = ml::detail::access::make_provider(e.p).create_semaphore("p4", 4);
+  (void)run_op<one_result>(e, [&](auto h) { sem.async_try_acquire(h); });  // its declaration
+  const auto from = e.store->calls().size();
+  auto [ec, none] = run_op<one_result>(e, [&](auto h) { sem.async_acquire_for(400ms, h); });
+  BOOST_TEST((ec == ml::errc::timeout), ec.message());
+  const auto finds = finds_since(e, from, 370ms);
+  BOOST_REQUIRE(!finds.empty());
+  BOOST_TEST(names_in(finds.front()) == 4u, "the look's find");
+  const std::size_t polls = finds.size() - 1;
+  for (std::size_t i = 1; i < finds.size(); ++i)
+    BOOST_TEST(names_in(finds[i]) == 4u, "poll " << i << " reads every permit still waited on: " << finds[i].name);
+  // 400 ms at one look per 40 ms: about nine polls (at least five on a slow machine).
+  BOOST_TEST(polls >= 5u, polls << " polls");
+  const auto alone = single_reads(e, from, "p4#", 370ms);
+  BOOST_TEST(alone == 1u + 4u, alone << " single reads: the look's read and each wait's first read, no other");
+  for (auto& l : theirs) BOOST_TEST(!e.release(l));
+}
+
+// A rw_lock writer (R = 4) whose permits 1..3 are held by readers elsewhere: it takes NAME#w and
+// the free permit, then waits on three; each poll is one find of the three.
+BOOST_AUTO_TEST_CASE(a_waiting_writer_polls_its_permits_with_one_find) {
+  engine e(fixed_backoff());
+  ml::rw_options four;
+  four.max_readers = 4;
+  auto them = ml::detail::access::make_provider(other_provider(e)).create_rw_lock("rw4", four);
+  std::vector<ml::lease> readers;
+  for (int i = 0; i < 3; ++i) {
+    auto [ec, got] = run_op<one_result>(e, [&](auto h) { them.reader().async_acquire_for(1s, h); });
+    BOOST_REQUIRE_MESSAGE(!ec, ec.message());
+    readers.push_back(std::move(got));
+  }
+  auto rw = ml::detail::access::make_provider(e.p).create_rw_lock("rw4", four);
+  const auto from = e.store->calls().size();
+  auto [ec, none] = run_op<set_result>(e, [&](auto h) { rw.writer().async_acquire_for(400ms, h); });
+  BOOST_TEST((ec == ml::errc::timeout), ec.message());
+  const auto finds = finds_since(e, from, 370ms);
+  BOOST_TEST(finds.size() >= 5u, finds.size() << " finds");
+  for (std::size_t i = 0; i < finds.size(); ++i)
+    BOOST_TEST(names_in(finds[i]) == 3u, "poll " << i << ": " << finds[i].name);
+  const auto alone = single_reads(e, from, "rw4#", 370ms);
+  BOOST_TEST(alone == 3u, alone << " single reads: each wait's read after its blind take, no other");
+  for (auto& l : readers) BOOST_TEST(!e.release(l));
+}
+
+// One permit released while the others stay held: the member waiting on it takes it and the
+// others are cancelled mid-poll. Nothing hangs, the waiter holds exactly that permit, and every
+// line is left (the others' entries go in the background).
+BOOST_AUTO_TEST_CASE(a_member_granted_mid_poll_ends_the_group_cleanly) {
+  engine e(fixed_backoff());
+  auto theirs = hold_permits(e, ml::detail::access::make_provider(other_provider(e)).create_semaphore("g4", 4), 4);
+  auto sem = ml::detail::access::make_provider(e.p).create_semaphore("g4", 4);
+  auto done = std::make_shared<std::promise<one_result>>();
+  auto f = done->get_future();
+  sem.async_acquire_for(3s, [done](error_code ec, ml::lease got) { done->set_value({ec, std::move(got)}); });
+  e.run_for(150ms);  // a few polls
+  const auto freed = theirs[2].name();
+  BOOST_REQUIRE(!e.release(theirs[2]));
+  BOOST_REQUIRE(e.wait(f, 2s));
+  auto [ec, got] = f.get();
+  BOOST_REQUIRE_MESSAGE(!ec, ec.message());
+  BOOST_TEST(got.name() == freed);
+  e.run_for(150ms);
+  const auto from = e.store->calls().size();
+  e.run_for(150ms);
+  BOOST_TEST(calls_since(e, from, op::read_each).empty(), "the group polls no more");
+  BOOST_TEST(single_reads(e, from, "g4#") == 0u);
+  for (int k = 1; k <= 4; ++k) {
+    const auto n = "g4#" + std::to_string(k);
+    BOOST_TEST(e.store->get(n).line.empty(), n << ": the waiter left every line");
+  }
+  BOOST_TEST(!e.release(got));
+  for (std::size_t i = 0; i < theirs.size(); ++i)
+    if (i != 2) BOOST_TEST(!e.release(theirs[i]));
+}
+
+// Cancelled while its waits are woken and reading together: it completes with operation_aborted
+// at once, takes nothing and leaves every line.
+BOOST_AUTO_TEST_CASE(a_cancelled_group_leaves_every_line) {
+  engine e(fixed_backoff());
+  auto theirs = hold_permits(e, ml::detail::access::make_provider(other_provider(e)).create_semaphore("c4", 4), 4);
+  auto sem = ml::detail::access::make_provider(e.p).create_semaphore("c4", 4);
+  asio::cancellation_signal cancel;
+  auto done = std::make_shared<std::promise<one_result>>();
+  auto f = done->get_future();
+  sem.async_acquire(asio::bind_cancellation_slot(
+      cancel.slot(), [done](error_code ec, ml::lease got) { done->set_value({ec, std::move(got)}); }));
+  e.run_for(130ms);
+  cancel.emit(asio::cancellation_type::terminal);
+  BOOST_REQUIRE(e.wait(f, 1s));
+  BOOST_TEST((std::get<0>(f.get()) == asio::error::operation_aborted));
+  for (auto& l : theirs) BOOST_REQUIRE(!e.release(l));
+  e.run_for(200ms);
+  for (int k = 1; k <= 4; ++k) {
+    const auto n = "c4#" + std::to_string(k);
+    BOOST_TEST(e.store->get(n).held.owner.empty(), n);
+    BOOST_TEST(e.store->get(n).line.empty(), n);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
