@@ -92,11 +92,11 @@ void count_row(const std::string& what, const wire& before, const wire& after, d
                    .num("commands_earlier_design", earlier));
 }
 
-// A wait on permits that stay held elsewhere: its polls, counted. `waited` permits are held by
-// another provider; the waiting acquire (a semaphore's, or a writer's) looks every 40 ms (a fixed
-// backoff, so a poll is a known instant) for 400 ms. Between its first reads and its deadline, every
-// read of a permit is counted: reads per find is the commands one poll costs (docs/design.md
-// section 10: one find of all the permits waited on; before, one read each).
+// A wait on permits that stay held elsewhere: its polls, counted. All `permits` are held by
+// another provider; the waiting acquire (a semaphore's, or a writer's) looks every 40 ms (a
+// fixed backoff, so a poll is a known instant) for 400 ms. Between its first reads and its
+// deadline, every read of a permit is counted: reads per find is the commands one poll costs
+// (docs/design.md section 10: one find of all the permits waited on; before, one read each).
 void poll_row(const std::string& what, bool writer, int permits, int earlier) {
   world w;
   auto o = options();

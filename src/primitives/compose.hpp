@@ -92,7 +92,9 @@ auto acquire_polled(const lock& l, acquire_mode m, std::optional<std::chrono::mi
   return async_op<void(boost::system::error_code, lease)>(
       initiation(engine_ref(l).executor(),
                  [](auto h, lock l, acquire_mode m, std::optional<std::chrono::milliseconds> t, diagnostics* diag,
-                    std::shared_ptr<poll_group> g) { start_polled_acquire(l, m, t, diag, std::move(g), std::move(h)); }),
+                    std::shared_ptr<poll_group> g) {
+                   start_polled_acquire(l, m, t, diag, std::move(g), std::move(h));
+                 }),
       token, l, m, timeout, d, std::move(group));
 }
 

@@ -176,4 +176,34 @@ BOOST_AUTO_TEST_CASE(a_cancelled_group_leaves_every_line) {
   }
 }
 
+// Cancelled while the group's find hangs (answered 2 s late): every member's read is its own
+// call (async_call), so the acquire completes at once with operation_aborted, without waiting
+// for the find; the late answer finds nobody and changes nothing.
+BOOST_AUTO_TEST_CASE(a_group_cancelled_during_its_find_does_not_wait_for_it) {
+  engine e(fixed_backoff());
+  auto theirs = hold_permits(e, ml::detail::access::make_provider(other_provider(e)).create_semaphore("h4", 4), 4);
+  auto sem = ml::detail::access::make_provider(e.p).create_semaphore("h4", 4);
+  (void)run_op<one_result>(e, [&](auto h) { sem.async_try_acquire(h); });  // its declaration
+  e.store->inject(op::read_each, fault(fault::kind::pass));  // the look's find
+  e.store->inject(op::read_each, fault(fault::kind::hang, 2000ms));  // the first poll's
+  asio::cancellation_signal cancel;
+  auto done = std::make_shared<std::promise<one_result>>();
+  auto f = done->get_future();
+  sem.async_acquire(asio::bind_cancellation_slot(
+      cancel.slot(), [done](error_code ec, ml::lease got) { done->set_value({ec, std::move(got)}); }));
+  BOOST_REQUIRE(run_until(e, [&] { return e.store->count(op::read_each) >= 3u; }, 1s));  // the hung find
+  const auto t0 = steady::now();
+  cancel.emit(asio::cancellation_type::terminal);
+  BOOST_REQUIRE(e.wait(f, 1s));
+  BOOST_TEST((std::get<0>(f.get()) == asio::error::operation_aborted));
+  BOOST_TEST((steady::now() - t0 < 500ms), "not held up by the hung find");
+  for (auto& l : theirs) BOOST_REQUIRE(!e.release(l));
+  e.run_for(200ms);
+  for (int k = 1; k <= 4; ++k) {
+    const auto n = "h4#" + std::to_string(k);
+    BOOST_TEST(e.store->get(n).held.owner.empty(), n);
+    BOOST_TEST(e.store->get(n).line.empty(), n);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
