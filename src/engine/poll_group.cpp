@@ -134,10 +134,12 @@ void poll_group::maybe_send() {
   deadline_t deadline = batch->front().deadline;
   for (const auto& a : *batch)
     deadline = (!deadline || !a.deadline) ? deadline_t{} : std::max(*deadline, *a.deadline);
-  auto working = p_->begin_work();  // shutdown waits for the reply
+  // No work ticket: each member waiting for this find holds its acquire's own, and a member
+  // that stopped waiting (cancelled, shutdown) has abandoned its read, as an ungrouped wait
+  // abandons its own read: shutdown does not wait for a reply nobody needs.
   if (batch->size() == 1) {
     p_->ops.read(batch->front().name, read_mode::majority, deadline,
-                 asio::bind_executor(strand_, [batch, working](outcome<lock_doc> r) {
+                 asio::bind_executor(strand_, [batch](outcome<lock_doc> r) {
                    polled_doc d{r.ec, std::move(r.message), std::move(r.value), boot_clock::now()};
                    batch->front().reply(std::move(d));
                  }));
@@ -147,7 +149,7 @@ void poll_group::maybe_send() {
   names.reserve(batch->size());
   for (const auto& a : *batch) names.push_back(a.name);
   p_->ops.read_each(names, read_mode::majority, deadline,
-                    asio::bind_executor(strand_, [batch, working](outcome<std::vector<lock_doc>> r) {
+                    asio::bind_executor(strand_, [batch](outcome<std::vector<lock_doc>> r) {
                       const auto received = boot_clock::now();
                       const bool whole = !r.ec && r.value.size() == batch->size();
                       for (std::size_t i = 0; i < batch->size(); ++i) {
