@@ -89,18 +89,6 @@ boost::asio::awaitable<void> call_step(M& m, typename M::action& a) {
   auto& ops = m.ops();
   switch (c.what) {
     case fsm_call::op::read: {
-      if constexpr (polls<M>) {
-        // Woken with the other waits of its group: its read goes out in their one find, and
-        // comes back with that find's receive time (docs/design.md section 10).
-        if (m.reads_polled()) {
-          auto polled = m.read_polled(c);
-          auto got = co_await std::move(polled);
-          reply.doc = outcome<lock_doc>{got.ec, std::move(got.message), false, std::move(got.value)};
-          reply.received = got.received.value_or(boot_clock::now());
-          a = m.resume(a, reply);
-          co_return;
-        }
-      }
       auto op = ops.read(*c.name, read_mode::majority, c.deadline);
       reply.doc = co_await std::move(op);
       break;
@@ -130,6 +118,22 @@ boost::asio::awaitable<void> call_step(M& m, typename M::action& a) {
   a = m.resume(a, reply);
 }
 
+// A read of a group's wait woken with the others (poll_group.hpp): it goes out in their one find
+// and comes back with that find's receive time (docs/design.md section 10). A frame of its own, so
+// call_step's stays as small as it was.
+template <class M>
+boost::asio::awaitable<void> polled_read_step(M& m, typename M::action& a) {
+  auto c = m.call(a);
+  if (c.what != fsm_call::op::read) std::abort();  // reads_polled() holds only until the read
+  fsm_reply reply;
+  reply.sent = c.sent;
+  auto polled = m.read_polled(c);
+  auto got = co_await std::move(polled);
+  reply.doc = outcome<lock_doc>{got.ec, std::move(got.message), false, std::move(got.value)};
+  reply.received = got.received.value_or(boot_clock::now());
+  a = m.resume(a, reply);
+}
+
 template <class M>
 concept waits = requires(M& m, const typename M::action& a) {
   m.timer();
@@ -152,6 +156,13 @@ boost::asio::awaitable<typename M::action> drive(M& m, typename M::action a) {
       }
     }
     if (step == driver_step::call) {
+      if constexpr (driver_detail::polls<M>) {
+        if (m.reads_polled()) {
+          auto read = driver_detail::polled_read_step(m, a);
+          co_await std::move(read);
+          continue;
+        }
+      }
       // Named, not a temporary inside co_await: GCC 12 may destroy that twice.
       auto call = driver_detail::call_step(m, a);
       co_await std::move(call);
