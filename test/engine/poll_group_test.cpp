@@ -53,7 +53,9 @@ std::size_t single_reads(engine& e, std::size_t from, const std::string& prefix,
                          std::chrono::milliseconds until = 1h) {
   std::size_t n = 0;
   const auto reads = calls_since(e, from, op::read);
-  const auto start = e.store->calls().at(from).at;
+  const auto calls = e.store->calls();
+  if (calls.size() <= from) return 0;  // no call at all since `from`
+  const auto start = calls[from].at;
   for (const auto& c : reads)
     if (c.name.rfind(prefix, 0) == 0 && c.at - start < until) ++n;
   return n;
@@ -61,8 +63,10 @@ std::size_t single_reads(engine& e, std::size_t from, const std::string& prefix,
 
 // The finds since call `from`, up to `until` after it (single_reads says why).
 std::vector<call_record> finds_since(engine& e, std::size_t from, std::chrono::milliseconds until) {
-  const auto start = e.store->calls().at(from).at;
+  const auto calls = e.store->calls();
   std::vector<call_record> out;
+  if (calls.size() <= from) return out;
+  const auto start = calls[from].at;
   for (auto& c : calls_since(e, from, op::read_each))
     if (c.at - start < until) out.push_back(c);
   return out;
