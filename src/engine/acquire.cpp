@@ -386,6 +386,8 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   // An acquire waits and is cancelled: if a hook of the adapter drifted from the driver's concept,
   // drive() would skip the stop check before each step without a compile error.
   static_assert(driver_detail::waits<acquire_run>, "acquire_run must offer the driver's waiting hooks");
+  // Likewise for the polled hooks: a drifted one would silently stop the waits polling together.
+  static_assert(driver_detail::polls<acquire_run>, "acquire_run must offer the driver's polled hooks");
   // A wait of a group (a semaphore's or writer's permit) polls with the others: one find for all.
   std::unique_ptr<poll_member> member;
   if (group && waits(mode)) member = std::make_unique<poll_member>(std::move(group), strand, timer);
@@ -434,10 +436,11 @@ void start_acquire(std::shared_ptr<provider_impl> p, std::string name, std::shar
   w->plain = plain;
   w->diag = d;
   w->since = since;
+  w->group = group;
   const auto wait_for = timeout.value_or((w->timing ? *w->timing : p->opts).acquire_timeout);
   if (wait_for.count() > 0) w->deadline = since + wait_for;
-  // Parked behind another acquire of the name in this provider: it never joins `group` (its turn
-  // may come after the group is gone; it then waits on its own, as any parked acquire).
+  // Parked behind another acquire of the name in this provider: it joins `group` when its turn
+  // comes (start_turn); the group lives as long as one of its waits holds it.
   if (!p->turns.enter(w->name, w, [&] { park(p, w); })) return;
   // The turn is ours: run now, with nothing parked.
   name_turn turn(p, w->name);
@@ -508,7 +511,7 @@ void start_turn(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<p
   if (w->deadline) left = std::max(std::chrono::milliseconds{1}, std::chrono::ceil<std::chrono::milliseconds>(*w->deadline - now));
   // The slot now belongs to the acquire (spawn_op binds it), so the caller's cancellation reaches it.
   start_body(p, w->name, std::move(w->timing), w->plain, acquire_mode::wait, left, w->diag, w->since, std::move(turn),
-             std::move(w->handler), std::move(enrolled));
+             std::move(w->handler), std::move(enrolled), std::move(w->group));
 }
 
 // Frees whatever document of `name` names `owner`, the owner id of an acquire that ended without

@@ -12,6 +12,8 @@
 #include "mongolock/provider.hpp"
 #include "mongolock/rw_lock.hpp"
 #include "mongolock/semaphore.hpp"
+#include "engine/acquire.hpp"
+#include "engine/poll_group.hpp"
 
 using namespace test;
 
@@ -246,6 +248,114 @@ BOOST_AUTO_TEST_CASE(a_group_on_a_multi_threaded_executor_gets_the_permit_releas
   BOOST_TEST(!e.release(got));
   for (std::size_t i = 0; i < theirs.size(); ++i)
     if (i != 1) BOOST_TEST(!e.release(theirs[i]));
+}
+
+// Two waiting acquires of one semaphore in one provider: the second's waits are parked behind the
+// first's (coalescing, section 7) and, once their turns come, poll with one another: one find of
+// the four per poll. Before, a parked wait started alone: 72 single reads and no find in 700 ms.
+BOOST_AUTO_TEST_CASE(a_second_acquire_parked_behind_the_first_polls_with_one_find) {
+  engine e(fixed_backoff());
+  auto theirs = hold_permits(e, ml::detail::access::make_provider(other_provider(e)).create_semaphore("two", 4), 4);
+  auto sem = ml::detail::access::make_provider(e.p).create_semaphore("two", 4);
+  (void)run_op<one_result>(e, [&](auto h) { sem.async_try_acquire(h); });  // its declaration
+  auto d1 = std::make_shared<std::promise<one_result>>();
+  auto d2 = std::make_shared<std::promise<one_result>>();
+  auto f1 = d1->get_future();
+  auto f2 = d2->get_future();
+  sem.async_acquire_for(300ms, [d1](error_code ec, ml::lease got) { d1->set_value({ec, std::move(got)}); });
+  sem.async_acquire_for(900ms, [d2](error_code ec, ml::lease got) { d2->set_value({ec, std::move(got)}); });
+  BOOST_REQUIRE(e.wait(f1, 2s));
+  BOOST_TEST((std::get<0>(f1.get()) == ml::errc::timeout));
+  const auto from = e.store->calls().size();
+  BOOST_REQUIRE(e.wait(f2, 2s));
+  BOOST_TEST((std::get<0>(f2.get()) == ml::errc::timeout));
+  // About 600 ms of the second acquire's waits: each took its turn with a blind take and the read
+  // after it (alone), then polled with the others.
+  const auto finds = finds_since(e, from, 500ms);
+  BOOST_TEST(finds.size() >= 5u, finds.size() << " finds");
+  for (std::size_t i = 1; i < finds.size(); ++i)
+    BOOST_TEST(names_in(finds[i]) == 4u, "poll " << i << ": " << finds[i].name);
+  const auto alone = single_reads(e, from, "two#", 500ms);
+  BOOST_TEST(alone <= 4u, alone << " single reads: at most each wait's read after its blind take");
+  for (auto& l : theirs) BOOST_TEST(!e.release(l));
+}
+
+// In line with a backoff far longer than the lease (600 ms expiry, 2 s backoff): each wait
+// refreshes its entry and looks right after, paced as section 7 point 6 says, and those looks
+// (already due when asked for) go out in the group's one find too. Before, each went alone: 53
+// single reads against 25 finds in 2.5 s. Pacing still holds: no permit goes unlooked-at for
+// anywhere near the backoff.
+BOOST_AUTO_TEST_CASE(the_looks_paced_in_line_go_out_in_the_groups_find) {
+  auto slow = fast(600ms);
+  slow.backoff_min = 2000ms;
+  slow.backoff_max = 2000ms;
+  engine e(slow);
+  auto theirs = hold_permits(
+      e, ml::detail::access::make_provider(other_provider(e, fast(600ms))).create_semaphore("pace", 4), 4);
+  auto sem = ml::detail::access::make_provider(e.p).create_semaphore("pace", 4);
+  (void)run_op<one_result>(e, [&](auto h) { sem.async_try_acquire(h); });  // its declaration
+  const auto from = e.store->calls().size();
+  auto [ec, none] = run_op<one_result>(e, [&](auto h) { sem.async_acquire_for(1500ms, h); });
+  BOOST_TEST((ec == ml::errc::timeout), ec.message());
+  const auto finds = finds_since(e, from, 1400ms);
+  BOOST_TEST(finds.size() >= 5u, finds.size() << " finds");
+  for (std::size_t i = 1; i < finds.size(); ++i)
+    BOOST_TEST(names_in(finds[i]) == 4u, "poll " << i << ": " << finds[i].name);
+  const auto alone = single_reads(e, from, "pace#", 1400ms);
+  BOOST_TEST(alone == 1u + 4u, alone << " single reads: the look's read and each wait's first read, no other");
+  std::vector<steady::time_point> looks;
+  for (const auto& f : finds) looks.push_back(f.at);
+  for (std::size_t i = 1; i < looks.size(); ++i)
+    BOOST_TEST((looks[i] - looks[i - 1] < 500ms), "poll " << i << " came "
+                   << std::chrono::duration_cast<std::chrono::milliseconds>(looks[i] - looks[i - 1]).count()
+                   << " ms after the one before");
+  for (auto& l : theirs) BOOST_TEST(!e.release(l));
+}
+
+// Two waits of one group that do not end together (not in a parallel group that cancels the
+// rest): the one with the earlier deadline fails at it, though the group keeps waking it earlier;
+// the other goes on polling without it and fails at its own, on time.
+BOOST_AUTO_TEST_CASE(a_wait_that_fails_leaves_the_others_polling_on_time) {
+  engine e(fixed_backoff());
+  auto other = other_provider(e, fast(3000ms));
+  auto la = ml::detail::access::make_lock(other, "ga");
+  auto lb = ml::detail::access::make_lock(other, "gb");
+  auto [e1, ha] = run_op<one_result>(e, [&](auto h) { la.async_acquire_for(1s, h); });
+  auto [e2, hb] = run_op<one_result>(e, [&](auto h) { lb.async_acquire_for(1s, h); });
+  BOOST_REQUIRE(!e1);
+  BOOST_REQUIRE(!e2);
+  auto group = std::make_shared<ml::detail::poll_group>(e.p);
+  auto da = std::make_shared<std::promise<error_code>>();
+  auto db = std::make_shared<std::promise<error_code>>();
+  auto fa = da->get_future();
+  auto fb = db->get_future();
+  const auto t0 = steady::now();
+  auto ta = std::make_shared<steady::time_point>();
+  auto tb = std::make_shared<steady::time_point>();
+  ml::detail::start_acquire(e.p, "ga", nullptr, true, ml::detail::acquire_mode::wait, 700ms, nullptr,
+                            [da, ta](error_code ec, ml::lease) {
+                              *ta = steady::now();
+                              da->set_value(ec);
+                            },
+                            group);
+  ml::detail::start_acquire(e.p, "gb", nullptr, true, ml::detail::acquire_mode::wait, 210ms, nullptr,
+                            [db, tb](error_code ec, ml::lease) {
+                              *tb = steady::now();
+                              db->set_value(ec);
+                            },
+                            group);
+  group.reset();
+  BOOST_REQUIRE(e.wait(fb, 2s));
+  const auto from = e.store->calls().size();
+  BOOST_REQUIRE(e.wait(fa, 2s));
+  BOOST_TEST((fb.get() == ml::errc::timeout));
+  BOOST_TEST((fa.get() == ml::errc::timeout));
+  auto ms = [&](steady::time_point t) { return std::chrono::duration_cast<std::chrono::milliseconds>(t - t0); };
+  BOOST_TEST((ms(*tb) >= 210ms && ms(*tb) < 310ms), ms(*tb).count() << " ms");
+  BOOST_TEST((ms(*ta) >= 700ms && ms(*ta) < 800ms), ms(*ta).count() << " ms");
+  BOOST_TEST(single_reads(e, from, "ga") >= 5u, "the remaining wait polled on alone");
+  BOOST_TEST(!e.release(ha));
+  BOOST_TEST(!e.release(hb));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
