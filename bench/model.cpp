@@ -92,7 +92,64 @@ void count_row(const std::string& what, const wire& before, const wire& after, d
                    .num("commands_earlier_design", earlier));
 }
 
+// A wait on permits that stay held elsewhere: its polls, counted. All `permits` are held by
+// another provider; the waiting acquire (a semaphore's, or a writer's) looks every 40 ms (a
+// fixed backoff, so a poll is a known instant) for 400 ms. Between its first reads and its
+// deadline, every read of a permit is counted: reads per find is the commands one poll costs
+// (docs/design.md section 10: one find of all the permits waited on; before, one read each).
+void poll_row(const std::string& what, bool writer, int permits, int earlier) {
+  world w;
+  auto o = options();
+  o.backoff_min = o.backoff_max = 40ms;
+  auto waiting = std::make_shared<ml::detail::provider_impl>(w.io.get_executor(), w.store, o, nullptr);
+  auto holders = ml::detail::access::make_provider(w.provider());
+  auto mine = ml::detail::access::make_provider(waiting);
+  std::vector<ml::lease> held;
+  ml::rw_options ro;
+  ro.max_readers = permits;
+  auto their_sem = holders.create_semaphore("poll", permits);
+  auto their_rw = holders.create_rw_lock("poll-rw", ro);
+  for (int i = 0; i < permits; ++i) {
+    held.push_back(w.run([&]() -> asio::awaitable<ml::lease> {
+      if (!writer) co_return co_await their_sem.async_acquire_for(5s, asio::use_awaitable);
+      auto reader = their_rw.reader();  // named: GCC 12 and temporaries in co_await
+      co_return co_await reader.async_acquire_for(5s, asio::use_awaitable);
+    }()));
+  }
+  const auto from = w.store->calls().size();
+  const auto start = std::chrono::steady_clock::now();
+  w.run([&]() -> asio::awaitable<void> {
+    if (writer) {
+      auto rw = mine.create_rw_lock("poll-rw", ro);
+      auto v = rw.writer();
+      auto [ec, l] = co_await v.async_acquire_for(400ms, asio::as_tuple(asio::use_awaitable));
+      (void)ec;
+    } else {
+      auto sem = mine.create_semaphore("poll", permits);
+      auto [ec, l] = co_await sem.async_acquire_for(400ms, asio::as_tuple(asio::use_awaitable));
+      (void)ec;
+    }
+  }());
+  // The polls: from 100 ms (after the look and each wait's first read) to 360 ms (before the
+  // deadline, where the waits end one by one).
+  const auto calls = w.store->calls();
+  double finds = 0, reads = 0;
+  for (auto i = from; i < calls.size(); ++i) {
+    const auto at = calls[i].at - start;
+    if (at < 100ms || at >= 360ms) continue;
+    if (calls[i].what == test::op::read_each) ++finds;
+    if (calls[i].what == test::op::read || calls[i].what == test::op::read_each) ++reads;
+  }
+  bench::print(row{"counted: " + what}
+                   .num("polls", finds)
+                   .num("commands_per_poll", finds > 0 ? reads / finds : reads)
+                   .num("commands_per_poll_before", earlier));
+  for (auto& l : held) w.run(l.async_release(asio::use_awaitable));
+}
+
 void counted() {
+  poll_row("semaphore of 4, all held elsewhere: each poll of the waiting acquire", false, 4, 4);
+  poll_row("rw_lock writer (R = 16), every permit held by readers: each poll of its wait", true, 16, 16);
   {
     world w;
     const auto b = w.store->wire();

@@ -71,7 +71,7 @@ class rw_lock {
   // 1..limits::max_permits, errc::declaration_mismatch).
   using reader_view = side<lease, &rw_lock::start_read>;
   // The write side: "NAME#w", then every permit at once (each waited for as lock::async_acquire
-  // does), within one timeout for the whole, completing with void(error_code, multi_lease): the
+  // does; their looks go out together, one find per poll), within one timeout for the whole, completing with void(error_code, multi_lease): the
   // leases of "NAME#w" and of every permit; fence with highest_fencing_token(). A try looks at
   // "NAME#w", then at each permit in order, stopping at the first held (errc::busy;
   // errc::timeout if `within` ran out before every part was looked at, the reason naming the

@@ -36,8 +36,8 @@ struct semaphore_state;
 // name() is the permit's ("NAME#k"). A wait first looks once at each permit, starting at a random
 // one, taking the first that is free and has nobody in its line (a newcomer never overtakes
 // waiters); then it waits on every permit at once (each as lock::async_acquire: backoff, the
-// permit's line, observed expiry), keeping the first granted and releasing any other granted
-// meanwhile. The timeout is for the whole call. A try looks at each permit and, not queuing,
+// permit's line, observed expiry; their looks go out together, one find of every permit per
+// poll), keeping the first granted and releasing any other granted meanwhile. The timeout is for the whole call. A try looks at each permit and, not queuing,
 // ignores their lines: a waiter that crashed while in line cannot make it busy (only a waiting
 // acquire removes such an entry, after one observation window); errc::busy when every permit
 // looked at was held, errc::timeout when `within` ran out before every permit was looked at (the

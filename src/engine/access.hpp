@@ -32,6 +32,8 @@ struct access {
   }
   static const std::shared_ptr<client_impl>& impl(const client& c) noexcept { return c.impl_; }
   static const std::shared_ptr<provider_impl>& impl(const lock& l) noexcept { return l.provider_; }
+  static const std::shared_ptr<const lock_options>& timing(const lock& l) noexcept { return l.timing_; }
+  static bool plain(const lock& l) noexcept { return l.plain_; }
   static const std::shared_ptr<lease_state>& state(const lease& l) noexcept { return l.state_; }
   // A provider over state built without a client (the engine tests' in-memory store).
   static provider make_provider(std::shared_ptr<provider_impl> p) noexcept { return provider(std::move(p)); }

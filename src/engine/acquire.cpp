@@ -158,8 +158,11 @@ class acquire_run {
  public:
   using action = acquire_action;
 
-  acquire_run(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, deadline_t deadline, boot_timer& timer)
-      : p_(std::move(p)), fsm_(fsm), deadline_(deadline), timer_(timer) {}
+  // `member`: this wait's place in its acquire's poll group (a semaphore's or writer's permit), or
+  // null (a plain lock's acquire: today's path, fsm_driver.hpp takes none of the polled hooks).
+  acquire_run(std::shared_ptr<provider_impl> p, acquire_fsm& fsm, deadline_t deadline, boot_timer& timer,
+              poll_member* member = nullptr)
+      : p_(std::move(p)), fsm_(fsm), deadline_(deadline), timer_(timer), member_(member) {}
 
   store_ops& ops() { return p_->ops; }
   boot_timer& timer() { return timer_; }
@@ -176,7 +179,29 @@ class acquire_run {
   }
   static boot_clock::time_point wait_until(const action& a) { return a.at; }
   action resume_timer(boot_clock::time_point now) { return fsm_.resume(acquire_input::timer(now)); }
-  action resume_cancel() { return fsm_.resume(acquire_input::cancel()); }
+  action resume_cancel() {
+    if (member_) member_->drop_read();  // stopped between the group's wake and its read
+    return fsm_.resume(acquire_input::cancel());
+  }
+
+  // ---- polled with the other waits of its group (poll_group.hpp) ----
+  bool polled() const noexcept { return member_ != nullptr; }
+  bool reads_polled() const noexcept { return member_ && member_->in_gather(); }
+  // Woken by the group (perhaps before `at`: acquire_fsm::on_timer only reads, or fails past the
+  // deadline), by its own guard timer, or cancelled.
+  asio::awaitable<action> wait_polled(boot_clock::time_point at) {
+    auto waited = member_->wait(at);
+    const auto how = co_await std::move(waited);
+    if (how == poll_member::woke::cancelled) co_return resume_cancel();
+    auto next = resume_timer(boot_clock::now());
+    if (how == poll_member::woke::by_group) member_->woke_to(next.what == kind::read);
+    co_return next;
+  }
+  asio::awaitable<polled_doc> read_polled(const fsm_call& c) {
+    auto op = member_->read(c.name, c.deadline);
+    auto got = co_await std::move(op);
+    co_return got;
+  }
 
   fsm_call call(const action& a) const {
     fsm_call c;
@@ -258,6 +283,7 @@ class acquire_run {
   acquire_fsm& fsm_;
   deadline_t deadline_;
   boot_timer& timer_;
+  poll_member* member_;
 };
 
 // The end of an acquire, outside the coroutine so that its locals take no room in the frame.
@@ -316,7 +342,7 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
                                      std::shared_ptr<const lock_options> timing, bool plain, acquire_mode mode,
                                      std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
                                      steady::time_point started, name_turn turn,
-                                     std::optional<line_enrollment> enrolled) {
+                                     std::optional<line_enrollment> enrolled, std::shared_ptr<poll_group> group) {
   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
   co_await asio::this_coro::throw_if_cancelled(false);
   const heard_at_end ended{p, name};
@@ -360,7 +386,12 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   // An acquire waits and is cancelled: if a hook of the adapter drifted from the driver's concept,
   // drive() would skip the stop check before each step without a compile error.
   static_assert(driver_detail::waits<acquire_run>, "acquire_run must offer the driver's waiting hooks");
-  acquire_run run(p, fsm, deadline, *timer);
+  // Likewise for the polled hooks: a drifted one would silently stop the waits polling together.
+  static_assert(driver_detail::polls<acquire_run>, "acquire_run must offer the driver's polled hooks");
+  // A wait of a group (a semaphore's or writer's permit) polls with the others: one find for all.
+  std::unique_ptr<poll_member> member;
+  if (group && waits(mode)) member = std::make_unique<poll_member>(std::move(group), strand, timer);
+  acquire_run run(p, fsm, deadline, *timer, member.get());
   auto first = fsm.resume(acquire_input::start(boot_clock::now()));
   auto driven = drive(run, std::move(first));
   const auto a = co_await std::move(driven);
@@ -375,12 +406,46 @@ void start_body(std::shared_ptr<provider_impl> p, std::string name, std::shared_
                 bool plain, acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
                 steady::time_point since, name_turn turn,
                 asio::any_completion_handler<void(error_code, lease)> h,
-                std::optional<line_enrollment> enrolled) {
+                std::optional<line_enrollment> enrolled, std::shared_ptr<poll_group> group) {
   auto strand = asio::make_strand(p->ex);
   spawn_op<error_code, lease>(strand,
                               acquire_body(std::move(p), strand, std::move(name), std::move(timing), plain, mode, timeout, d,
-                                           since, std::move(turn), std::move(enrolled)),
+                                           since, std::move(turn), std::move(enrolled), std::move(group)),
                               std::move(h));
+}
+
+void start_acquire(std::shared_ptr<provider_impl> p, std::string name, std::shared_ptr<const lock_options> timing,
+                   bool plain, acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                   asio::any_completion_handler<void(error_code, lease)> h, std::shared_ptr<poll_group> group) {
+  const auto since = steady::now();
+  // A try looks once and never parks; a timeout acquire_body will refuse is refused at once.
+  const bool bad_timeout = static_cast<bool>(check_acquire_timeout(timeout));
+  const bool closing = p->closing();
+  if (!waits(mode) || bad_timeout || closing) {
+    name_turn turn;  // only a try_taking_turn's, and only if the turn is free
+    if (mode == acquire_mode::try_taking_turn && !bad_timeout && !closing) {
+      auto key = name;  // copied before the turn is taken: nothing may throw between the two
+      if (p->turns.take_if_free(key)) turn = name_turn(p, std::move(key));
+    }
+    return start_body(std::move(p), std::move(name), std::move(timing), plain, mode, timeout, d, since,
+                      std::move(turn), std::move(h));
+  }
+  auto w = std::make_shared<parked_acquire>(std::move(h));
+  w->name = std::move(name);
+  w->timing = std::move(timing);
+  w->plain = plain;
+  w->diag = d;
+  w->since = since;
+  w->group = group;
+  const auto wait_for = timeout.value_or((w->timing ? *w->timing : p->opts).acquire_timeout);
+  if (wait_for.count() > 0) w->deadline = since + wait_for;
+  // Parked behind another acquire of the name in this provider: it joins `group` when its turn
+  // comes (start_turn); the group lives as long as one of its waits holds it.
+  if (!p->turns.enter(w->name, w, [&] { park(p, w); })) return;
+  // The turn is ours: run now, with nothing parked.
+  name_turn turn(p, w->name);
+  start_body(std::move(p), std::move(w->name), std::move(w->timing), plain, mode, timeout, d, since, std::move(turn),
+             std::move(w->handler), std::nullopt, std::move(group));
 }
 
 void park(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<parked_acquire>& w) {
@@ -446,7 +511,7 @@ void start_turn(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<p
   if (w->deadline) left = std::max(std::chrono::milliseconds{1}, std::chrono::ceil<std::chrono::milliseconds>(*w->deadline - now));
   // The slot now belongs to the acquire (spawn_op binds it), so the caller's cancellation reaches it.
   start_body(p, w->name, std::move(w->timing), w->plain, acquire_mode::wait, left, w->diag, w->since, std::move(turn),
-             std::move(w->handler), std::move(enrolled));
+             std::move(w->handler), std::move(enrolled), std::move(w->group));
 }
 
 // Frees whatever document of `name` names `owner`, the owner id of an acquire that ended without

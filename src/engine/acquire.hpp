@@ -22,6 +22,7 @@ namespace mongolock::detail {
 
 struct provider_impl;
 struct lease_state;
+class poll_group;
 
 // The turn of a lock name in this provider (name_turns.hpp), owned by one party at a time: the
 // acquire it was given to, then the lease that acquire won, or the release of that lease. It is
@@ -76,7 +77,15 @@ void start_body(std::shared_ptr<provider_impl> p, std::string name, std::shared_
                 bool plain, acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
                 std::chrono::steady_clock::time_point since, name_turn turn,
                 boost::asio::any_completion_handler<void(boost::system::error_code, lease)> h,
-                std::optional<line_enrollment> enrolled = std::nullopt);
+                std::optional<line_enrollment> enrolled = std::nullopt, std::shared_ptr<poll_group> group = nullptr);
+// A lock's acquire (lock::start_acquire, and a primitive's through compose.hpp): a try or a
+// refused timeout starts at once; a wait takes its name's turn or parks behind the acquire that
+// has it (docs/design.md section 7). `group`: the poll group of a semaphore's or writer's waits
+// (section 10), which a wait that runs now joins; null for a plain lock.
+void start_acquire(std::shared_ptr<provider_impl> p, std::string name, std::shared_ptr<const lock_options> timing,
+                   bool plain, acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                   boost::asio::any_completion_handler<void(boost::system::error_code, lease)> h,
+                   std::shared_ptr<poll_group> group = nullptr);
 // Called under name_turns' lock, in the initiating context: the parked acquire answers its
 // caller's cancellation and its own deadline while it waits.
 void park(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<parked_acquire>& w);

@@ -17,15 +17,22 @@
 //   boot_clock::time_point wait_until(const action&) const;  boot_timer& timer();
 //   action resume_timer(boot_clock::time_point now);  action resume_cancel();
 //   bool stopping(bool cancelled);             checked before each step: cancel the machine
+// and, if its waits can be polled with others' (an acquire of a semaphore's or writer's permits,
+// poll_group.hpp), the grouped wait and the grouped read, taken only while `polled()`:
+//   bool polled() const;   awaitable<action> wait_polled(boot_clock::time_point at);
+//   bool reads_polled() const;   awaitable<polled_doc> read_polled(const fsm_call&);
+// An adapter without them (a release) compiles to the path below without the branches.
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <concepts>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <string>
 
+#include "engine/poll_group.hpp"
 #include "engine/store_ops.hpp"
 #include "model/boot_clock.hpp"
 #include "model/lock_document.hpp"
@@ -60,6 +67,14 @@ struct fsm_reply {
 };
 
 namespace driver_detail {
+template <class M>
+concept polls = requires(M& m, const fsm_call& c, boot_clock::time_point at) {
+  { m.polled() } -> std::convertible_to<bool>;
+  { m.reads_polled() } -> std::convertible_to<bool>;
+  m.wait_polled(at);
+  m.read_polled(c);
+};
+
 // The call in a frame of its own, sized for it: the request and the reply live only while the
 // call is in flight (bench/ scenario 4: 10,000 waiters, each in a frame of its own). The reply is
 // built in this frame and moved once, into the machine's input: one frame and no copy per call
@@ -103,6 +118,22 @@ boost::asio::awaitable<void> call_step(M& m, typename M::action& a) {
   a = m.resume(a, reply);
 }
 
+// A read of a group's wait woken with the others (poll_group.hpp): it goes out in their one find
+// and comes back with that find's receive time (docs/design.md section 10). A frame of its own, so
+// call_step's stays as small as it was.
+template <class M>
+boost::asio::awaitable<void> polled_read_step(M& m, typename M::action& a) {
+  auto c = m.call(a);
+  if (c.what != fsm_call::op::read) std::abort();  // reads_polled() holds only until the read
+  fsm_reply reply;
+  reply.sent = c.sent;
+  auto polled = m.read_polled(c);
+  auto got = co_await std::move(polled);
+  reply.doc = outcome<lock_doc>{got.ec, std::move(got.message), false, std::move(got.value)};
+  reply.received = got.received.value_or(boot_clock::now());
+  a = m.resume(a, reply);
+}
+
 template <class M>
 concept waits = requires(M& m, const typename M::action& a) {
   m.timer();
@@ -125,15 +156,33 @@ boost::asio::awaitable<typename M::action> drive(M& m, typename M::action a) {
       }
     }
     if (step == driver_step::call) {
+      if constexpr (driver_detail::polls<M>) {
+        if (m.reads_polled()) {
+          auto read = driver_detail::polled_read_step(m, a);
+          co_await std::move(read);
+          continue;
+        }
+      }
       // Named, not a temporary inside co_await: GCC 12 may destroy that twice.
       auto call = driver_detail::call_step(m, a);
       co_await std::move(call);
       continue;
     }
     if constexpr (driver_detail::waits<M>) {
+      const auto at = m.wait_until(a);
+      if constexpr (driver_detail::polls<M>) {
+        // One of a group's waits: woken with the others at the earliest `at` of them
+        // (poll_group.hpp); the adapter resumes its machine as the wake says. Already due too
+        // (the look after a refresh of its entry in the line): the group wakes it at once, with
+        // every other wait, so their looks go out in one find instead of one read each.
+        if (m.polled()) {
+          auto polled = m.wait_polled(at);
+          a = co_await std::move(polled);
+          continue;
+        }
+      }
       // Already due (a refresh of our entry in the line, say): no timer, no round through the
       // reactor.
-      const auto at = m.wait_until(a);
       if (const auto now = boot_clock::now(); at <= now) {
         a = m.resume_timer(now);
         continue;

@@ -28,6 +28,8 @@
 
 namespace mongolock::detail {
 
+class poll_group;
+
 struct provider_impl;
 
 // A place in the lock's line taken for a parked acquire by its own provider's hand-off to
@@ -59,6 +61,9 @@ struct parked_acquire {
   std::atomic<bool> cancelled{false};
   // Set (before its turn is passed to it) when a hand-off put it in the line.
   std::optional<line_enrollment> enrolled;
+  // The poll group of the acquire it belongs to (a semaphore's or writer's permit wait): when its
+  // turn comes it polls with that acquire's other waits (docs/design.md section 10).
+  std::shared_ptr<poll_group> group;
 };
 
 class name_turns {

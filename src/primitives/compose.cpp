@@ -5,7 +5,9 @@
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "engine/acquire.hpp"
 #include "engine/lease_state.hpp"
+#include "engine/poll_group.hpp"
 #include "engine/provider_impl.hpp"
 
 namespace mongolock::detail {
@@ -110,6 +112,17 @@ asio::awaitable<void> release_each(std::vector<lease>& held) {
   auto all = release_together(held, diags);
   co_await std::move(all);
   held.clear();
+}
+
+std::shared_ptr<poll_group> new_poll_group(const lock& any) {
+  return std::make_shared<poll_group>(access::impl(any));
+}
+
+void start_polled_acquire(const lock& l, acquire_mode m, std::optional<std::chrono::milliseconds> timeout,
+                          diagnostics* d, std::shared_ptr<poll_group> group,
+                          asio::any_completion_handler<void(boost::system::error_code, lease)> h) {
+  start_acquire(access::impl(l), l.name(), access::timing(l), access::plain(l), m, timeout, d, std::move(h),
+                std::move(group));
 }
 
 }  // namespace mongolock::detail

@@ -30,6 +30,7 @@
 
 namespace mongolock::detail {
 
+class poll_group;
 using steady_deadline = std::optional<std::chrono::steady_clock::time_point>;
 
 // The provider behind a lock, as far as a primitive needs it.
@@ -76,16 +77,40 @@ auto acquire(lock& l, acquire_mode m, std::optional<std::chrono::milliseconds> t
 }
 inline multi_lease make_multi_lease(std::vector<lease> leases) { return access::make_multi_lease(std::move(leases)); }
 
+// The waits of one acquire of several locks, polled together: woken at once and read with one
+// find (src/engine/poll_group.hpp, docs/design.md section 10). For the locks of `any`'s provider.
+std::shared_ptr<poll_group> new_poll_group(const lock& any);
+// A lock's acquire as `acquire` above, whose wait (if it waits now, not parked behind another
+// acquire of the name in this provider) joins `group` (null: none, as a plain lock's).
+void start_polled_acquire(const lock& l, acquire_mode m, std::optional<std::chrono::milliseconds> timeout,
+                          diagnostics* d, std::shared_ptr<poll_group> group,
+                          boost::asio::any_completion_handler<void(boost::system::error_code, lease)> h);
+template <class Token>
+auto acquire_polled(const lock& l, acquire_mode m, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
+                    std::shared_ptr<poll_group> group, Token&& token) {
+  // Everything by value: a deferred operation may start after `l` is gone (acquire_surface.hpp).
+  return async_op<void(boost::system::error_code, lease)>(
+      initiation(engine_ref(l).executor(),
+                 [](auto h, lock l, acquire_mode m, std::optional<std::chrono::milliseconds> t, diagnostics* diag,
+                    std::shared_ptr<poll_group> g) {
+                   start_polled_acquire(l, m, t, diag, std::move(g), std::move(h));
+                 }),
+      token, l, m, timeout, d, std::move(group));
+}
+
 // An acquire of every lock of `locks` at once, each in mode `m` within `left`, as a parallel group
 // for the caller to wait on as it needs; `diags[i]` gets lock i's reason (sized here, before any
-// operation points into it).
+// operation points into it). `poll_together`: their waits poll as one (a semaphore's permits, a
+// writer's): one find per look at all of them, not one per lock (section 10).
 inline auto acquire_each_at_once(std::vector<lock>& locks, acquire_mode m, std::optional<std::chrono::milliseconds> left,
-                                 std::vector<diagnostics>& diags) {
+                                 std::vector<diagnostics>& diags, bool poll_together = false) {
   diags.assign(locks.size(), diagnostics{});
-  using op = decltype(acquire(locks[0], m, left, nullptr, boost::asio::deferred));
+  auto group = poll_together && !locks.empty() ? new_poll_group(locks[0]) : nullptr;
+  using op = decltype(acquire_polled(locks[0], m, left, nullptr, group, boost::asio::deferred));
   std::vector<op> ops;
   ops.reserve(locks.size());
-  for (std::size_t i = 0; i < locks.size(); ++i) ops.push_back(acquire(locks[i], m, left, &diags[i], boost::asio::deferred));
+  for (std::size_t i = 0; i < locks.size(); ++i)
+    ops.push_back(acquire_polled(locks[i], m, left, &diags[i], group, boost::asio::deferred));
   return boost::asio::experimental::make_parallel_group(std::move(ops));
 }
 

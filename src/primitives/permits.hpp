@@ -58,10 +58,11 @@ inline std::string permit_reason(const lock& slot, const diagnostics& d) {
 // A waiting acquire of every permit of `s` at once, each with the lock's whole waiting machinery
 // (timeout `left`), as a parallel group for the caller to wait on as it needs; `diags[i]` gets
 // permit i's reason (sized here, before any operation points into it). `mode`: wait_looked when
-// the caller has just seen them held (each then starts with a read), else wait.
+// the caller has just seen them held (each then starts with a read), else wait. Their waits poll
+// together: one find per look at every permit still waited on (docs/design.md section 10).
 inline auto wait_on_every_permit(semaphore_state& s, std::optional<std::chrono::milliseconds> left,
                                  std::vector<diagnostics>& diags, acquire_mode mode = acquire_mode::wait) {
-  return acquire_each_at_once(s.slots, mode, left, diags);
+  return acquire_each_at_once(s.slots, mode, left, diags, true);
 }
 
 }  // namespace mongolock::detail
