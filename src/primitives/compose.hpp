@@ -80,8 +80,8 @@ inline multi_lease make_multi_lease(std::vector<lease> leases) { return access::
 // The waits of one acquire of several locks, polled together: woken at once and read with one
 // find (src/engine/poll_group.hpp, docs/design.md section 10). For the locks of `any`'s provider.
 std::shared_ptr<poll_group> new_poll_group(const lock& any);
-// A lock's acquire as `acquire` above, whose wait (if it waits now, not parked behind another
-// acquire of the name in this provider) joins `group` (null: none, as a plain lock's).
+// A lock's acquire as `acquire` above, whose wait joins `group` (null: none, as a plain lock's):
+// at once, or when its turn comes if it is parked behind another acquire of the name.
 void start_polled_acquire(const lock& l, acquire_mode m, std::optional<std::chrono::milliseconds> timeout,
                           diagnostics* d, std::shared_ptr<poll_group> group,
                           boost::asio::any_completion_handler<void(boost::system::error_code, lease)> h);

@@ -122,7 +122,9 @@ acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
   const bool free = !seen.exists || seen.held.owner.empty();
   bool changed = false;
   if (free) {
-    wait_.reset();
+    // Free for us (nobody in line, or we head it): a take follows, and a wait after it starts
+    // short. Free but left to another process's head: watched as a holder is, backing off.
+    if (seen.line.empty() || seen.line.front().owner == p_.owner) wait_.reset();
     observer_.forget();
   } else {
     changed = observer_.observe(seen.held, received, p_.margin);
@@ -278,7 +280,12 @@ acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const 
     std::uniform_int_distribution<long long> pick(base.count(), std::min(2 * base, p_.backoff_max).count());
     delay = ms{pick(rng_)};
   }
-  if (auto at = observer_.expires_at()) delay = std::min(delay, std::max(*at - now, delay.zero()));
+  // Look again when the window we are watching ends, if sooner: the holder's, or, when the holder
+  // is gone and another process heads the line, that head's (decide()). Not the holder's window
+  // then: it has passed, and would cut every wait to zero, a read per round trip until the head
+  // takes (docs/design.md section 7).
+  const auto& watched = head_observer_.seen() ? head_observer_ : observer_;
+  if (auto at = watched.expires_at()) delay = std::min(delay, std::max(*at - now, delay.zero()));
   if (p_.deadline) {
     // A confirmation cut short by the try's bound: the holder is still there, so busy.
     if (now >= *p_.deadline) return fail(make_error_code(verifying_ ? errc::busy : errc::timeout));

@@ -83,6 +83,52 @@ BOOST_AUTO_TEST_CASE(a_head_that_never_comes_loses_its_place_after_one_window) {
   BOOST_TEST((g.resume(acquire_input::read(seen(later), t0 + 1100ms)).what == kind::wait_until));
 }
 
+// A holder gone (its window passed) with another process first in line: the lock is the head's
+// to take, and we watch the head for its own window, looking on our backoff meanwhile. Before,
+// the holder's window, already past, cut every wait to zero: a read per round trip for as long as
+// the head took (its whole window, E + m, when it was gone), and with a semaphore's poll group
+// every permit was read at that rate.
+BOOST_AUTO_TEST_CASE(a_lock_left_to_another_head_is_looked_at_on_the_backoff_not_at_once) {
+  acquire_fsm f("x", params());
+  f.resume(acquire_input::start(t0));
+  const auto d = line_doc(other, {{"cccccccccccccccccccccccccccccccc", 3}, {me, 4}}, 5);
+  BOOST_TEST((f.resume(acquire_input::read(seen(d), t0)).what == kind::wait_until));
+  auto at = t0 + 1100ms;  // the holder's window (E + m) has passed: takeable, and the head's
+  for (int i = 0; i < 5; ++i) {
+    const auto a = f.resume(acquire_input::read(seen(d), at));
+    BOOST_REQUIRE((a.what == kind::wait_until));
+    BOOST_TEST((a.at >= at + 10ms), "look " << i << " waits at least backoff_min");
+    BOOST_TEST((a.at <= at + 1100ms), "and no longer than the head's window");
+    at = a.at;
+  }
+  // Just before the head's window ends, the next look is at its end, not a backoff later.
+  const auto last = f.resume(acquire_input::read(seen(d), t0 + 2195ms));
+  BOOST_REQUIRE((last.what == kind::wait_until));
+  BOOST_TEST((last.at == t0 + 2200ms));
+  // The head's window ends (the same head, the same document): we take, removing it.
+  const auto a = f.resume(acquire_input::read(seen(d), last.at));
+  BOOST_REQUIRE((a.what == kind::take));
+  BOOST_TEST(f.request().leaving.size() == 2u, "the gone head and ourselves");
+}
+
+// The same for a free lock left to another process's head (a holder that released plainly while
+// others waited): the backoff grows as it does for a held lock. Before, every free read reset it,
+// so the others read every backoff_min for as long as the head took.
+BOOST_AUTO_TEST_CASE(a_free_lock_left_to_another_head_is_looked_at_on_a_growing_backoff) {
+  acquire_fsm f("x", params());
+  f.resume(acquire_input::start(t0));
+  const auto d = line_doc("", {{other, 3}, {me, 4}}, 5);
+  auto at = t0;
+  auto longest = 0ms;
+  for (int i = 0; i < 6; ++i) {
+    const auto a = f.resume(acquire_input::read(seen(d), at));
+    BOOST_REQUIRE((a.what == kind::wait_until));
+    longest = std::max(longest, std::chrono::duration_cast<std::chrono::milliseconds>(a.at - at));
+    at = a.at;
+  }
+  BOOST_TEST(longest.count() > 10, "the longest wait, " << longest.count() << " ms, is above backoff_min");
+}
+
 // The take without a read (the blind take, docs/design.md section 1) must not overtake an acquire
 // of another process that waits in line; after a read, a try ignores the line.
 BOOST_AUTO_TEST_CASE(the_take_without_a_read_requires_that_nobody_waits) {

@@ -24,8 +24,8 @@ using set_result = std::tuple<error_code, ml::multi_lease>;
 
 // A fixed backoff: every wait asks to look again 40 ms after its last read. An expiry of 3 s, so
 // no wait in line refreshes its entry within the test's 400 ms (its renewal period is 1 s): a
-// refresh is a write of its own, and the look right after it is a read of its own (section 7,
-// point 6), one of each per member and period.
+// refresh is a write of its own (section 7, point 6), one per member and period, which would
+// make the counts depend on when each lands.
 ml::lock_options fixed_backoff() {
   auto o = fast(3000ms);
   o.backoff_min = 40ms;
@@ -93,12 +93,16 @@ BOOST_AUTO_TEST_CASE(a_semaphore_wait_polls_all_its_permits_with_one_find) {
   BOOST_REQUIRE(!finds.empty());
   BOOST_TEST(names_in(finds.front()) == 4u, "the look's find");
   const std::size_t polls = finds.size() - 1;
-  for (std::size_t i = 1; i < finds.size(); ++i)
-    BOOST_TEST(names_in(finds[i]) == 4u, "poll " << i << " reads every permit still waited on: " << finds[i].name);
+  // Each poll reads every permit still waited on. Not exact on a loaded machine (a sanitizer
+  // build beside other work): a wait whose join lands late may miss one poll and read alone or
+  // with fewer once. Before, there was no find at all and 41 single reads.
+  std::size_t whole = 0;
+  for (std::size_t i = 1; i < finds.size(); ++i) whole += names_in(finds[i]) == 4u ? 1 : 0;
+  BOOST_TEST(whole * 4 >= polls * 3, whole << " of " << polls << " polls read all four");
   // 400 ms at one look per 40 ms: about nine polls (at least five on a slow machine).
   BOOST_TEST(polls >= 5u, polls << " polls");
   const auto alone = single_reads(e, from, "p4#", 370ms);
-  BOOST_TEST(alone == 1u + 4u, alone << " single reads: the look's read and each wait's first read, no other");
+  BOOST_TEST(alone <= 1u + 4u + 2u, alone << " single reads: the look's read, each wait's first read, one or two more");
   for (auto& l : theirs) BOOST_TEST(!e.release(l));
 }
 
@@ -121,10 +125,12 @@ BOOST_AUTO_TEST_CASE(a_waiting_writer_polls_its_permits_with_one_find) {
   BOOST_TEST((ec == ml::errc::timeout), ec.message());
   const auto finds = finds_since(e, from, 370ms);
   BOOST_TEST(finds.size() >= 5u, finds.size() << " finds");
-  for (std::size_t i = 0; i < finds.size(); ++i)
-    BOOST_TEST(names_in(finds[i]) == 3u, "poll " << i << ": " << finds[i].name);
+  // As above: not exact on a loaded machine. Before, no find and 30 single reads.
+  std::size_t whole = 0;
+  for (const auto& f : finds) whole += names_in(f) == 3u ? 1 : 0;
+  BOOST_TEST(whole * 4 >= finds.size() * 3, whole << " of " << finds.size() << " polls read all three");
   const auto alone = single_reads(e, from, "rw4#", 370ms);
-  BOOST_TEST(alone == 3u, alone << " single reads: each wait's read after its blind take, no other");
+  BOOST_TEST(alone <= 3u + 2u, alone << " single reads: each wait's read after its blind take, one or two more");
   for (auto& l : readers) BOOST_TEST(!e.release(l));
 }
 
@@ -271,12 +277,19 @@ BOOST_AUTO_TEST_CASE(a_second_acquire_parked_behind_the_first_polls_with_one_fin
   BOOST_TEST((std::get<0>(f2.get()) == ml::errc::timeout));
   // About 600 ms of the second acquire's waits: each took its turn with a blind take and the read
   // after it (alone), then polled with the others.
-  const auto finds = finds_since(e, from, 500ms);
-  BOOST_TEST(finds.size() >= 5u, finds.size() << " finds");
-  for (std::size_t i = 1; i < finds.size(); ++i)
-    BOOST_TEST(names_in(finds[i]) == 4u, "poll " << i << ": " << finds[i].name);
-  const auto alone = single_reads(e, from, "two#", 500ms);
-  BOOST_TEST(alone <= 4u, alone << " single reads: at most each wait's read after its blind take");
+  // Up to 400 ms after the first ended: clear of the second's deadline (600 ms after), where its
+  // waits fail one by one and the last looks may name fewer.
+  // Not exact counts: the waits' turns come one by one, and a wait whose joins or reads land out
+  // of phase with the others may read alone or with fewer once (seen under ASan on a loaded
+  // machine). What the test tells apart is a wait that polls on its own (52 single reads here
+  // before) from waits that poll together.
+  const auto finds = finds_since(e, from, 400ms);
+  BOOST_TEST(finds.size() >= 4u, finds.size() << " finds");
+  std::size_t whole = 0;
+  for (const auto& f : finds) whole += names_in(f) == 4u ? 1 : 0;
+  BOOST_TEST(whole * 4 >= finds.size() * 3, whole << " of " << finds.size() << " polls read all four");
+  const auto alone = single_reads(e, from, "two#", 400ms);
+  BOOST_TEST(alone <= 4u + 4u, alone << " single reads: each wait's read after its blind take, a few more");
   for (auto& l : theirs) BOOST_TEST(!e.release(l));
 }
 
@@ -297,12 +310,17 @@ BOOST_AUTO_TEST_CASE(the_looks_paced_in_line_go_out_in_the_groups_find) {
   const auto from = e.store->calls().size();
   auto [ec, none] = run_op<one_result>(e, [&](auto h) { sem.async_acquire_for(1500ms, h); });
   BOOST_TEST((ec == ml::errc::timeout), ec.message());
+  // Not exact counts: the waits' refreshes are writes of their own, and on a loaded machine one
+  // may land after another wait's look came due, which then reads alone or with fewer. What the
+  // test tells apart is a look per wait after every refresh (29 single reads here before) from
+  // looks that go in the group's find.
   const auto finds = finds_since(e, from, 1400ms);
   BOOST_TEST(finds.size() >= 5u, finds.size() << " finds");
-  for (std::size_t i = 1; i < finds.size(); ++i)
-    BOOST_TEST(names_in(finds[i]) == 4u, "poll " << i << ": " << finds[i].name);
+  std::size_t whole = 0;
+  for (std::size_t i = 1; i < finds.size(); ++i) whole += names_in(finds[i]) == 4u ? 1 : 0;
+  BOOST_TEST(whole * 4 >= (finds.size() - 1) * 3, whole << " of " << finds.size() - 1 << " polls read all four");
   const auto alone = single_reads(e, from, "pace#", 1400ms);
-  BOOST_TEST(alone == 1u + 4u, alone << " single reads: the look's read and each wait's first read, no other");
+  BOOST_TEST(alone <= 1u + 4u + 4u, alone << " single reads: the look's read, each wait's first read, a few more");
   std::vector<steady::time_point> looks;
   for (const auto& f : finds) looks.push_back(f.at);
   for (std::size_t i = 1; i < looks.size(); ++i)
@@ -351,8 +369,10 @@ BOOST_AUTO_TEST_CASE(a_wait_that_fails_leaves_the_others_polling_on_time) {
   BOOST_TEST((fb.get() == ml::errc::timeout));
   BOOST_TEST((fa.get() == ml::errc::timeout));
   auto ms = [&](steady::time_point t) { return std::chrono::duration_cast<std::chrono::milliseconds>(t - t0); };
-  BOOST_TEST((ms(*tb) >= 210ms && ms(*tb) < 310ms), ms(*tb).count() << " ms");
-  BOOST_TEST((ms(*ta) >= 700ms && ms(*ta) < 800ms), ms(*ta).count() << " ms");
+  // Well before a wait's own guard timer (its `at` + 1 s), which a wait the group stopped waking
+  // would fall back on.
+  BOOST_TEST((ms(*tb) >= 210ms && ms(*tb) < 460ms), ms(*tb).count() << " ms");
+  BOOST_TEST((ms(*ta) >= 700ms && ms(*ta) < 950ms), ms(*ta).count() << " ms");
   BOOST_TEST(single_reads(e, from, "ga") >= 5u, "the remaining wait polled on alone");
   BOOST_TEST(!e.release(ha));
   BOOST_TEST(!e.release(hb));
