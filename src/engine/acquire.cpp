@@ -194,7 +194,8 @@ class acquire_run {
     const auto how = co_await std::move(waited);
     if (how == poll_member::woke::cancelled) co_return resume_cancel();
     auto next = resume_timer(boot_clock::now());
-    if (how == poll_member::woke::by_group) member_->woke_to(next.what == kind::read);
+    // Woken by the group but not reading (it failed): the gather does not wait for it.
+    if (how == poll_member::woke::by_group && next.what != kind::read) member_->drop_read();
     co_return next;
   }
   asio::awaitable<polled_doc> read_polled(const fsm_call& c) {

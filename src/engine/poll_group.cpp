@@ -191,10 +191,6 @@ asio::awaitable<poll_member::woke> poll_member::wait(boot_clock::time_point at) 
   co_return ec ? woke::cancelled : woke::by_itself;
 }
 
-void poll_member::woke_to(bool reads) {
-  if (!reads) drop_read();
-}
-
 void poll_member::drop_read() {
   if (auto seq = std::exchange(gather_seq_, std::nullopt)) g_->skip(id_, *seq);
 }

@@ -118,9 +118,8 @@ class poll_member {
 
   // The driver's timer wait, aligned with the group's.
   boost::asio::awaitable<woke> wait(boot_clock::time_point at);
-  // After a wake by the group: the machine asked for a read (it then calls read) or not.
-  void woke_to(bool reads);
-  // The machine stopped (cancelled) before its read went out: the gather does not wait for it.
+  // Woken by the group, the machine will not read (it failed, or was cancelled before its read
+  // went out): the gather does not wait for it.
   void drop_read();
   // A read asked for after a wake by the group goes into the gather.
   bool in_gather() const noexcept { return gather_seq_.has_value(); }
