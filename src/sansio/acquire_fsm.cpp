@@ -284,13 +284,18 @@ acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const 
   // is gone and another process heads the line, that head's (decide()). Not the holder's window
   // then: it has passed, and would cut every wait to zero, a read per round trip until the head
   // takes (docs/design.md section 7).
-  const auto& watched = head_observer_.seen() ? head_observer_ : observer_;
-  if (auto at = watched.expires_at()) delay = std::min(delay, std::max(*at - now, delay.zero()));
   if (p_.deadline) {
     // A confirmation cut short by the try's bound: the holder is still there, so busy.
     if (now >= *p_.deadline) return fail(make_error_code(verifying_ ? errc::busy : errc::timeout));
-    delay = std::min(delay, *p_.deadline - now);
+    // A look that would leave less than the shortest wait before the deadline is likely cut short
+    // there, and its reason ("in flight") would not be why the acquire failed: wait to the
+    // deadline instead, and end there (on_timer). The cost: a lock freed in that last stretch is
+    // not taken. The watched window below may still come first.
+    const auto left = *p_.deadline - now;
+    if (left - delay < p_.backoff_min) delay = left;
   }
+  const auto& watched = head_observer_.seen() ? head_observer_ : observer_;
+  if (auto at = watched.expires_at()) delay = std::min(delay, std::max(*at - now, delay.zero()));
   acquire_action a{kind::wait_until};
   a.at = now + delay;
   return a;

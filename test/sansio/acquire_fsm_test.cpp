@@ -357,6 +357,22 @@ BOOST_AUTO_TEST_CASE(a_wait_that_reaches_the_deadline_ends_without_another_read)
   BOOST_TEST(a.why.find("in flight") == std::string::npos);
 }
 
+// A backoff that would end just before the deadline (5 ms, less than the shortest wait) is
+// stretched to it: a read sent then could only be cut short at the deadline, and the caller would
+// be told of a call in flight instead of the holder (integration.cli, under load).
+BOOST_AUTO_TEST_CASE(a_look_that_would_end_just_before_the_deadline_waits_for_it_instead) {
+  auto p = params();
+  p.deadline = t0 + 50ms;
+  acquire_fsm f("x", p);
+  f.resume(in::start(t0));
+  const auto a = look(f, held_by("other", 1), t0 + 35ms);  // a first backoff of 10 ms: t0 + 45 ms
+  BOOST_TEST_REQUIRE(a.what == kind::wait_until);
+  BOOST_TEST((a.at == t0 + 50ms));
+  const auto end = f.resume(in::timer(a.at));
+  BOOST_TEST(end.what == kind::fail);
+  BOOST_TEST((end.ec == ml::errc::timeout));
+}
+
 BOOST_AUTO_TEST_CASE(try_once_answers_busy_for_a_live_holder) {
   auto p = params(true);
   p.wall_now_ms = 1'000'000;
