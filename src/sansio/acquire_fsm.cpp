@@ -78,6 +78,11 @@ acquire_action acquire_fsm::fail(error_code ec, std::string why) {
 bool acquire_fsm::past_deadline(time_point now) const { return p_.deadline && now >= *p_.deadline; }
 
 acquire_action acquire_fsm::on_read(const outcome<lock_doc>& r, time_point received) {
+  // A look cut short by the deadline (only async_call's deadline gives errc::timeout) after the
+  // lock was seen held ends the wait as the deadline itself does (on_timer): the holder is why it
+  // failed, not the read that happened to be "in flight" then. A poll group wakes its waits
+  // together, so a wait's look may go out just before its deadline (docs/design.md section 10).
+  if (r.ec == errc::timeout && busy_ > 0) return fail(make_error_code(verifying_ ? errc::busy : errc::timeout));
   if (r.ec) return fail(r.ec, r.message);
   return decide(r.value, received);  // a majority read: our own owner id there is committed
 }

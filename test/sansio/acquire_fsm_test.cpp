@@ -373,6 +373,49 @@ BOOST_AUTO_TEST_CASE(a_look_that_would_end_just_before_the_deadline_waits_for_it
   BOOST_TEST((end.ec == ml::errc::timeout));
 }
 
+// A look cut short by the deadline after the lock was seen held (a poll group's wake may send it
+// just before the deadline) fails as the deadline does: timeout, with no "in flight" reason, so the
+// holder is what the caller is told. A first read cut short keeps its reason: no holder was seen.
+BOOST_AUTO_TEST_CASE(a_look_cut_short_by_the_deadline_after_a_holder_was_seen_blames_no_server_call) {
+  auto p = params();
+  p.deadline = t0 + 50ms;
+  auto cut_short = err<lock_doc>(ml::errc::timeout, false);
+  cut_short.message = "time limit reached while the server call was in flight";
+  acquire_fsm f("x", p);
+  f.resume(in::start(t0));
+  const auto a = look(f, held_by("other", 1), t0);
+  BOOST_TEST_REQUIRE(a.what == kind::wait_until);
+  BOOST_TEST_REQUIRE(f.resume(in::timer(a.at)).what == kind::read);
+  const auto end = f.resume(in::read(cut_short, t0 + 50ms));
+  BOOST_TEST_REQUIRE(end.what == kind::fail);
+  BOOST_TEST((end.ec == ml::errc::timeout));
+  BOOST_TEST(end.why == "");
+
+  acquire_fsm g("x", p);
+  g.resume(in::start(t0));
+  const auto first = g.resume(in::read(cut_short, t0 + 50ms));
+  BOOST_TEST((first.ec == ml::errc::timeout));
+  BOOST_TEST(first.why == cut_short.message);
+}
+
+// A try confirming that a silent holder is gone, cut short by its bound while looking, leaves the
+// holder there: busy, as when the bound ends its wait (on_timer).
+BOOST_AUTO_TEST_CASE(a_confirming_look_cut_short_by_the_bound_is_busy) {
+  auto p = params(true);
+  p.confirm_silent = true;
+  p.wall_now_ms = 1'000'000;
+  p.deadline = t0 + 5s;
+  acquire_fsm f("x", p);
+  f.resume(in::start(t0));
+  auto d = held_by("other", 1);
+  d.renewed_at_ms = 1;  // silent for far longer than 3 x its expiry
+  const auto a = f.resume(in::read(success(d), t0));
+  BOOST_TEST_REQUIRE(a.what == kind::wait_until);
+  BOOST_TEST_REQUIRE(f.resume(in::timer(a.at)).what == kind::read);
+  const auto end = f.resume(in::read(err<lock_doc>(ml::errc::timeout, false), t0 + 5s));
+  BOOST_TEST((end.ec == ml::errc::busy));
+}
+
 BOOST_AUTO_TEST_CASE(try_once_answers_busy_for_a_live_holder) {
   auto p = params(true);
   p.wall_now_ms = 1'000'000;
