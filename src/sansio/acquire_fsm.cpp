@@ -32,6 +32,12 @@ acquire_fsm::acquire_fsm(std::string name, acquire_params p)
 }
 
 acquire_action acquire_fsm::resume(const acquire_input& in) {
+  auto next = step(in);
+  if (next.what == kind::read) read_sent_ = in.now;  // the driver sends it now
+  return next;
+}
+
+acquire_action acquire_fsm::step(const acquire_input& in) {
   using in_kind = acquire_input::kind;
   switch (in.what) {
     case in_kind::start: return start(in.now);
@@ -78,11 +84,13 @@ acquire_action acquire_fsm::fail(error_code ec, std::string why) {
 bool acquire_fsm::past_deadline(time_point now) const { return p_.deadline && now >= *p_.deadline; }
 
 acquire_action acquire_fsm::on_read(const outcome<lock_doc>& r, time_point received) {
-  // A look cut short by the deadline (only async_call's deadline gives errc::timeout) after the
-  // lock was seen held ends the wait as the deadline itself does (on_timer): the holder is why it
-  // failed, not the read that happened to be "in flight" then. A poll group wakes its waits
-  // together, so a wait's look may go out just before its deadline (docs/design.md section 10).
-  if (r.ec == errc::timeout && busy_ > 0) return fail(make_error_code(verifying_ ? errc::busy : errc::timeout));
+  // A look sent within the shortest wait of the deadline after the lock was seen held, and cut
+  // short there (only async_call's deadline gives errc::timeout), ends the wait as the deadline
+  // itself does (on_timer): the holder is why it failed, not the read "in flight" then. A poll
+  // group wakes its waits together, so a look may go out just before its deadline (docs/design.md
+  // section 10). A look sent earlier that hung until the deadline keeps its reason: the server.
+  if (r.ec == errc::timeout && busy_ > 0 && p_.deadline && *p_.deadline - read_sent_ < p_.backoff_min)
+    return fail(make_error_code(verifying_ ? errc::busy : errc::timeout));
   if (r.ec) return fail(r.ec, r.message);
   return decide(r.value, received);  // a majority read: our own owner id there is committed
 }

@@ -173,6 +173,7 @@ class acquire_fsm {
   acquire_action on_given_back(const outcome<bool>& r, time_point now);
   acquire_action on_joined(const outcome<bool>& r, time_point sent, time_point now);
   acquire_action on_refreshed(const outcome<bool>& r, time_point sent, time_point now);
+  acquire_action step(const acquire_input& in);
   acquire_action on_timer(time_point now);
   acquire_action on_cancel();
 
@@ -219,6 +220,7 @@ class acquire_fsm {
   // came before it, and a hand-off needs the entry, so the join did.
   std::optional<time_point> entry_sent_;
   jitter_rng rng_;
+  time_point read_sent_{};            // when the last read was asked for
   bool verifying_ = false;            // try_once: confirming that a silent holder is gone
   time_point started_{};              // start()'s instant: token_clock's reading then
   bool looked_first_ = false;         // the take in flight is start()'s blind take

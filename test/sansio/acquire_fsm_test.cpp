@@ -373,9 +373,10 @@ BOOST_AUTO_TEST_CASE(a_look_that_would_end_just_before_the_deadline_waits_for_it
   BOOST_TEST((end.ec == ml::errc::timeout));
 }
 
-// A look cut short by the deadline after the lock was seen held (a poll group's wake may send it
-// just before the deadline) fails as the deadline does: timeout, with no "in flight" reason, so the
-// holder is what the caller is told. A first read cut short keeps its reason: no holder was seen.
+// A look sent within the shortest wait of the deadline after the lock was seen held (a poll group's
+// wake may send it then) and cut short there fails as the deadline does: timeout, with no "in
+// flight" reason. A first read cut short keeps its reason (no holder was seen), and so does a look
+// sent long before the deadline that hung until it.
 BOOST_AUTO_TEST_CASE(a_look_cut_short_by_the_deadline_after_a_holder_was_seen_blames_no_server_call) {
   auto p = params();
   p.deadline = t0 + 50ms;
@@ -385,7 +386,7 @@ BOOST_AUTO_TEST_CASE(a_look_cut_short_by_the_deadline_after_a_holder_was_seen_bl
   f.resume(in::start(t0));
   const auto a = look(f, held_by("other", 1), t0);
   BOOST_TEST_REQUIRE(a.what == kind::wait_until);
-  BOOST_TEST_REQUIRE(f.resume(in::timer(a.at)).what == kind::read);
+  BOOST_TEST_REQUIRE(f.resume(in::timer(t0 + 45ms)).what == kind::read);  // 5 ms before the deadline
   const auto end = f.resume(in::read(cut_short, t0 + 50ms));
   BOOST_TEST_REQUIRE(end.what == kind::fail);
   BOOST_TEST((end.ec == ml::errc::timeout));
@@ -396,9 +397,21 @@ BOOST_AUTO_TEST_CASE(a_look_cut_short_by_the_deadline_after_a_holder_was_seen_bl
   const auto first = g.resume(in::read(cut_short, t0 + 50ms));
   BOOST_TEST((first.ec == ml::errc::timeout));
   BOOST_TEST(first.why == cut_short.message);
+
+  // A look sent long before the deadline that hung until it: the server, not the holder, is why.
+  auto q = params();
+  q.deadline = t0 + 30s;
+  acquire_fsm h("x", q);
+  h.resume(in::start(t0));
+  const auto b = look(h, held_by("other", 1), t0);
+  BOOST_TEST_REQUIRE(b.what == kind::wait_until);
+  BOOST_TEST_REQUIRE(h.resume(in::timer(b.at)).what == kind::read);
+  const auto hung = h.resume(in::read(cut_short, t0 + 30s));
+  BOOST_TEST((hung.ec == ml::errc::timeout));
+  BOOST_TEST(hung.why == cut_short.message);
 }
 
-// A try confirming that a silent holder is gone, cut short by its bound while looking, leaves the
+// A try confirming that a silent holder is gone, its last look cut short by its bound, leaves the
 // holder there: busy, as when the bound ends its wait (on_timer).
 BOOST_AUTO_TEST_CASE(a_confirming_look_cut_short_by_the_bound_is_busy) {
   auto p = params(true);
@@ -411,7 +424,7 @@ BOOST_AUTO_TEST_CASE(a_confirming_look_cut_short_by_the_bound_is_busy) {
   d.renewed_at_ms = 1;  // silent for far longer than 3 x its expiry
   const auto a = f.resume(in::read(success(d), t0));
   BOOST_TEST_REQUIRE(a.what == kind::wait_until);
-  BOOST_TEST_REQUIRE(f.resume(in::timer(a.at)).what == kind::read);
+  BOOST_TEST_REQUIRE(f.resume(in::timer(t0 + 5s - 5ms)).what == kind::read);
   const auto end = f.resume(in::read(err<lock_doc>(ml::errc::timeout, false), t0 + 5s));
   BOOST_TEST((end.ec == ml::errc::busy));
 }
