@@ -36,7 +36,8 @@ bool past_bound(const grouped_write& w, boot_clock::time_point now) {
 }
 }  // namespace
 
-grouping_store::grouping_store(std::shared_ptr<lock_store> inner) : inner_(std::move(inner)) {}
+grouping_store::grouping_store(std::shared_ptr<lock_store> inner)
+    : inner_(std::move(inner)), reads_(std::make_shared<read_gatherer>(inner_)) {}
 
 void grouping_store::take(const take_request& t, reply<outcome<bool>> r) {
   if (t.hand_over) {
@@ -129,6 +130,11 @@ std::shared_ptr<void> grouping_store::gather(const boost::asio::any_io_executor&
 }
 
 void grouping_store::heard_from(const std::string& name) {
+  heard_by_takes(name);
+  reads_->heard_from(name);
+}
+
+void grouping_store::heard_by_takes(const std::string& name) {
   std::shared_ptr<gathering> complete;
   {
     std::lock_guard lock(mu_);

@@ -22,6 +22,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "engine/read_gathering.hpp"
 #include "store/lock_store.hpp"
 
 namespace mongolock::detail {
@@ -60,8 +61,14 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   std::shared_ptr<void> gather(const boost::asio::any_io_executor& ex, const std::vector<std::string>& names,
                                std::chrono::milliseconds hold = gather_hold);
   // `name`'s operation made a store call that cannot join the gathered command, or will make none
-  // for a while (parked behind another acquire of the name in this provider).
+  // for a while (parked behind another acquire of the name in this provider). Heard from by a
+  // gathering of first reads (below) too.
   void heard_from(const std::string& name);
+  // The first reads of `names` as one find (read_gathering.hpp): a semaphore's or a writer's waits.
+  std::shared_ptr<void> gather_reads(const boost::asio::any_io_executor& ex, const std::vector<std::string>& names,
+                                     std::chrono::milliseconds hold = gather_hold) {
+    return reads_->open(ex, names, hold);
+  }
 
   // Grouped: a take, a swap or a blind one (not a hand-over, which rides the maintenance lane
   // alone), every release, every join and leave of a line. Only
@@ -73,14 +80,16 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   void leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) override;
 
   // Statements that rode in another operation's command: the commands saved (stats::server_calls).
-  std::uint64_t saved() const noexcept { return saved_.load(std::memory_order_relaxed); }
+  // Also the reads that rode in a gathering's find (read_gathering.hpp).
+  std::uint64_t saved() const noexcept { return saved_.load(std::memory_order_relaxed) + reads_->saved(); }
   // Gatherings that went at their bound, some member never heard from (for tests).
   std::uint64_t gatherings_at_bound() const noexcept { return at_bound_.load(std::memory_order_relaxed); }
 
   // Forwarded as they are.
   void prepare(reply<outcome<server_info>> r) override { inner_->prepare(std::move(r)); }
   void read(const std::string& name, read_mode m, reply<outcome<lock_doc>> r) override {
-    heard_from(name);
+    heard_by_takes(name);
+    if (reads_->hold(name, m, r)) return;
     inner_->read(name, m, std::move(r));
   }
   void list(reply<outcome<std::vector<named_doc>>> r) override { inner_->list(std::move(r)); }
@@ -142,6 +151,8 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   // Under mu_: `p` held in its name's open gathering (true), or not gathered. Out: a gathering
   // this completed, to send.
   bool hold_if_gathered(pending& p, bool take, std::shared_ptr<gathering>& complete);
+  // heard_from, for the gatherings of takes and releases only.
+  void heard_by_takes(const std::string& name);
   // Under mu_: marks `name` heard from; its gathering when that was the last name awaited.
   std::shared_ptr<gathering> note_heard(const std::string& name);
   // Ends `g` (if still open: true) and sends what it held.
@@ -168,6 +179,7 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   void joins_answered(const std::vector<pending>& ops);
 
   const std::shared_ptr<lock_store> inner_;
+  const std::shared_ptr<read_gatherer> reads_;
   std::mutex mu_;
   queue takes_{takes_in_flight}, releases_{releases_in_flight}, joins_{joins_in_flight}, leaves_{leaves_in_flight};
   std::unordered_map<std::string, std::shared_ptr<gathering>> gathered_;  // name: its open gathering

@@ -51,6 +51,10 @@ std::shared_ptr<void> engine_ref::gather(const std::vector<std::string>& names) 
   return p_->grouped->gather(p_->ex, names);
 }
 
+std::shared_ptr<void> engine_ref::gather_reads(const std::vector<std::string>& names) const {
+  return p_->grouped->gather_reads(p_->ex, names);
+}
+
 asio::awaitable<outcome<bool>> write_value(const std::shared_ptr<lease_state>& st, std::string value) {
   auto p = st->prov;
   co_return co_await p->ops.proclaim(st->name, st->owner, st->token, value);

@@ -60,6 +60,9 @@ class engine_ref {
   // out as one command (docs/design.md section 14). Keep the handle while those operations run:
   // dropping it sends at once whatever is held. Null when there is nothing to gather.
   std::shared_ptr<void> gather(const std::vector<std::string>& names) const;
+  // The first read each of the caller's waits on `names` makes goes out in one find with the
+  // others (docs/design.md section 10). Keep the handle while the waits start.
+  std::shared_ptr<void> gather_reads(const std::vector<std::string>& names) const;
 
  private:
   std::shared_ptr<provider_impl> p_;

@@ -151,6 +151,8 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
     co_return fail(timed_out());
   }
   std::vector<diagnostics> diags;
+  // Each wait starts with a read (the look saw its permit held): one find for all (section 10).
+  const auto gathered_reads = s->engine.gather_reads(names_of(s->slots));
   auto group = wait_on_every_permit(*s, left, diags, acquire_mode::wait_looked);
   auto first_done = std::move(group).async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
   auto [order, codes, leases] = co_await std::move(first_done);

@@ -35,8 +35,11 @@ using read_result = std::tuple<error_code, lease>;
 asio::awaitable<error_code> acquire_permits(detail::semaphore_state& s, std::optional<std::chrono::milliseconds> left,
                                             std::vector<lease>& held, std::string& why) {
   std::vector<diagnostics> diags;
-  // The free permits' takes as one command (docs/design.md section 14).
-  const auto gathered = s.engine.gather(detail::names_of(s.slots));
+  // The free permits' takes as one command (docs/design.md section 14), and the reads of those
+  // found held, which follow their takes, as one find (section 10).
+  const auto names = detail::names_of(s.slots);
+  const auto gathered = s.engine.gather(names);
+  const auto gathered_reads = s.engine.gather_reads(names);
   auto group = detail::wait_on_every_permit(s, left, diags);
   auto all = std::move(group).async_wait(asio::experimental::wait_for_one_error(), asio::use_awaitable);
   auto [order, codes, leases] = co_await std::move(all);
