@@ -166,14 +166,6 @@ release_action release_fsm::on_released(const outcome<bool>& r) {
     a.give_back_own = true;
     return a;
   }
-  if (r.ec == errc::server_unavailable) {
-    // Not applied (nothing reached a server), and a server may answer again soon: retried in the
-    // background as an ambiguous one is, so that the lock is freed then rather than left to
-    // expire (E + m of silence for every waiter). The owner filter makes a late one harmless.
-    auto a = done(r.ec, r.message + "; the release is retried in the background");
-    a.give_back_own = true;
-    return a;
-  }
   if (r.ec) return done(r.ec, r.message + "; the lock expires on its own");
   if (r.value) {
     auto a = done({}, "");

@@ -74,9 +74,7 @@ BOOST_AUTO_TEST_CASE(a_failed_release_says_what_becomes_of_the_lock) {
   e.store->inject(op::release, {fault::kind::unavailable});
   auto [failed, why] = with_reason(e, [&](ml::diagnostics& d, auto h) { held.async_release(d, h); });
   BOOST_TEST((failed == ml::errc::server_unavailable));
-  BOOST_TEST(why == "no server selected; the release is retried in the background");
-  // And it is: the lock is free again at the first retry (250 ms), not after its expiry.
-  BOOST_TEST(run_until(e, [&] { return e.store->get("x").held.owner.empty(); }, 2s));
+  BOOST_TEST(why == "no server selected; the lock expires on its own");
   auto [again, already] = with_reason(e, [&](ml::diagnostics& d, auto h) { held.async_release(d, h); });
   BOOST_TEST((again == ml::errc::not_held));
   BOOST_TEST(already == "the lease was already released");

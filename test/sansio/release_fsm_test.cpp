@@ -263,14 +263,6 @@ BOOST_AUTO_TEST_CASE(a_plain_release_error_says_whether_it_is_retried) {
   BOOST_TEST(a.why == "reply lost; the release is retried in the background");
   BOOST_TEST(!a.count_release);
 
-  // Not sent (no server selected): certainly not applied, and a server may answer again soon, so
-  // the background release frees the lock then instead of leaving it to expire.
-  release_fsm unsent(lease());
-  a = written(unsent, nobody, failed(ml::errc::server_unavailable, false, "no server selected"));
-  BOOST_TEST((a.ec == ml::errc::server_unavailable));
-  BOOST_TEST(a.give_back_own);
-  BOOST_TEST(a.why == "no server selected; the release is retried in the background");
-
   release_fsm refused(lease());
   a = written(refused, nobody, failed(ml::errc::not_authorized, false, "not allowed"));
   BOOST_TEST((a.ec == ml::errc::not_authorized));
