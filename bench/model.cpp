@@ -143,7 +143,7 @@ void poll_row(const std::string& what, bool writer, int permits, int earlier, in
     if (at < 30ms && a_read) ++first;
     if (at < 100ms || at >= 360ms) continue;
     if (calls[i].what == test::op::read_each) ++finds;
-    if (calls[i].what == test::op::read || calls[i].what == test::op::read_each) ++reads;
+    if (a_read) ++reads;
   }
   bench::print(row{"counted: " + what}
                    .num("polls", finds)

@@ -151,14 +151,10 @@ void poll_group::maybe_send() {
   p_->ops.read_each(names, read_mode::majority, deadline,
                     asio::bind_executor(strand_, [batch](outcome<std::vector<lock_doc>> r) {
                       const auto received = boot_clock::now();
-                      const bool whole = !r.ec && r.value.size() == batch->size();
+                      auto each = each_of_find(std::move(r), batch->size());
                       for (std::size_t i = 0; i < batch->size(); ++i) {
-                        polled_doc d{r.ec, r.message, whole ? std::move(r.value[i]) : lock_doc{}, received};
-                        if (!r.ec && !whole) {
-                          d.ec = make_error_code(errc::server_unavailable);
-                          d.message = "the find answered a different number of documents";
-                        }
-                        (*batch)[i].reply(std::move(d));
+                        auto& one = each[i];
+                        (*batch)[i].reply(polled_doc{one.ec, std::move(one.message), std::move(one.value), received});
                       }
                     }));
 }

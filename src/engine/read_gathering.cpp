@@ -3,8 +3,6 @@
 
 #include <boost/asio/steady_timer.hpp>
 
-#include "mongolock/error.hpp"
-
 namespace mongolock::detail {
 
 read_gatherer::read_gatherer(std::shared_ptr<lock_store> inner) : inner_(std::move(inner)) {}
@@ -108,15 +106,8 @@ void read_gatherer::close(const std::shared_ptr<gathering>& g) {
   names.reserve(batch->size());
   for (const auto& h : *batch) names.push_back(h.name);
   inner_->read_each(names, read_mode::majority, [batch](outcome<std::vector<lock_doc>> r) {
-    const bool whole = !r.ec && r.value.size() == batch->size();
-    for (std::size_t i = 0; i < batch->size(); ++i) {
-      outcome<lock_doc> one{r.ec, r.message, false, whole ? std::move(r.value[i]) : lock_doc{}};
-      if (!r.ec && !whole) {
-        one.ec = make_error_code(errc::server_unavailable);
-        one.message = "the find answered a different number of documents";
-      }
-      (*batch)[i].reply(std::move(one));
-    }
+    auto each = each_of_find(std::move(r), batch->size());
+    for (std::size_t i = 0; i < batch->size(); ++i) (*batch)[i].reply(std::move(each[i]));
   });
 }
 

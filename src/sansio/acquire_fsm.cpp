@@ -293,10 +293,6 @@ acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const 
     std::uniform_int_distribution<long long> pick(base.count(), std::min(2 * base, p_.backoff_max).count());
     delay = ms{pick(rng_)};
   }
-  // Look again when the window we are watching ends, if sooner: the holder's, or, when the holder
-  // is gone and another process heads the line, that head's (decide()). Not the holder's window
-  // then: it has passed, and would cut every wait to zero, a read per round trip until the head
-  // takes (docs/design.md section 7).
   if (p_.deadline) {
     // A confirmation cut short by the try's bound: the holder is still there, so busy.
     if (now >= *p_.deadline) return fail(make_error_code(verifying_ ? errc::busy : errc::timeout));
@@ -307,6 +303,10 @@ acquire_action acquire_fsm::wait_or_give_up(time_point now, bool changed, const 
     const auto left = *p_.deadline - now;
     if (left - delay < p_.backoff_min) delay = left;
   }
+  // Look again when the window we are watching ends, if sooner: the holder's, or, when the holder
+  // is gone and another process heads the line, that head's (decide()). Not the holder's window
+  // then: it has passed, and would cut every wait to zero, a read per round trip until the head
+  // takes (docs/design.md section 7).
   const auto& watched = head_observer_.seen() ? head_observer_ : observer_;
   if (auto at = watched.expires_at()) delay = std::min(delay, std::max(*at - now, delay.zero()));
   acquire_action a{kind::wait_until};

@@ -17,6 +17,7 @@
 
 #include "model/grouped_write.hpp"
 #include "model/lock_document.hpp"
+#include "mongolock/error.hpp"
 
 namespace mongolock::detail {
 
@@ -83,5 +84,24 @@ class lock_store {
   // False once the store was shut down: background retries stop.
   virtual bool accepting() const noexcept = 0;
 };
+
+// A read_each reply of `asked` names, as one read's outcome per name in that order: each
+// document, or the find's error for each, or server_unavailable for each when the find answered
+// a different number of documents (a poll group's find, a gathering of first reads).
+inline std::vector<outcome<lock_doc>> each_of_find(outcome<std::vector<lock_doc>> r, std::size_t asked) {
+  const bool whole = !r.ec && r.value.size() == asked;
+  std::vector<outcome<lock_doc>> each(asked);
+  for (std::size_t i = 0; i < asked; ++i) {
+    if (whole) {
+      each[i].value = std::move(r.value[i]);
+    } else if (r.ec) {
+      each[i] = failure<lock_doc>(r.ec, r.message);
+    } else {
+      each[i] = failure<lock_doc>(make_error_code(errc::server_unavailable),
+                                  "the find answered a different number of documents");
+    }
+  }
+  return each;
+}
 
 }  // namespace mongolock::detail

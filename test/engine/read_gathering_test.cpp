@@ -135,4 +135,25 @@ BOOST_AUTO_TEST_CASE(a_failed_find_fails_every_read_it_held) {
   BOOST_TEST(a->got.at("r2").ec);
 }
 
+// How a find's reply is split among its names (lock_store.hpp's each_of_find, shared with the poll
+// group): each its own document; the find's error for each; a reply of the wrong length fails each.
+BOOST_AUTO_TEST_CASE(a_finds_reply_is_split_one_outcome_per_name) {
+  using ml::detail::each_of_find;
+  std::vector<lock_doc> docs{free_doc(10), free_doc(20)};
+  auto whole = each_of_find(ml::detail::success(docs), 2);
+  BOOST_TEST_REQUIRE(whole.size() == 2u);
+  BOOST_TEST(!whole[0].ec);
+  BOOST_TEST(whole[1].value.held.token == 20);
+  auto failed = each_of_find(ml::detail::failure<std::vector<lock_doc>>(make_error_code(ml::errc::timeout), "late"), 2);
+  BOOST_TEST_REQUIRE(failed.size() == 2u);
+  BOOST_TEST((failed[1].ec == ml::errc::timeout));
+  BOOST_TEST(failed[1].message == "late");
+  auto short_reply = each_of_find(ml::detail::success(docs), 3);
+  BOOST_TEST_REQUIRE(short_reply.size() == 3u);
+  for (const auto& one : short_reply) {
+    BOOST_TEST((one.ec == ml::errc::server_unavailable));
+    BOOST_TEST(one.message == "the find answered a different number of documents");
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
