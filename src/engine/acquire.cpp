@@ -14,6 +14,8 @@
 #include "engine/acquire.hpp"
 #include "engine/fsm_driver.hpp"
 #include "sansio/acquire_fsm.hpp"
+#include "sansio/backoff.hpp"
+#include "model/jitter_rng.hpp"
 #include "model/boot_clock.hpp"
 #include "model/document_name.hpp"
 #include "engine/lease_state.hpp"
@@ -90,22 +92,64 @@ deadline_t earlier(deadline_t a, boot_clock::time_point b) {
   return a ? std::min(*a, steady_b) : steady_b;
 }
 
-asio::awaitable<void> prepare_once(std::shared_ptr<provider_impl> p, deadline_t deadline, error_code& ec,
+// The provider's first contact with the server. A waiting acquire with a deadline keeps trying
+// through an outage until then, as its reads do (docs/design.md section 4), paced by `pace` on
+// `timer`. At the deadline it is server_unavailable, not timeout: no server has answered this
+// provider yet, and that is the truth to report. A try, and an acquire without a deadline, ask
+// once: a wrong URI looks the same as an outage, and must not make an acquire wait forever.
+asio::awaitable<void> prepare_once(std::shared_ptr<provider_impl> p, deadline_t deadline, bool rides_out,
+                                   boot_timer& timer, backoff pace, std::uint64_t seed, error_code& ec,
                                    std::string& why) {
-  if (p->prepared) co_return;
-  auto r = co_await p->ops.prepare(deadline);
-  if (r.ec == errc::timeout) {  // no server has answered yet: that is the truth to report, not "busy"
-    ec = make_error_code(errc::server_unavailable);
-    why = "no server answered within the acquire timeout";
-    co_return;
+  std::optional<steady::time_point> since;  // the send of the first check that found no server
+  std::string last;
+  jitter_rng rng(seed);
+  const auto past_deadline = [&] { return deadline && steady::now() >= *deadline; };
+  while (!p->prepared) {
+    const auto sent = steady::now();
+    auto r = co_await p->ops.prepare(deadline);
+    // Cancelled, or the provider closing, while the call or the wait before it went on: say so,
+    // not what the call answered (a cancellation that came between the two is only recorded).
+    const auto stop = (co_await asio::this_coro::cancellation_state).cancelled();
+    if (r.ec && (stop != asio::cancellation_type::none || p->closing())) {
+      ec = asio::error::operation_aborted;
+      why = p->closing() ? "the provider is shutting down" : "cancelled";
+      co_return;
+    }
+    const bool outage = r.ec == errc::server_unavailable && rides_out;
+    if (outage) {
+      if (!since) since = sent;
+      last = r.message;
+    }
+    if (r.ec == errc::timeout || (outage && past_deadline())) {
+      ec = make_error_code(errc::server_unavailable);
+      why = "no server answered within the acquire timeout";
+      if (since) {
+        const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - *since);
+        why = "no server answered in the last " + std::to_string(silent.count()) + " ms" + (last.empty() ? "" : ": " + last);
+      }
+      co_return;
+    }
+    if (outage) {
+      auto at = steady::now() + pace.next(rng);
+      if (deadline) at = std::min(at, *deadline);
+      timer.expires_at(boot_clock::now() + (at - steady::now()));
+      auto [waited] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+      const auto stopped = (co_await asio::this_coro::cancellation_state).cancelled();
+      if (waited || stopped != asio::cancellation_type::none || p->closing()) {  // or woken by async_shutdown's hook
+        ec = asio::error::operation_aborted;
+        why = p->closing() ? "the provider is shutting down" : "cancelled";
+        co_return;
+      }
+      continue;  // at the deadline, the next check ends at once with errc::timeout
+    }
+    if (r.ec) {
+      ec = r.ec;
+      why = r.message;
+      co_return;
+    }
+    if (!r.message.empty()) p->log(log_level::warning, [&] { return std::string(r.message); });
+    p->prepared = true;
   }
-  if (r.ec) {
-    ec = r.ec;
-    why = r.message;
-    co_return;
-  }
-  if (!r.message.empty()) p->log(log_level::warning, [&] { return std::string(r.message); });
-  p->prepared = true;
 }
 
 // The take with this provider's holder metadata: added here, not kept in every waiter's FSM.
@@ -305,25 +349,29 @@ result grant(const std::shared_ptr<provider_impl>& p, diagnostics* d, const lock
   return {error_code{}, access::make_lease(std::move(st))};
 }
 
-// The acquire that has the name's turn found no server (docs/design.md section 7, coalescing): the
-// acquires parked behind it would each wait out a server selection of their own, one after
-// another, and fail as it did. They fail with it now. Not when its own deadline ended it: theirs
-// may be later. A parked acquire has no place in the line (a hand-off enrols only the acquire it
-// has just taken out of the queue, release.cpp), so there is nothing to leave.
-void fail_parked_with(const std::shared_ptr<provider_impl>& p, const std::string& name, error_code ec,
-                      const std::string& why, deadline_t deadline) {
-  if (ec != errc::server_unavailable || (deadline && steady::now() >= *deadline)) return;
-  for (auto& w : p->turns.drain(name)) {
+// A provider that has never reached a server fails an acquire without a deadline at its first
+// contact (a wrong URI must not wait forever: docs/design.md section 4). The acquires without a
+// deadline parked behind it would each fail the same way after a server selection of their own,
+// one after another: they fail with it now. Those with a deadline keep waiting: they ride the
+// outage out in turn, each ending at its own deadline at the latest (section 7). A parked acquire
+// has no place in the line (a hand-off enrols only the acquire it takes out of the queue), so
+// there is nothing to leave.
+void fail_unbounded_parked(const std::shared_ptr<provider_impl>& p, const std::string& name, const std::string& why) {
+  for (auto& w : p->turns.drain_unbounded(name)) {
     p->count.acquiring.fetch_sub(1, std::memory_order_relaxed);  // no longer parked
-    finish_parked(w, ec, "the server could not be reached by an earlier acquire of this lock in this provider: " + why, p->ex);
+    finish_parked(w, make_error_code(errc::server_unavailable),
+                  "the server could not be reached by an earlier acquire of this lock in this provider: " + why, p->ex);
   }
 }
 
 result give_up(provider_impl& p, diagnostics* d, const acquire_fsm& fsm, const acquire_action& a) {
   for (auto token : fsm.unconfirmed()) p.release_in_background(fsm.name(), fsm.owner(), token, {}, true);
   // Once each (retried only on an error): if one has not landed yet, its late reply frees it.
+  const auto listed = [](const std::vector<std::int64_t>& in, std::int64_t token) { return std::ranges::find(in, token) != in.end(); };
   for (auto token : fsm.abandoned())
-    if (std::ranges::find(fsm.unconfirmed(), token) == fsm.unconfirmed().end())
+    if (!listed(fsm.unconfirmed(), token)) p.release_in_background(fsm.name(), fsm.owner(), token);
+  for (auto token : fsm.judged_missed())
+    if (!listed(fsm.unconfirmed(), token) && !listed(fsm.abandoned(), token))
       p.release_in_background(fsm.name(), fsm.owner(), token);
   leave_line(p.shared_from_this(), fsm, leaving::gave_up);
   p.count.failed_attempts.fetch_add(fsm.lost_races(), std::memory_order_relaxed);
@@ -366,23 +414,25 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   // From now: a parked acquire's timeout is what was left of it when its turn came.
   const deadline_t deadline = wait_for.count() > 0 ? deadline_t{steady::now() + wait_for} : std::nullopt;
 
-  error_code prep_ec;
-  co_await prepare_once(p, deadline, prep_ec, why);
-  if (prep_ec) {
-    if (turn.held()) fail_parked_with(p, name, prep_ec, why, deadline);
-    co_return fail(*p, d, prep_ec, name, why);
-  }
-
-  // The name and the owner id live in the FSM only (one copy per waiter).
-  acquire_fsm fsm = new_fsm(*p, opts, std::move(name), mode, deadline, place.take());
-  // async_shutdown wakes a waiting acquire through this timer (acquire_run::stopping). Both run
-  // on this strand, so no wake-up falls in between.
+  // async_shutdown wakes a waiting acquire through this timer (acquire_run::stopping, and the
+  // first contact's waits). Both run on this strand, so no wake-up falls in between.
   auto timer = std::make_shared<boot_timer>(strand);
   const close_hook hook(*p, [strand, weak = std::weak_ptr(timer)] {
     asio::post(strand, [weak] {
       if (auto t = weak.lock()) t->cancel();
     });
   });
+
+  error_code prep_ec;
+  co_await prepare_once(p, deadline, waits(mode) && deadline.has_value(), *timer, backoff(opts.backoff_min, opts.backoff_max), p->next_seed(),
+                        prep_ec, why);
+  if (prep_ec) {
+    if (turn.held() && prep_ec == errc::server_unavailable && !deadline) fail_unbounded_parked(p, name, why);
+    co_return fail(*p, d, prep_ec, name, why);
+  }
+
+  // The name and the owner id live in the FSM only (one copy per waiter).
+  acquire_fsm fsm = new_fsm(*p, opts, std::move(name), mode, deadline, place.take());
 
   // An acquire waits and is cancelled: if a hook of the adapter drifted from the driver's concept,
   // drive() would skip the stop check before each step without a compile error.
@@ -397,7 +447,6 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   auto driven = drive(run, std::move(first));
   const auto a = co_await std::move(driven);
   if (a.what == kind::grant) co_return grant(p, d, opts, strand, fsm, a, started, turn);
-  if (turn.held()) fail_parked_with(p, fsm.name(), a.ec, a.why, deadline);
   co_return give_up(*p, d, fsm, a);
 }
 

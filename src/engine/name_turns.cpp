@@ -51,13 +51,15 @@ std::vector<std::shared_ptr<parked_acquire>> name_turns::drain() {
   return out;
 }
 
-std::vector<std::shared_ptr<parked_acquire>> name_turns::drain(const std::string& name) {
+std::vector<std::shared_ptr<parked_acquire>> name_turns::drain_unbounded(const std::string& name) {
   std::lock_guard g(mu_);
   std::vector<std::shared_ptr<parked_acquire>> out;
   auto it = taken_.find(name);
   if (it == taken_.end()) return out;
-  for (auto& w : it->second.queue) out.push_back(std::move(w));
-  it->second.queue.clear();
+  auto& q = it->second.queue;
+  for (auto& w : q)
+    if (!w->deadline) out.push_back(std::move(w));
+  std::erase(q, nullptr);
   return out;
 }
 

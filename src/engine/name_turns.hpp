@@ -96,8 +96,8 @@ class name_turns {
   bool remove(const std::shared_ptr<parked_acquire>& w);
   // Every parked acquire, taken out (a provider closing completes them).
   std::vector<std::shared_ptr<parked_acquire>> drain();
-  // The parked acquires of `name`, taken out; the turn stays with its holder.
-  std::vector<std::shared_ptr<parked_acquire>> drain(const std::string& name);
+  // The parked acquires of `name` without a deadline, taken out; the turn stays with its holder.
+  std::vector<std::shared_ptr<parked_acquire>> drain_unbounded(const std::string& name);
 
  private:
   struct turn {

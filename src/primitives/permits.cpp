@@ -106,6 +106,9 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
       if (d) d->reason.clear();
       co_return permit_result{ec, std::move(got)};
     }
+    // No server: a wait goes on to the wait on every permit, which rides the outage out until its
+    // deadline as a lock's wait does (docs/design.md section 4); a try fails with it.
+    if (ec == errc::server_unavailable && wait) break;
     if (ec != errc::busy) {
       why = permit_reason(slot, inner);
       co_return fail(ec);
@@ -122,6 +125,7 @@ asio::awaitable<permit_result> acquire_permit(std::shared_ptr<semaphore_state> s
       why = "the try ran out of time while reading the permits of '" + s->name + "'";
       co_return fail(seen.ec);
     }
+    if (seen.ec == errc::server_unavailable && wait) break;
     if (seen.ec) {
       why = "reading the permits of '" + s->name + "': " + seen.message;
       co_return fail(seen.ec);

@@ -33,7 +33,7 @@ acquire_fsm::acquire_fsm(std::string name, acquire_params p)
 
 acquire_action acquire_fsm::resume(const acquire_input& in) {
   auto next = step(in);
-  if (next.what == kind::read) read_sent_ = in.now;  // the driver sends it now
+  if (next.what == kind::read || next.what == kind::recheck) read_sent_ = in.now;  // the driver sends it now
   return next;
 }
 
@@ -90,23 +90,73 @@ acquire_action acquire_fsm::on_read(const outcome<lock_doc>& r, time_point recei
   // group wakes its waits together, so a look may go out just before its deadline (docs/design.md
   // section 10). A look sent earlier that hung until the deadline keeps its reason: the server.
   if (r.ec == errc::timeout && busy_ > 0 && p_.deadline && *p_.deadline - read_sent_ < p_.backoff_min)
-    return fail(make_error_code(verifying_ ? errc::busy : errc::timeout));
+    return fail(make_error_code(verifying_ ? errc::busy : errc::timeout), unreachable_reason(received));
+  if (r.ec == errc::server_unavailable) return no_server(read_sent_, received, r.message);
+  if (r.ec == errc::timeout && unreachable_since_) return fail(r.ec, unreachable_reason(received));
   if (r.ec) return fail(r.ec, r.message);
   return decide(r.value, received);  // a majority read: our own owner id there is committed
 }
 
 acquire_action acquire_fsm::on_recheck(const outcome<lock_doc>& r, time_point received) {
   if (r.ec == aerr::operation_aborted || r.ec == errc::timeout) return fail(r.ec, r.message);
+  // The take stays unconfirmed (given back if the acquire ends without it); the read after the
+  // wait is the same majority read.
+  if (r.ec == errc::server_unavailable) return no_server(read_sent_, received, r.message);
   if (r.ec) return fail(make_error_code(errc::ambiguous_result), "take outcome unknown; re-check failed: " + r.message);
   return decide(r.value, received);
 }
 
+// No server could be selected (an election, a primary's crash): a waiting acquire keeps trying
+// until its own deadline, paced by the backoff on top of the selection time each call already
+// took, and then ends with timeout and the server as its reason (docs/design.md section 4). An
+// acquire without a deadline waits, as it does for a holder. A try looks once: it fails at once.
+acquire_action acquire_fsm::no_server(time_point sent, time_point now, const std::string& why) {
+  if (p_.try_once) {
+    // A try whose take's outcome is still unknown says so: "no server" would read as "nothing happened".
+    if (!unconfirmed_.empty())
+      return fail(make_error_code(errc::ambiguous_result), "take outcome unknown; re-check failed: " + why);
+    return fail(make_error_code(errc::server_unavailable), why);
+  }
+  if (!unreachable_since_) unreachable_since_ = sent;
+  last_server_error_ = why;
+  if (past_deadline(now)) return fail(make_error_code(errc::timeout), unreachable_reason(now));
+  return wait_at_most_until_deadline(now);
+}
+
+std::string acquire_fsm::unreachable_reason(time_point now) const {
+  if (!unreachable_since_) return {};
+  const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - *unreachable_since_).count();
+  return "no server answered in the last " + std::to_string(silent) + " ms" +
+         (last_server_error_.empty() ? "" : ": " + last_server_error_);
+}
+
 acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
+  unreachable_since_.reset();  // a server answered
   // The name is a semaphore's or a rw_lock's (docs/design.md section 10): never a lock's to take.
   if (seen.declared)
     return fail(make_error_code(errc::declaration_mismatch),
                 "'" + name_ + "' is declared as " + describe(*seen.declared) + ", not a lock");
-  if (seen.exists && seen.held.owner == p_.owner) {
+  // A majority read is not monotonic across a failover: a new primary's majority snapshot may
+  // predate states this acquire already read (docs/design.md section 3, decisions made from a read
+  // alone). Tokens of one life never go down, and a state of ours at token T comes before any
+  // other state at T (a give-back, a force release keep the token; a take raises it): so ours
+  // below the highest token read, or at or below the highest token read in a state not ours, is
+  // one of those older states, and a clock started at any write of ours since could start after it.
+  const bool ours = seen.exists && seen.held.owner == p_.owner;
+  const bool older = seen.exists && (seen.held.token < highest_read_ || (ours && seen.held.token <= highest_not_ours_));
+  if (seen.exists) highest_read_ = std::max(highest_read_, seen.held.token);
+  if (seen.exists && !ours) highest_not_ours_ = std::max(highest_not_ours_, seen.held.token);
+  if (ours) {
+    // A token we gave back is never ours again. Once its give-back succeeded, a read showing it is
+    // an old snapshot, or a state restored from a backup: given back again after a wait (a
+    // harmless miss for the one, the lock freed for the other).
+    const bool returned = std::find(given_back_.begin(), given_back_.end(), seen.held.token) != given_back_.end();
+    if (returned && std::find(unconfirmed_.begin(), unconfirmed_.end(), seen.held.token) == unconfirmed_.end()) {
+      ++busy_;
+      if (p_.try_once) return fail(make_error_code(errc::busy));
+      give_back_after_wait_ = seen.held.token;
+      return wait_at_most_until_deadline(received);
+    }
     // One of our own unconfirmed takes landed, or a releaser handed the lock to us from the line
     // (docs/design.md section 7): ours, if the earliest possible start leaves time. A hand-off
     // came after the last write of our entry that we know was applied, and a take after its send.
@@ -114,7 +164,7 @@ acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
     // send of another (an older take abandoned in flight) says nothing about it.
     std::optional<time_point> start = earliest_take_sent(seen.held.token);
     if (entry_sent_ && (!start || *entry_sent_ < *start)) start = entry_sent_;
-    if (start) {
+    if (start && !older && !returned) {
       // The releaser wrote its own expiry: if shorter than ours, waiters count from that, so our
       // first deadline comes that much sooner (renewals then write ours).
       const auto doc_expiry = expiry_observer::bounded(seen.held.expiry);
@@ -375,6 +425,13 @@ acquire_action acquire_fsm::on_take(const outcome<bool>& r, time_point sent, tim
       // after a read that found no document. The server's own "matched nothing" for a swap is
       // certain, and noting every one would grow without bound in a long wait.
       if (r.ambiguous || !pending_observed_.exists) note_take_sent(pending_token_, sent);
+      // A judged miss is of unknown outcome: given back once if the acquire ends without it, as
+      // an abandoned take is (section 4; not the unconfirmed takes' retries, which would hold a
+      // shutdown for seconds after every multi-lock look that found a member held). A blind
+      // take's own miss is only noted: a give-back at the end of every acquire that found the lock
+      // held would cost a command each for a resend held up on its way.
+      if (r.ambiguous && std::find(judged_missed_.begin(), judged_missed_.end(), pending_token_) == judged_missed_.end())
+        judged_missed_.push_back(pending_token_);
       return read();
     }
     if (now < take_bound(sent)) return grant(pending_token_, sent);
@@ -394,7 +451,9 @@ acquire_action acquire_fsm::on_take(const outcome<bool>& r, time_point sent, tim
     if (r.ec == aerr::operation_aborted || past_deadline(now)) return fail(r.ec, r.message);
     return read();
   }
-  if (!r.ambiguous) return fail(r.ec, r.message);  // definitely not applied
+  // Definitely not applied: no server (ride it out, then read), or refused.
+  if (!r.ambiguous && r.ec == errc::server_unavailable) return no_server(sent, now, r.message);
+  if (!r.ambiguous) return fail(r.ec, r.message);
   remember_unconfirmed(pending_token_);
   note_take_sent(pending_token_, sent);
   // A write-concern error: applied on the primary, but a failover may roll it back. Never a
@@ -405,6 +464,7 @@ acquire_action acquire_fsm::on_take(const outcome<bool>& r, time_point sent, tim
 
 acquire_action acquire_fsm::give_back(std::int64_t token) {
   giving_back_ = token;
+  if (std::find(given_back_.begin(), given_back_.end(), token) == given_back_.end()) given_back_.push_back(token);
   acquire_action a{kind::give_back};
   a.token = token;
   return a;
@@ -443,6 +503,7 @@ std::optional<acquire_fsm::time_point> acquire_fsm::earliest_take_sent(std::int6
 void acquire_fsm::forget_unconfirmed(std::int64_t token) {
   std::erase(unconfirmed_, token);
   std::erase(abandoned_, token);
+  std::erase(judged_missed_, token);
 }
 
 acquire_action acquire_fsm::grant(std::int64_t token, time_point clock_start) {
@@ -450,6 +511,7 @@ acquire_action acquire_fsm::grant(std::int64_t token, time_point clock_start) {
   // Any other unconfirmed take compared against a state that no longer exists: it cannot land.
   unconfirmed_.clear();
   abandoned_.clear();
+  judged_missed_.clear();
   acquire_action a{kind::grant};
   a.token = token;
   a.at = clock_start;
@@ -460,8 +522,17 @@ acquire_action acquire_fsm::grant(std::int64_t token, time_point clock_start) {
 // its reason ("in flight") would not be why the acquire failed. A confirmation cut short by a
 // try's bound leaves the holder there: busy.
 acquire_action acquire_fsm::on_timer(time_point now) {
-  if (past_deadline(now)) return fail(make_error_code(verifying_ ? errc::busy : errc::timeout));
+  if (past_deadline(now)) return fail(make_error_code(verifying_ ? errc::busy : errc::timeout), unreachable_reason(now));
+  if (auto token = std::exchange(give_back_after_wait_, std::nullopt)) return give_back(*token);
   return read();
+}
+
+// The backoff's next delay, cut at the deadline: a wait that watches no window.
+acquire_action acquire_fsm::wait_at_most_until_deadline(time_point now) {
+  acquire_action a{kind::wait_until};
+  a.at = now + wait_.next(rng_);
+  if (p_.deadline) a.at = std::min(a.at, *p_.deadline);
+  return a;
 }
 
 acquire_action acquire_fsm::on_cancel() { return fail(aerr::operation_aborted); }

@@ -139,6 +139,9 @@ class acquire_fsm {
   const std::vector<std::int64_t>& unconfirmed() const { return unconfirmed_; }
   // Takes abandoned while in flight; the driver also gives each back when its late reply comes.
   const std::vector<std::int64_t>& abandoned() const { return abandoned_; }
+  // Grouped takes judged missed by a read that may predate them (docs/design.md section 14): each
+  // given back once when the call ends without a grant, as an abandoned take.
+  const std::vector<std::int64_t>& judged_missed() const { return judged_missed_; }
   std::uint64_t lost_races() const { return lost_races_; }
   // The line (docs/design.md section 7): the ticket of a `join`; whether a join was sent (its entry
   // may be in the line even if its reply was lost); whether the take being granted removed it.
@@ -176,6 +179,9 @@ class acquire_fsm {
   acquire_action step(const acquire_input& in);
   acquire_action on_timer(time_point now);
   acquire_action on_cancel();
+  acquire_action no_server(time_point sent, time_point now, const std::string& why);
+  acquire_action wait_at_most_until_deadline(time_point now);
+  std::string unreachable_reason(time_point now) const;
 
   static acquire_action read() { return {acquire_action::kind::read}; }
   acquire_action fail(boost::system::error_code ec, std::string why = {});
@@ -220,6 +226,10 @@ class acquire_fsm {
   // came before it, and a hand-off needs the entry, so the join did.
   std::optional<time_point> entry_sent_;
   jitter_rng rng_;
+  // Since when no server has answered (the send of the first call that found none), and what the
+  // last such call said: the reason an acquire that reaches its deadline then gives.
+  std::optional<time_point> unreachable_since_;
+  std::string last_server_error_;
   time_point read_sent_{};            // when the last read was asked for
   bool verifying_ = false;            // try_once: confirming that a silent holder is gone
   time_point started_{};              // start()'s instant: token_clock's reading then
@@ -232,6 +242,13 @@ class acquire_fsm {
   // that token counts from it.
   std::vector<std::pair<std::int64_t, time_point>> take_sent_;
   std::vector<std::int64_t> unconfirmed_;
+  // Never granted from a read (docs/design.md section 3, decisions made from a read alone): a
+  // state below the highest token any read of this acquire showed, ours at or below the highest
+  // token of a state not ours, or a token it gave back (given back again after a wait if seen).
+  std::int64_t highest_read_ = 0, highest_not_ours_ = 0;
+  std::vector<std::int64_t> given_back_;
+  std::optional<std::int64_t> give_back_after_wait_;
+  std::vector<std::int64_t> judged_missed_;
   std::vector<std::int64_t> abandoned_;  // timed out or cancelled in flight, not seen since
   std::uint64_t lost_races_ = 0, busy_ = 0, out_of_bounds_ = 0;
 };

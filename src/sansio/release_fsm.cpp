@@ -184,7 +184,10 @@ release_action release_fsm::on_read(const outcome<lock_doc>& r, const std::optio
   const bool ours = !r.ec && r.value.held.owner == p_.owner && r.value.held.token == p_.token;
   if (!ours) {
     auto a = settle_matched_nothing(r);
-    a.give_back_own = a.give_back_own || r.ec.failed();  // unread: it may still be ours
+    // Unread: it may still be ours. Below our token: a majority snapshot older than our own take
+    // (after a failover, docs/design.md section 3), which says nothing of the state now: ours,
+    // unrenewed, unless freed (a release by (owner, token) is harmless if it has moved on).
+    a.give_back_own = a.give_back_own || r.ec.failed() || (r.value.exists && r.value.held.token < p_.token);
     return a;
   }
   // Still ours: release again against what the read shows.

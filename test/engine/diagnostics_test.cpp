@@ -38,8 +38,8 @@ BOOST_AUTO_TEST_SUITE(diagnostics_suite)
 
 BOOST_AUTO_TEST_CASE(a_server_failure_comes_with_the_servers_words) {
   engine e;
-  e.store->inject(op::take, {fault::kind::unavailable});
-  auto [ec, reason] = with_reason(e, [&](ml::diagnostics& d, auto h) { e.lock("x").async_acquire(d, h); });
+  e.store->inject(op::take, {fault::kind::unavailable});  // a try's one look: a wait would ride it out
+  auto [ec, reason] = with_reason(e, [&](ml::diagnostics& d, auto h) { e.lock("x").async_try_acquire(d, h); });
   BOOST_TEST((ec == ml::errc::server_unavailable), ec.message());
   BOOST_TEST(reason == "no server selected");  // the memory store's driver-like message
 }
@@ -124,7 +124,7 @@ BOOST_AUTO_TEST_CASE(provider_operations_give_their_reasons) {
 
 BOOST_AUTO_TEST_CASE(a_scoped_run_that_cannot_acquire_says_why) {
   engine e;
-  e.store->inject(op::take, {fault::kind::unavailable});
+  e.store->inject(op::take, {fault::kind::refused});
   ml::diagnostics d;
   std::promise<std::exception_ptr> done;
   auto f = done.get_future();
@@ -136,9 +136,9 @@ BOOST_AUTO_TEST_CASE(a_scoped_run_that_cannot_acquire_says_why) {
   try {
     std::rethrow_exception(ep);
   } catch (const boost::system::system_error& ex) {
-    BOOST_TEST((ex.code() == ml::errc::server_unavailable));
+    BOOST_TEST((ex.code() == ml::errc::server_error));
   }
-  BOOST_TEST(d.reason == "no server selected");
+  BOOST_TEST(d.reason == "command refused by the server");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -96,13 +96,30 @@ BOOST_AUTO_TEST_CASE(release_retried_by_the_driver_after_a_lost_reply_is_release
 BOOST_AUTO_TEST_CASE(unconfirmed_take_landing_late_is_still_given_back) {
   engine e;
   e.store->inject(op::take, {fault::kind::apply_late, 150ms});  // the blind take
-  e.store->inject(op::read, {fault::kind::unavailable});  // the re-check fails too
+  e.store->inject(op::read, {fault::kind::refused});  // the re-check fails too
   auto [ec, l] = e.acquire("late", 1s);
   BOOST_TEST((ec == ml::errc::ambiguous_result), ec.message());
   e.run_for(200ms);
   BOOST_TEST(!e.store->get("late").held.owner.empty(), "the late take landed");
   e.run_for(1200ms);  // the give-back ladder: 0, 0.25, 1 s
   BOOST_TEST(e.store->get("late").held.owner.empty(), "and was given back");
+}
+
+// The limit of a wipe while a lock is held (docs/design.md, limits): a waiter creates the document
+// at once, and the old holder's lease ends at its next renewal, which matches nothing: within one
+// renewal period (333 ms here), not at its deadline.
+BOOST_AUTO_TEST_CASE(a_wipe_under_a_holder_ends_its_lease_at_its_next_renewal) {
+  engine e;
+  auto [ec, old] = e.acquire("wiped", 1s);
+  BOOST_REQUIRE(!ec);
+  e.store->wipe();
+  const auto wiped_at = steady::now();
+  auto newcomer = wait_for_lock(other_provider(e), "wiped", 1s);
+  BOOST_REQUIRE(run_until(e, [&] { return newcomer->done; }, 1s));
+  BOOST_TEST(!newcomer->ec, "the blind take created the document at once");
+  BOOST_REQUIRE(run_until(e, [&] { return !old.held(); }, 1s));
+  BOOST_TEST((steady::now() - wiped_at < 450ms), "ended by its renewal, not its deadline");
+  BOOST_TEST(newcomer->held.held());
 }
 
 BOOST_AUTO_TEST_CASE(a_read_showing_our_own_owner_id_is_ours) {

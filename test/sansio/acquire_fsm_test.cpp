@@ -164,13 +164,25 @@ BOOST_AUTO_TEST_CASE(stream_error_after_sending_is_rechecked_and_confirmed) {
   BOOST_TEST(f.unconfirmed().empty());
 }
 
+// A re-check the server refused: the take's outcome stays unknown. One that found no server is
+// tried again after a wait (an election), the take still on the list to give back.
 BOOST_AUTO_TEST_CASE(failed_recheck_is_ambiguous_and_keeps_the_take_to_give_back) {
   acquire_fsm f("x", params());
   to_take(f);
   f.resume(in::take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms));
-  auto a = f.resume(in::recheck(err<lock_doc>(ml::errc::server_unavailable, false), t0 + 10ms));
+  auto a = f.resume(in::recheck(err<lock_doc>(ml::errc::server_error, false), t0 + 10ms));
   BOOST_TEST((a.ec == ml::errc::ambiguous_result));
   BOOST_TEST(f.unconfirmed() == std::vector<std::int64_t>{8});
+
+  acquire_fsm g("x", params());
+  to_take(g);
+  g.resume(in::take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms));
+  a = g.resume(in::recheck(err<lock_doc>(ml::errc::server_unavailable, false), t0 + 5s));
+  BOOST_TEST((a.what == kind::wait_until));
+  BOOST_TEST(g.unconfirmed() == std::vector<std::int64_t>{8});
+  BOOST_REQUIRE((g.resume(in::timer(a.at)).what == kind::read));
+  a = g.resume(in::read(success(held_by("me", 8)), a.at + 1ms));
+  BOOST_TEST((a.what == kind::give_back), "landed, but read past its bound");
 }
 
 BOOST_AUTO_TEST_CASE(our_owner_seen_too_late_is_given_back) {
@@ -327,6 +339,62 @@ acquire_fsm held_until_the_deadline(acquire_action& a) {
   f.resume(in::start(t0));
   a = look(f, held_by("other", 1), t0);
   return f;
+}
+
+// An election or a primary's crash outlasts the server selection timeout: a waiting acquire with
+// time left keeps trying (paced by the backoff), and is granted once a server answers.
+BOOST_AUTO_TEST_CASE(a_waiting_acquire_rides_out_calls_that_find_no_server) {
+  acquire_fsm f("x", params());
+  BOOST_REQUIRE((f.resume(in::start(t0)).what == kind::take));
+  // The blind take found no server: not applied, so nothing to give back; wait and read.
+  auto a = f.resume(in::take(err<bool>(ml::errc::server_unavailable, false), t0, t0 + 5s));
+  BOOST_REQUIRE((a.what == kind::wait_until));
+  BOOST_TEST((a.at > t0 + 5s && a.at <= t0 + 5s + 80ms));
+  BOOST_REQUIRE((f.resume(in::timer(a.at)).what == kind::read));
+  a = f.resume(in::read(err<lock_doc>(ml::errc::server_unavailable, false), a.at + 5ms));
+  BOOST_REQUIRE((a.what == kind::wait_until));
+  BOOST_REQUIRE((f.resume(in::timer(a.at)).what == kind::read));
+  a = f.resume(in::read(success(held_by("", 7)), a.at + 1ms));
+  BOOST_TEST((a.what == kind::take && a.token == 8), "a server answered: the acquire goes on");
+}
+
+// At its deadline it ends with timeout, and the server is the reason, however the last call ended.
+BOOST_AUTO_TEST_CASE(an_acquire_without_a_server_ends_at_its_deadline_with_timeout) {
+  for (const int ending : {0, 1, 2}) {
+    acquire_fsm f("x", params());
+    blind_missed(f);
+    auto a = f.resume(in::read(err<lock_doc>(ml::errc::server_unavailable, false), t0 + 5s));
+    BOOST_REQUIRE((a.what == kind::wait_until));
+    if (ending == 0) {
+      a = f.resume(in::read(err<lock_doc>(ml::errc::server_unavailable, false), t0 + 10s));  // took until the deadline
+    } else if (ending == 1) {
+      BOOST_REQUIRE((f.resume(in::timer(a.at)).what == kind::read));
+      a = f.resume(in::read(err<lock_doc>(ml::errc::timeout, false), t0 + 10s));  // cut short at the deadline
+    } else {
+      a = f.resume(in::timer(t0 + 10s));  // the wait reached it
+    }
+    BOOST_TEST_CONTEXT("ending " << ending) {
+      BOOST_TEST((a.what == kind::fail));
+      BOOST_TEST((a.ec == ml::errc::timeout));
+      BOOST_TEST(a.why.find("no server answered in the last") != std::string::npos, a.why);
+    }
+  }
+}
+
+// A try looks once: no server is its answer, unless its take's outcome is unknown (a stream
+// error after sending, then a re-check that found no server): that is ambiguous_result.
+BOOST_AUTO_TEST_CASE(a_try_that_finds_no_server_fails_at_once) {
+  acquire_fsm f("x", params(true));
+  BOOST_REQUIRE((f.resume(in::start(t0)).what == kind::take));
+  auto a = f.resume(in::take(err<bool>(ml::errc::server_unavailable, false), t0, t0 + 5s));
+  BOOST_TEST((a.what == kind::fail && a.ec == ml::errc::server_unavailable));
+
+  acquire_fsm g("x", params(true));
+  BOOST_REQUIRE((g.resume(in::start(t0)).what == kind::take));
+  BOOST_REQUIRE((g.resume(in::take(err<bool>(ml::errc::server_unavailable, true), t0, t0 + 5ms)).what == kind::recheck));
+  a = g.resume(in::recheck(err<lock_doc>(ml::errc::server_unavailable, false), t0 + 5s));
+  BOOST_TEST((a.what == kind::fail && a.ec == ml::errc::ambiguous_result), a.ec.message());
+  BOOST_TEST(g.unconfirmed().size() == 1u, "given back as the try ends");
 }
 
 BOOST_AUTO_TEST_CASE(deadline_ends_the_wait_with_timeout) {

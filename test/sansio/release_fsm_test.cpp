@@ -311,6 +311,19 @@ BOOST_AUTO_TEST_CASE(a_reread_after_a_missed_hand_off_showing_the_lock_free_at_o
   BOOST_TEST(!a.give_back_own);
 }
 
+// A re-read after a missed hand-off served by a majority snapshot older than our own take (a new
+// primary's, after a failover) shows a token below ours: the lock may still be ours, unrenewed,
+// so it is freed as the release ends, not left to expire.
+BOOST_AUTO_TEST_CASE(a_reread_older_than_our_own_take_gives_the_lock_back) {
+  auto fsm = missed(lease({{"head", 5}}), nobody);
+  const auto a = fsm.resume(release_input::read(read_of("prev", token - 1), nobody));
+  BOOST_TEST(a.what == kind::done);
+  BOOST_TEST(a.give_back_own);
+  auto later = missed(lease({{"head", 5}}), nobody);
+  BOOST_TEST(!later.resume(release_input::read(read_of("next", token + 1), nobody)).give_back_own,
+             "taken over since: nothing of ours to free");
+}
+
 BOOST_AUTO_TEST_CASE(no_enrollment_without_a_usable_next_ticket) {
   for (std::int64_t tickets : {std::int64_t{-1}, std::numeric_limits<std::int64_t>::max()}) {
     auto p = lease({{"head", 5}});

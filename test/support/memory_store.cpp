@@ -37,6 +37,11 @@ void memory_store::rollback() {
   std::lock_guard g(mu_);
   if (committed_) docs_ = *std::exchange(committed_, std::nullopt);
 }
+void memory_store::wipe() {
+  std::lock_guard g(mu_);
+  docs_.clear();
+  if (committed_) committed_->clear();
+}
 lock_doc memory_store::get(const std::string& name) const {
   std::lock_guard g(mu_);
   auto it = docs_.find(name);
@@ -79,6 +84,61 @@ std::optional<fault> memory_store::next_fault(op o) {
   return f;
 }
 
+void memory_store::unreachable_for(std::chrono::milliseconds window, std::chrono::milliseconds selection) {
+  std::lock_guard g(mu_);
+  unreachable_until_ = std::chrono::steady_clock::now() + window;
+  selection_ = selection;
+}
+
+template <class T>
+bool memory_store::out_of_reach(reply<outcome<T>>& r) {
+  std::chrono::milliseconds wait{0};
+  {
+    std::lock_guard g(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= unreachable_until_) return false;
+    wait = std::min(selection_, std::chrono::ceil<std::chrono::milliseconds>(unreachable_until_ - now));
+  }
+  answer(std::move(r), error<T>(ml::errc::server_unavailable, false, "No suitable servers found: serverSelectionTimeoutMS expired"),
+         std::max(wait, std::chrono::milliseconds{1}));
+  return true;
+}
+
+namespace {
+// What a write can change (the informational dates aside).
+bool same_state(const lock_doc& a, const lock_doc& b) {
+  return a.exists == b.exists && a.held == b.held && a.line == b.line && a.tickets == b.tickets &&
+         a.waiting == b.waiting && a.last_run_token == b.last_run_token && a.declared == b.declared;
+}
+}  // namespace
+
+void memory_store::keep_history() {
+  std::lock_guard g(mu_);
+  keep_history_ = true;
+  note_history();
+}
+
+void memory_store::note_history() {
+  if (!keep_history_) return;
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& [name, doc] : view_for(read_mode::majority)) {
+    auto& h = history_[name];
+    if (h.empty() || !same_state(h.back().second, doc)) h.emplace_back(now, doc);
+  }
+  // A document removed since: its absence is a state too.
+  for (auto& [name, h] : history_)
+    if (!view_for(read_mode::majority).contains(name) && h.back().second.exists) h.emplace_back(now, lock_doc{});
+}
+
+lock_doc memory_store::committed_as_of(const std::string& name, std::chrono::steady_clock::time_point t) const {
+  std::lock_guard g(mu_);
+  lock_doc out;
+  if (auto it = history_.find(name); it != history_.end())
+    for (const auto& [at, doc] : it->second)
+      if (at <= t) out = doc;
+  return out;
+}
+
 void memory_store::log(call_record rec) {
   rec.at = std::chrono::steady_clock::now();
   std::lock_guard g(mu_);
@@ -98,8 +158,11 @@ void memory_store::answer(reply<outcome<T>> r, outcome<T> v, std::chrono::millis
 
 template <class T>
 bool memory_store::refused(const std::optional<fault>& f, reply<outcome<T>>& r) {
-  if (!f || f->what != fault::kind::unavailable) return false;
-  answer(std::move(r), error<T>(ml::errc::server_unavailable, false, "no server selected"), f->delay);
+  if (!f || (f->what != fault::kind::unavailable && f->what != fault::kind::refused)) return false;
+  if (f->what == fault::kind::refused)
+    answer(std::move(r), error<T>(ml::errc::server_error, false, "command refused by the server"), f->delay);
+  else
+    answer(std::move(r), error<T>(ml::errc::server_unavailable, false, "no server selected"), f->delay);
   return true;
 }
 
@@ -110,6 +173,7 @@ void memory_store::write(op o, call_record rec, reply<outcome<T>> r, Apply apply
   // a renewal of 2+ leases, whose record counts them in `token`, and release_owners) never.
   const bool resendable = o != op::release_owners && !(o == op::renew && rec.token > 1);
   log(std::move(rec));
+  if (out_of_reach(r)) return;
   auto f = next_fault(o);
   // A committed write lands in the majority's view too (kept apart only after an `uncommitted` one).
   // While they are apart, a write that commits is one the next primary accepts: it is answered as
@@ -118,11 +182,16 @@ void memory_store::write(op o, call_record rec, reply<outcome<T>> r, Apply apply
   // would name a holder that was told it lost.
   auto applied = [this, apply]() mutable {
     std::lock_guard g(mu_);
-    if (!committed_) return apply();
+    if (!committed_) {
+      auto answer = apply();
+      note_history();
+      return answer;
+    }
     std::swap(docs_, *committed_);
     auto answer = apply();
     std::swap(docs_, *committed_);
     apply();
+    note_history();
     return answer;
   };
   if (!f) return answer(std::move(r), applied(), std::chrono::milliseconds{0});
@@ -178,6 +247,8 @@ void memory_store::write(op o, call_record rec, reply<outcome<T>> r, Apply apply
     }
     case fault::kind::unavailable:
       return answer(std::move(r), error<T>(ml::errc::server_unavailable, false, "no server selected"), f->delay);
+    case fault::kind::refused:
+      return answer(std::move(r), error<T>(ml::errc::server_error, false, "command refused by the server"), f->delay);
     case fault::kind::pass:
     case fault::kind::stale_read:
       return answer(std::move(r), applied(), f->delay);
@@ -186,6 +257,7 @@ void memory_store::write(op o, call_record rec, reply<outcome<T>> r, Apply apply
 
 void memory_store::prepare(reply<outcome<server_info>> r) {
   log({op::prepare});
+  if (out_of_reach(r)) return;
   auto f = next_fault(op::prepare);
   if (f && f->what == fault::kind::unavailable)
     return answer(std::move(r), error<server_info>(ml::errc::server_unavailable, false, "no server selected"), f->delay);
@@ -194,10 +266,11 @@ void memory_store::prepare(reply<outcome<server_info>> r) {
 
 void memory_store::read(const std::string& name, read_mode mode, reply<outcome<lock_doc>> r) {
   log({op::read, name});
+  if (out_of_reach(r)) return;
   auto f = next_fault(op::read);
-  if (f && f->what == fault::kind::stale_read) return answer(std::move(r), success(f->stale), f->delay);
-  if (f && f->what == fault::kind::unavailable)
-    return answer(std::move(r), error<lock_doc>(ml::errc::server_unavailable, false, "no server selected"), f->delay);
+  if (f && f->what == fault::kind::stale_read)
+    return answer(std::move(r), success(f->snapshot_at ? committed_as_of(name, *f->snapshot_at) : f->stale), f->delay);
+  if (refused(f, r)) return;
   lock_doc d;
   {
     std::lock_guard g(mu_);
@@ -212,6 +285,7 @@ void memory_store::read_each(const std::vector<std::string>& names, read_mode mo
   std::string joined;
   for (auto& n : names) joined += (joined.empty() ? "" : ",") + n;
   log({op::read_each, joined, {}, static_cast<std::int64_t>(names.size())});
+  if (out_of_reach(r)) return;
   auto f = next_fault(op::read_each);
   if (refused(f, r)) return;
   std::vector<lock_doc> out;
@@ -228,6 +302,7 @@ void memory_store::read_each(const std::vector<std::string>& names, read_mode mo
 
 void memory_store::list(reply<outcome<std::vector<named_doc>>> r) {
   log({op::list});
+  if (out_of_reach(r)) return;
   auto f = next_fault(op::list);
   if (refused(f, r)) return;
   std::vector<named_doc> out;

@@ -35,6 +35,7 @@ struct fault {
                           // write_grouped: its read after a short count shows the documents as
                           // they were before the command
     unavailable,          // not applied, nothing sent: server_unavailable
+    refused,              // not applied: server_error, not ambiguous (the server refused the command)
     // Applied on the primary only, never acknowledged by a majority (a primary about to be
     // deposed): local reads see it, majority reads do not, rollback() undoes it. Answers
     // server_unavailable (ambiguous: the reply was lost) after `delay`.
@@ -51,6 +52,13 @@ struct fault {
   };
   fault(kind k, std::chrono::milliseconds d = std::chrono::milliseconds{0}, lock_doc s = {})
       : what(k), delay(d), stale(std::move(s)) {}
+  // A stale_read that shows the document as a majority had committed it at `t` (a new primary's
+  // majority snapshot that predates later commits): the store must keep_history().
+  static fault as_of(std::chrono::steady_clock::time_point t, std::chrono::milliseconds d = std::chrono::milliseconds{0}) {
+    fault f(kind::stale_read, d);
+    f.snapshot_at = t;
+    return f;
+  }
   static fault resend(std::chrono::milliseconds failover_at, std::chrono::milliseconds late = std::chrono::milliseconds{0}) {
     fault f(kind::driver_resend, failover_at);
     f.late = late;
@@ -60,6 +68,7 @@ struct fault {
   std::chrono::milliseconds delay;
   lock_doc stale;
   std::chrono::milliseconds late{0};  // driver_resend: from the failover to the resend's landing
+  std::optional<std::chrono::steady_clock::time_point> snapshot_at;  // stale_read: the committed state then
 };
 
 struct call_record {
@@ -79,6 +88,8 @@ class memory_store final : public mongolock::detail::lock_store {
   void inject(op o, fault f);
   // Direct access for arranging and checking state.
   void put(const std::string& name, lock_doc doc);
+  // An operator's wipe of the collection (both views).
+  void wipe();
   lock_doc get(const std::string& name) const;
   std::vector<call_record> calls() const;
   std::size_t count(op o) const;
@@ -97,6 +108,14 @@ class memory_store final : public mongolock::detail::lock_store {
   // A failover: every write applied since the first `uncommitted` one is gone (the new primary
   // never had them); writes from now on are committed again.
   void rollback();
+  // No server can be selected for `window` from now (an election, a primary's crash): a call that
+  // arrives then is not applied and answers server_unavailable after `selection` (the driver's
+  // server selection timeout), or when the window ends if that comes first (a real selection
+  // would then succeed; answering "none" is the harder case for the caller).
+  void unreachable_for(std::chrono::milliseconds window, std::chrono::milliseconds selection);
+  // From now on, every committed state of every document is kept with its time, for
+  // fault::as_of (off by default: the benchmark's model runs millions of writes).
+  void keep_history();
 
   void prepare(reply<outcome<mongolock::detail::server_info>> r) override;
   void read(const std::string& name, mongolock::detail::read_mode, reply<outcome<lock_doc>> r) override;
@@ -158,6 +177,16 @@ class memory_store final : public mongolock::detail::lock_store {
     if (t.send_by && *t.send_by <= mongolock::detail::boot_clock::now()) ++late_takes_;
   }
   void log(call_record rec);
+  // Answers `r` server_unavailable when an unreachable_for window is on; whether it did.
+  template <class T>
+  bool out_of_reach(reply<outcome<T>>& r);
+  // Under mu_: records the committed view's `name` (all documents if empty) after a write.
+  void note_history();
+  lock_doc committed_as_of(const std::string& name, std::chrono::steady_clock::time_point t) const;
+  std::chrono::steady_clock::time_point unreachable_until_{};
+  std::chrono::milliseconds selection_{0};
+  bool keep_history_ = false;
+  std::map<std::string, std::vector<std::pair<std::chrono::steady_clock::time_point, lock_doc>>> history_;
 
   boost::asio::any_io_executor ex_;
   mutable std::mutex mu_;
