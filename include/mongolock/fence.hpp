@@ -152,9 +152,8 @@ auto initiate_fenced(boost::asio::any_io_executor ex, std::shared_ptr<client_imp
 // - errc::invalid_document (a filter or update not exactly one JSON object or BSON document, a
 //   repeated top-level key, an update that touches the fence field, an upsert without a pinned
 //   _id), errc::invalid_collection,
-//   errc::invalid_options (fence_field, a token <= 0 or above limits::max_fencing_token, which
-//   would fence the document out for every real holder): checked before anything is sent; nothing
-//   is written.
+//   errc::invalid_options (fence_field, a token <= 0): checked before anything is sent; nothing
+//   is written. Every positive token is accepted (limits::max_fencing_token is the largest int64).
 // - a server error (server_error, not_authorized, server_unavailable, ambiguous_result): the
 //   ops before the failing one stand (result counts them), the failing one may have applied
 //   only if ambiguous_result or server_unavailable, the ones after were not sent.

@@ -137,7 +137,8 @@ class lease : public detail::lease_surface<lease, lease>, public detail::fenced_
     return strand_of(*s);
   }
   static boost::asio::strand<boost::asio::any_io_executor> guard_strand(const handle& s) { return strand_of(*s); }
-  static boost::system::error_code ended(const handle& s) noexcept { return status_of(*s); }
+  // status_of, or lease_lost once the local deadline has passed, before the watchdog says so.
+  static boost::system::error_code ended(const handle& s) noexcept;
   static void start_release(state_ptr, diagnostics*, handler_ec);
   static void start_wait_lost(state_ptr, handler_ec);
 

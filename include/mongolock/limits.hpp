@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 namespace mongolock::limits {
 
@@ -20,10 +21,9 @@ inline constexpr std::size_t max_multi_lock_names = 64;     // names of one mult
 inline constexpr int max_permits = 64;                      // permits of a semaphore, readers of a rw_lock
 inline constexpr std::size_t max_election_value = 4096;     // bytes of UTF-8
 
-// The largest fencing token a fenced write accepts: the token clock's cap (year 2189,
-// docs/design.md section 1; model/lock_document.hpp's token_clock_cap, asserted equal). A token
-// above it is a typo, never one the library handed out before that year, and would raise a
-// document's fence past every real holder's for good (docs/design.md section 15).
-inline constexpr std::int64_t max_fencing_token = 3 * (std::int64_t{1} << 61);
+// The largest fencing token a fenced write accepts: the largest int64, the last token a take can
+// write. Past the token clock's cap (year 2189) a lock's tokens count on by one, and those must
+// fence as every other does (docs/design.md sections 1 and 15).
+inline constexpr std::int64_t max_fencing_token = std::numeric_limits<std::int64_t>::max();
 
 }  // namespace mongolock::limits

@@ -94,7 +94,7 @@ class multi_lease : public detail::lease_surface<multi_lease, multi_lease>,
   static boost::asio::strand<boost::asio::any_io_executor> guard_strand(const handle& s) {
     return s->front().get_executor();
   }
-  // The status of the first lease (in name order) that is not held.
+  // The end of the first lease (in name order) that ended or passed its deadline (lease::ended).
   static boost::system::error_code ended(const handle& s) noexcept;
   static void start_release(shared, diagnostics*, handler_ec);
   static void start_wait_lost(shared, handler_ec);

@@ -145,6 +145,15 @@ void lease::start_wait_lost(state_ptr st, handler_ec h) {
 
 asio::strand<asio::any_io_executor> lease::strand_of(const lease_state& s) { return s.strand; }
 
+// The deadline as the strand last published it, on the boot clock the watchdog waits on: past it
+// the watchdog is due and the lease as good as lost, whether or not it has run (docs/design.md
+// section 6).
+error_code lease::ended(const handle& s) noexcept {
+  if (auto ec = status_of(*s)) return ec;
+  if (detail::boot_clock::now() >= s->published_deadline()) return make_error_code(errc::lease_lost);
+  return {};
+}
+
 error_code lease::status_of(const lease_state& s) noexcept {
   switch (s.phase.load()) {
     case lease_phase::held: return {};

@@ -213,9 +213,11 @@ inline constexpr const char* broken_owner = "(force-released)";
 // it did not read (the blind take) name a token above the document's in one round trip, and it
 // puts a new life of a document (after the TTL clean-up, a wipe or a restore) above the last one.
 // A reading past the cap (year 2189) is held there, so that a wildly wrong clock leaves 2^61
-// tokens to count by one; a reading before 1970 is 1.
+// tokens to count by one (each fences: a fenced write accepts every token up to the largest
+// int64, the last next_token writes); a reading before 1970 is 1.
 inline constexpr std::int64_t token_clock_cap = 3 * (std::int64_t{1} << 61);
-static_assert(token_clock_cap == limits::max_fencing_token, "a fenced write accepts the tokens the clock gives");
+static_assert(limits::max_fencing_token == std::numeric_limits<std::int64_t>::max(),
+              "a fenced write accepts every token next_token can write");
 inline std::int64_t token_clock(std::chrono::nanoseconds since_1970) {
   const auto ns = since_1970.count();
   return ns < 1 ? 1 : ns > token_clock_cap ? token_clock_cap : ns;

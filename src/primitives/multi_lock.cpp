@@ -154,12 +154,14 @@ asio::any_io_executor multi_lock::executor_of(const lock& l) noexcept { return d
 
 error_code multi_lease::status() const noexcept {
   if (!*this) return make_error_code(errc::not_held);
-  return ended(leases_);
+  for (const auto& l : *leases_)
+    if (auto ec = l.status()) return ec;
+  return {};
 }
 
 error_code multi_lease::ended(const handle& s) noexcept {
   for (const auto& l : *s)
-    if (auto ec = l.status()) return ec;
+    if (auto ec = lease::ended(lease::handle_of(l))) return ec;
   return {};
 }
 

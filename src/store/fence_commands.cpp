@@ -11,7 +11,6 @@
 #include "store/plain_json.hpp"
 #include "store/mongo_commands.hpp"
 #include "mongolock/error.hpp"
-#include "mongolock/limits.hpp"
 
 namespace mongolock::detail {
 
@@ -416,11 +415,6 @@ error_code check_fence_request(const fence_request& r, std::string* why) {
                 "fence_field must be 1..128 bytes, not _id, without '.', NUL or a leading '$'");
   if (r.token <= 0)
     return fail(errc::invalid_options, why, "the fencing token must be positive (an empty lease has 0)");
-  if (r.token > limits::max_fencing_token)
-    return fail(errc::invalid_options, why,
-                "the fencing token " + std::to_string(r.token) + " is above the largest token the library hands out (" +
-                    std::to_string(limits::max_fencing_token) +
-                    "): a typo, which would fence the document out for every real holder");
   if (r.write_timeout.count() < 0 || r.write_timeout.count() > INT32_MAX)
     return fail(errc::invalid_options, why, "write_timeout must be 0..2^31-1 ms");
   return {};

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "engine_harness.hpp"
+#include "store/fence_commands.hpp"
 
 using namespace test;  // the harness: asio, ml, error_code, steady, engine, fast, fault, op, ...
 
@@ -149,6 +150,25 @@ BOOST_AUTO_TEST_CASE(a_token_ahead_of_the_clock_is_followed_by_one_above_it) {
   BOOST_TEST(l.fencing_token() == ahead + 1);
   BOOST_TEST(e.store->count(op::take) == 2u, "the blind take, then the swap after the read");
   BOOST_TEST(e.store->count(op::read) == 1u);
+}
+
+// A take over a document at the token clock's cap writes cap + 1, and one over the largest int64
+// but one writes the largest (docs/design.md section 1): a fenced write accepts both (section
+// 15), so the increments left past the cap fence as every other token does.
+BOOST_AUTO_TEST_CASE(a_token_past_the_clocks_cap_is_one_the_fence_accepts) {
+  engine e;
+  ml::detail::fence_request fenced;
+  fenced.database = "db";
+  fenced.collection = "c";
+  for (const auto& [name, above] : {std::pair{"at-cap", ml::detail::token_clock_cap}, std::pair{"at-max", INT64_MAX - 1}}) {
+    e.store->put(name, free_doc(above));
+    auto [ec, l] = e.acquire(name, 1s);
+    BOOST_REQUIRE(!ec);
+    BOOST_TEST(l.fencing_token() == above + 1);
+    fenced.token = l.fencing_token();
+    std::string why;
+    BOOST_TEST(!ml::detail::check_fence_request(fenced, &why), name << ": " << why);
+  }
 }
 
 // async_acquire_for(negative) waited forever.

@@ -5,6 +5,7 @@
 #include <future>
 
 #include "engine_harness.hpp"
+#include "model/boot_clock.hpp"
 #include "mongolock/multi_lock.hpp"
 
 using namespace test;
@@ -223,6 +224,29 @@ BOOST_AUTO_TEST_CASE(overlapping_sets_in_opposite_orders_never_deadlock) {
   BOOST_TEST(finished[0] == rounds);
   BOOST_TEST(finished[1] == rounds);
   BOOST_TEST(overlaps == 0);
+}
+
+// A set's guard whose work completes after the leases' local deadline (the time jumped past it in
+// the work's last handler, the watchdogs not run yet) completes with lease_lost, as a lease's
+// does (suspend_suite's case).
+BOOST_AUTO_TEST_CASE(a_sets_work_that_finishes_past_the_deadline_is_lease_lost) {
+  engine e(fast(3000ms));
+  auto [ec, held] = acquire(e, multi(e.p, {"j-1", "j-2"}), 1s);
+  BOOST_REQUIRE(!ec);
+  auto work = [](asio::any_io_executor ex) -> asio::awaitable<void> {
+    asio::steady_timer t(ex, 100ms);
+    co_await t.async_wait(asio::use_awaitable);
+    ml::detail::boot_clock::simulate_suspend(5s);
+  };
+  std::future<void> guarded = held.async_guard(work(e.io.get_executor()), asio::use_future);
+  BOOST_REQUIRE(e.wait(guarded, 3s));
+  error_code got;
+  try {
+    guarded.get();
+  } catch (const boost::system::system_error& x) {
+    got = x.code();
+  }
+  BOOST_TEST((got == ml::errc::lease_lost), "got '" << got.message() << "'");
 }
 
 // The guard watches every lease: losing one cancels the work, and async_wait_lost says so.

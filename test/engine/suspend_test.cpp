@@ -32,6 +32,32 @@ BOOST_AUTO_TEST_CASE(resume_past_the_deadline_loses_the_lease) {
   BOOST_TEST(e.store->count(op::renew) <= renewals + 1, "at most the renewal already in flight");
 }
 
+// A holder frozen past its deadline whose work's own timer runs first on resume, before the
+// watchdog: the work completes, but after the lease's local deadline (boot clock), so the guard
+// completes with lease_lost, not with the work's result (docs/design.md section 6). The time
+// jumps in the work's last handler: its completion comes before the watchdog, due from then on,
+// can run (the order a resume from SIGSTOP gave in one run of nine).
+BOOST_AUTO_TEST_CASE(work_that_finishes_past_the_deadline_is_lease_lost) {
+  engine e(fast(3000ms));
+  auto [ec, held] = e.acquire("frozen", 1s);
+  BOOST_REQUIRE(!ec);
+  auto work = [](asio::any_io_executor ex) -> asio::awaitable<int> {
+    asio::steady_timer t(ex, 100ms);
+    co_await t.async_wait(asio::use_awaitable);
+    boot_clock::simulate_suspend(5s);
+    co_return 7;
+  };
+  std::future<int> guarded = held.async_guard(work(e.io.get_executor()), asio::use_future);
+  BOOST_REQUIRE(e.wait(guarded, 3s));
+  error_code got;
+  try {
+    guarded.get();
+  } catch (const boost::system::system_error& x) {
+    got = x.code();
+  }
+  BOOST_TEST((got == ml::errc::lease_lost), "got '" << got.message() << "'");
+}
+
 // Suspended while a take is in flight: its reply comes back 200 ms later by steady_clock but
 // 5 s later in real time, past sent + expiry - margin. It is a late grant: given back.
 BOOST_AUTO_TEST_CASE(suspend_while_the_take_is_in_flight_makes_it_a_late_grant) {

@@ -8,7 +8,6 @@
 #include <string>
 
 #include "mongolock/error.hpp"
-#include "mongolock/limits.hpp"
 #include "store/fence_commands.hpp"
 #include "store/plain_json.hpp"
 
@@ -327,21 +326,25 @@ BOOST_AUTO_TEST_CASE(an_abandoned_write_sends_nothing_more) {
   BOOST_TEST(out.value.matched == 0);
 }
 
-// A token above the largest the library hands out (limits::max_fencing_token, the token clock's
-// cap) is refused: a typo'd token would raise a document's fence past every real holder's for
-// good (docs/design.md section 15, "Repairing a fence").
-BOOST_AUTO_TEST_CASE(a_token_above_the_cap_is_refused) {
+// Every token a take can write is accepted, those past the token clock's cap included: a take
+// over a document at the cap writes cap + 1 and counts on by one from there (docs/design.md
+// sections 1 and 15), up to the largest int64 (next_token writes nothing above it). Only a token
+// no acquisition carries (0, an empty lease's, or below) is refused.
+BOOST_AUTO_TEST_CASE(every_token_a_take_can_write_is_accepted) {
   md::fence_request r;
   r.database = "db";
   r.collection = "c";
   std::string why;
-  r.token = mongolock::limits::max_fencing_token;
-  BOOST_TEST(!md::check_fence_request(r, &why), why);
-  r.token = mongolock::limits::max_fencing_token + 1;
-  BOOST_TEST((md::check_fence_request(r, &why) == mongolock::errc::invalid_options));
-  BOOST_TEST(why.find("largest") != std::string::npos, why);
-  r.token = INT64_MAX;
-  BOOST_TEST((md::check_fence_request(r, &why) == mongolock::errc::invalid_options));
+  for (const std::int64_t t : {md::token_clock_cap, *md::next_token(md::token_clock_cap, md::token_clock_cap),
+                               *md::next_token(INT64_MAX - 1, md::token_clock_cap)}) {
+    r.token = t;
+    BOOST_TEST(!md::check_fence_request(r, &why), t << ": " << why);
+  }
+  BOOST_TEST(*md::next_token(INT64_MAX - 1, md::token_clock_cap) == INT64_MAX);
+  for (const std::int64_t t : {std::int64_t{0}, std::int64_t{-1}, INT64_MIN}) {
+    r.token = t;
+    BOOST_TEST((md::check_fence_request(r, &why) == mongolock::errc::invalid_options), t);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -226,10 +226,6 @@ struct parser {
     const auto [p, ec] = std::from_chars(value.data(), end, n);
     if (value.empty() || ec != std::errc{} || p != end || n <= 0)
       return fail(flag + " must be a positive integer (a fencing token), not '" + value + "'");
-    if (n > mongolock::limits::max_fencing_token)
-      return fail(flag + " is above the largest token the library hands out (" +
-                  std::to_string(mongolock::limits::max_fencing_token) + "): '" + value +
-                  "' is a typo, and would fence the document out for every real holder");
     out = n;
     return true;
   }

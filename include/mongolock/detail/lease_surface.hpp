@@ -12,8 +12,8 @@
 //     static const char* const nothing_held;      the reason an empty object gives
 //     static boost::asio::any_io_executor executor_of(const handle&);  system executor if empty
 //     static boost::asio::strand<boost::asio::any_io_executor> guard_strand(const handle&);
-//     static boost::system::error_code ended(const handle&);  {} while every lease is held
-//                                                              (handle not empty)
+//     static boost::system::error_code ended(const handle&);  {} while every lease is held and
+//                          before its local deadline; thread-safe (handle not empty)
 //     static void start_release(handle, diagnostics*, handler_ec);
 //     static void start_wait_lost(handle, handler_ec);
 #include <boost/asio/any_completion_handler.hpp>
@@ -78,7 +78,11 @@ class lease_surface {
   // calling coroutine's executor, e.g. the strand of a Beast session), falling back to the
   // lease's strand (the first lease's for several); if it is lost first (any of them), `work` is
   // cancelled (terminal) before any other owner can take that lock, and the operation fails with
-  // system_error(errc::lease_lost). Completion signature is co_spawn's: void(exception_ptr[, T]).
+  // system_error(errc::lease_lost). Work that completes after the lease's local deadline (by this
+  // process's boot clock, which counts time suspended or stopped), even before the lease is known
+  // lost, fails the same way (errc::released after a release): its result is dropped, so work
+  // that must keep what it produced stores it itself before returning (docs/api.md). Completion
+  // signature is co_spawn's: void(exception_ptr[, T]).
   // Cancelling the guard cancels the work. Throws system_error(errc::not_held) at once when
   // empty. No server call. The default token is use_awaitable; with asio::deferred this returns
   // the awaitable (an Asio 1.81 limit, detail/asio_compat.hpp), so
@@ -139,15 +143,31 @@ class lease_surface {
   }
 
   // The guard's coroutine, on the guard strand: `work` (spawned on `work_ex`, the caller's
-  // executor) next to the wait for the end; an end first (or one before it started) rethrows as
-  // system_error(errc::lease_lost / errc::released).
+  // executor) next to the wait for the end; an end first (or one before it started, or before
+  // the work completed: checked_work) rethrows as system_error(errc::lease_lost / errc::released).
   template <class T, class Handle>
   static boost::asio::awaitable<T> guard_body(Handle s, boost::asio::awaitable<T> work,
                                               boost::asio::any_io_executor work_ex) {
     if (auto ec = Held::ended(s)) throw boost::system::system_error(ec);
-    auto body = guarded<T>(std::move(work), std::move(work_ex), wait_lost_deferred(s));
+    auto body = guarded<T>(checked_work<T>(s, std::move(work)), std::move(work_ex), wait_lost_deferred(s));
     if constexpr (std::is_void_v<T>) co_await std::move(body);
     else co_return co_await std::move(body);
+  }
+
+  // `work`, then the end as it stands when the work completes, on the work's executor (ended()
+  // reads the boot clock and atomics): a holder resumed from a suspend or SIGSTOP past its
+  // deadline may run the work's own timer before the watchdog, and work that completed then was
+  // not done under the lease (docs/design.md section 6).
+  template <class T, class Handle>
+  static boost::asio::awaitable<T> checked_work(Handle s, boost::asio::awaitable<T> work) {
+    if constexpr (std::is_void_v<T>) {
+      co_await std::move(work);
+      if (auto ec = Held::ended(s)) throw boost::system::system_error(ec);
+    } else {
+      T result = co_await std::move(work);
+      if (auto ec = Held::ended(s)) throw boost::system::system_error(ec);
+      co_return result;
+    }
   }
 
  protected:
