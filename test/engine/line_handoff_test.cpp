@@ -32,6 +32,13 @@ acquire_fsm joined() {
   return f;
 }
 
+// A lock handed to us by the holder of line_doc's token 5: the hand-off writes 5 + 1.
+lock_doc handed(std::int64_t tickets, std::chrono::milliseconds expiry = 1000ms) {
+  auto d = line_doc(me, {}, tickets, expiry);
+  d.held.token = 6;
+  return d;
+}
+
 std::size_t count_since(engine& e, std::size_t from, op what) { return calls_since(e, from, what).size(); }
 
 // Waits until `name`'s line has `n` entries.
@@ -108,7 +115,7 @@ BOOST_AUTO_TEST_CASE(a_handed_lock_starts_its_clock_at_the_join) {
   auto a = f.resume(acquire_input::timer(t0 + 100ms));
   BOOST_REQUIRE((a.what == kind::read));
   BOOST_TEST((f.read_mode_now() == ml::detail::read_mode::majority), "a committed hand-off only");
-  a = f.resume(acquire_input::read(seen(line_doc(me, {}, 8)), t0 + 400ms));
+  a = f.resume(acquire_input::read(seen(handed(8)), t0 + 400ms));
   BOOST_REQUIRE((a.what == kind::grant));
   BOOST_TEST((a.at == t0 + 10ms));
   BOOST_TEST(f.left_line_with_take(), "the hand-off removed the entry: nothing to leave");
@@ -126,14 +133,14 @@ BOOST_AUTO_TEST_CASE(a_refresh_moves_the_start_and_a_shorter_expiry_or_a_late_re
   // Not again until a period after that refresh.
   BOOST_TEST((f.resume(acquire_input::read(seen(line_doc(other, {{me, 7}}, 8)), t0 + 600ms)).what == kind::wait_until));
   BOOST_REQUIRE((f.resume(acquire_input::timer(t0 + 650ms)).what == kind::read));
-  a = f.resume(acquire_input::read(seen(line_doc(me, {}, 8, 800ms)), t0 + 700ms));
+  a = f.resume(acquire_input::read(seen(handed(8, 800ms)), t0 + 700ms));
   BOOST_REQUIRE((a.what == kind::grant));
   BOOST_TEST((a.at == t0 + 330ms - 200ms), "expiry 800 written by the releaser against our 1000");
 
   auto late = joined();
   BOOST_REQUIRE((late.resume(acquire_input::timer(t0 + 900ms)).what == kind::read));
   // At start + E - m - min(m, E - m - R, (E - m) / 4): too little left for the first renewal to go out and back.
-  a = late.resume(acquire_input::read(seen(line_doc(me, {}, 8)), t0 + 10ms + 800ms));
+  a = late.resume(acquire_input::read(seen(handed(8)), t0 + 10ms + 800ms));
   BOOST_TEST((a.what == kind::give_back));
 }
 
