@@ -20,6 +20,9 @@ namespace aerr = boost::asio::error;
 // count: an acquire whose entry went (it was handed the lock and gave it back, or was removed as
 // a head that never came) joins again.
 constexpr int max_joins = 5;
+
+// Said when an acquire ends with a take whose outcome is unknown: the caller has nothing to free.
+constexpr const char* unknown_take_note = "; a take whose outcome is unknown is given back";
 }  // namespace
 
 acquire_fsm::acquire_fsm(std::string name, acquire_params p)
@@ -98,7 +101,9 @@ acquire_action acquire_fsm::on_read(const outcome<lock_doc>& r, time_point recei
 }
 
 acquire_action acquire_fsm::on_recheck(const outcome<lock_doc>& r, time_point received) {
-  if (r.ec == aerr::operation_aborted || r.ec == errc::timeout) return fail(r.ec, r.message);
+  if (r.ec == errc::timeout)  // cut short at the deadline: the take stays unconfirmed, given back
+    return fail(r.ec, unreachable_since_ ? unreachable_reason(received) : r.message + unknown_take_note);
+  if (r.ec == aerr::operation_aborted) return fail(r.ec, r.message);
   // The take stays unconfirmed (given back if the acquire ends without it); the read after the
   // wait is the same majority read.
   if (r.ec == errc::server_unavailable) return no_server(read_sent_, received, r.message);
@@ -127,7 +132,8 @@ std::string acquire_fsm::unreachable_reason(time_point now) const {
   if (!unreachable_since_) return {};
   const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - *unreachable_since_).count();
   return "no server answered in the last " + std::to_string(silent) + " ms" +
-         (last_server_error_.empty() ? "" : ": " + last_server_error_);
+         (last_server_error_.empty() ? "" : ": " + last_server_error_) +
+         (unconfirmed_.empty() ? "" : unknown_take_note);
 }
 
 acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {

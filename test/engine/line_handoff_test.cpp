@@ -39,6 +39,16 @@ lock_doc handed(std::int64_t tickets, std::chrono::milliseconds expiry = 1000ms)
   return d;
 }
 
+// `f` takes a free document at token 7 with 8 and hears "not taken": judged missed by the read after
+// a grouped command (flagged ambiguous: that read may predate the command), or the server's own miss.
+void missed_take(acquire_fsm& f, bool judged) {
+  f.resume(acquire_input::start(t0));
+  BOOST_REQUIRE((f.resume(acquire_input::read(seen(free_doc(7)), t0)).what == kind::take));
+  auto missed = ml::detail::success(false);
+  missed.ambiguous = judged;
+  BOOST_REQUIRE((f.resume(acquire_input::take(missed, t0, t0 + 5ms)).what == kind::read));
+}
+
 std::size_t count_since(engine& e, std::size_t from, op what) { return calls_since(e, from, what).size(); }
 
 // Waits until `name`'s line has `n` entries.
@@ -185,11 +195,7 @@ BOOST_AUTO_TEST_CASE(an_abandoned_take_does_not_age_a_later_hand_off) {
 BOOST_AUTO_TEST_CASE(a_take_judged_missed_by_a_read_still_ages_its_token) {
   for (const bool judged : {true, false}) {
     acquire_fsm f("x", params());
-    f.resume(acquire_input::start(t0));
-    BOOST_REQUIRE((f.resume(acquire_input::read(seen(free_doc(7)), t0)).what == kind::take));
-    auto missed = ml::detail::success(false);
-    missed.ambiguous = judged;
-    BOOST_REQUIRE((f.resume(acquire_input::take(missed, t0, t0 + 5ms)).what == kind::read));
+    missed_take(f, judged);
     auto held = line_doc(other, {}, 7);
     held.held.token = 7;
     BOOST_REQUIRE((f.resume(acquire_input::read(seen(held), t0 + 700ms)).what == kind::join));
@@ -210,11 +216,7 @@ BOOST_AUTO_TEST_CASE(a_take_judged_missed_by_a_read_still_ages_its_token) {
 BOOST_AUTO_TEST_CASE(a_take_judged_missed_is_given_back_when_the_acquire_ends) {
   for (const bool judged : {true, false}) {
     acquire_fsm f("x", params());
-    f.resume(acquire_input::start(t0));
-    BOOST_REQUIRE((f.resume(acquire_input::read(seen(free_doc(7)), t0)).what == kind::take));
-    auto missed = ml::detail::success(false);
-    missed.ambiguous = judged;
-    BOOST_REQUIRE((f.resume(acquire_input::take(missed, t0, t0 + 5ms)).what == kind::read));
+    missed_take(f, judged);
     BOOST_REQUIRE((f.resume(acquire_input::cancel()).what == kind::fail));
     const bool listed = std::ranges::find(f.judged_missed(), 8) != f.judged_missed().end();
     BOOST_TEST(listed == judged, (judged ? "judged by a read" : "the server's miss"));

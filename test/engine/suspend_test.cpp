@@ -49,12 +49,7 @@ BOOST_AUTO_TEST_CASE(work_that_finishes_past_the_deadline_is_lease_lost) {
   };
   std::future<int> guarded = held.async_guard(work(e.io.get_executor()), asio::use_future);
   BOOST_REQUIRE(e.wait(guarded, 3s));
-  error_code got;
-  try {
-    guarded.get();
-  } catch (const boost::system::system_error& x) {
-    got = x.code();
-  }
+  const auto got = error_of(guarded);
   BOOST_TEST((got == ml::errc::lease_lost), "got '" << got.message() << "'");
 }
 

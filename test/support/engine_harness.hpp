@@ -137,6 +137,17 @@ inline error_code release(engine& e, ml::multi_lease& m) {
   return f.get();
 }
 
+// The error a ready future holds (thrown as a system_error), or none.
+template <class T>
+error_code error_of(std::future<T>& f) {
+  try {
+    f.get();
+  } catch (const boost::system::system_error& x) {
+    return x.code();
+  }
+  return {};
+}
+
 // Runs the engine until `done()` or `limit`; whether it is done.
 inline bool run_until(engine& e, const std::function<bool()>& done, std::chrono::milliseconds limit) {
   const auto end = steady::now() + limit;
