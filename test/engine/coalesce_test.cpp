@@ -39,7 +39,8 @@ void four_parked_acquires_end_at_their_deadlines(bool contacted, const std::stri
   const auto t0 = steady::now();
   BOOST_REQUIRE(run_until(e, [&] { return std::all_of(outs.begin(), outs.end(), [](auto& o) { return o->done; }); }, 3s));
   const auto took = steady::now() - t0;
-  BOOST_TEST((took < 900ms), "all four ended " << took / 1ms << " ms in (one after another: 2400 ms)");
+  // The slack is for a sanitizer's pauses (up to 0.9 s).
+  BOOST_TEST((took < 1800ms), "all four ended " << took / 1ms << " ms in (one after another: 2400 ms)");
   for (std::size_t i = 0; i < outs.size(); ++i) {
     const auto expected = i == 0 && !contacted ? ml::errc::server_unavailable : ml::errc::timeout;
     BOOST_TEST((outs[i]->ec == expected), i << ": " << outs[i]->ec.message());
