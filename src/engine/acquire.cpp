@@ -98,11 +98,10 @@ deadline_t earlier(deadline_t a, boot_clock::time_point b) {
 // provider yet, and that is the truth to report. A try, and an acquire without a deadline, ask
 // once: a wrong URI looks the same as an outage, and must not make an acquire wait forever.
 asio::awaitable<void> prepare_once(std::shared_ptr<provider_impl> p, deadline_t deadline, bool rides_out,
-                                   boot_timer& timer, backoff pace, std::uint64_t seed, error_code& ec,
-                                   std::string& why) {
+                                   boot_timer& timer, backoff pace, error_code& ec, std::string& why) {
   std::optional<steady::time_point> since;  // the send of the first check that found no server
   std::string last;
-  jitter_rng rng(seed);
+  std::optional<jitter_rng> rng;  // seeded at the first outage: no draw for a provider that answers
   const auto past_deadline = [&] { return deadline && steady::now() >= *deadline; };
   while (!p->prepared) {
     const auto sent = steady::now();
@@ -123,14 +122,12 @@ asio::awaitable<void> prepare_once(std::shared_ptr<provider_impl> p, deadline_t 
     if (r.ec == errc::timeout || (outage && past_deadline())) {
       ec = make_error_code(errc::server_unavailable);
       why = "no server answered within the acquire timeout";
-      if (since) {
-        const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - *since);
-        why = "no server answered in the last " + std::to_string(silent.count()) + " ms" + (last.empty() ? "" : ": " + last);
-      }
+      if (since) why = no_server_reason(std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - *since), last);
       co_return;
     }
     if (outage) {
-      auto at = steady::now() + pace.next(rng);
+      if (!rng) rng.emplace(p->next_seed());
+      auto at = steady::now() + pace.next(*rng);
       if (deadline) at = std::min(at, *deadline);
       timer.expires_at(boot_clock::now() + (at - steady::now()));
       auto [waited] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
@@ -424,7 +421,7 @@ asio::awaitable<result> acquire_body(std::shared_ptr<provider_impl> p, strand_ty
   });
 
   error_code prep_ec;
-  co_await prepare_once(p, deadline, waits(mode) && deadline.has_value(), *timer, backoff(opts.backoff_min, opts.backoff_max), p->next_seed(),
+  co_await prepare_once(p, deadline, waits(mode) && deadline.has_value(), *timer, backoff(opts.backoff_min, opts.backoff_max),
                         prep_ec, why);
   if (prep_ec) {
     if (turn.held() && prep_ec == errc::server_unavailable && !deadline) fail_unbounded_parked(p, name, why);

@@ -23,7 +23,20 @@ constexpr int max_joins = 5;
 
 // Said when an acquire ends with a take whose outcome is unknown: the caller has nothing to free.
 constexpr const char* unknown_take_note = "; a take whose outcome is unknown is given back";
+constexpr const char* recheck_failed = "take outcome unknown; re-check failed: ";
+
+// The FSM's lists of tokens (unconfirmed, abandoned, given back, judged missed) hold each once.
+bool listed(const std::vector<std::int64_t>& tokens, std::int64_t token) {
+  return std::find(tokens.begin(), tokens.end(), token) != tokens.end();
+}
+void add_once(std::vector<std::int64_t>& tokens, std::int64_t token) {
+  if (!listed(tokens, token)) tokens.push_back(token);
+}
 }  // namespace
+
+std::string no_server_reason(std::chrono::milliseconds silent, const std::string& last) {
+  return "no server answered in the last " + std::to_string(silent.count()) + " ms" + (last.empty() ? "" : ": " + last);
+}
 
 acquire_fsm::acquire_fsm(std::string name, acquire_params p)
     : name_(std::move(name)), p_(std::move(p)), wait_(p_.backoff_min, p_.backoff_max), rng_(p_.seed) {
@@ -107,7 +120,7 @@ acquire_action acquire_fsm::on_recheck(const outcome<lock_doc>& r, time_point re
   // The take stays unconfirmed (given back if the acquire ends without it); the read after the
   // wait is the same majority read.
   if (r.ec == errc::server_unavailable) return no_server(read_sent_, received, r.message);
-  if (r.ec) return fail(make_error_code(errc::ambiguous_result), "take outcome unknown; re-check failed: " + r.message);
+  if (r.ec) return fail(make_error_code(errc::ambiguous_result), recheck_failed + r.message);
   return decide(r.value, received);
 }
 
@@ -119,7 +132,7 @@ acquire_action acquire_fsm::no_server(time_point sent, time_point now, const std
   if (p_.try_once) {
     // A try whose take's outcome is still unknown says so: "no server" would read as "nothing happened".
     if (!unconfirmed_.empty())
-      return fail(make_error_code(errc::ambiguous_result), "take outcome unknown; re-check failed: " + why);
+      return fail(make_error_code(errc::ambiguous_result), recheck_failed + why);
     return fail(make_error_code(errc::server_unavailable), why);
   }
   if (!unreachable_since_) unreachable_since_ = sent;
@@ -130,10 +143,8 @@ acquire_action acquire_fsm::no_server(time_point sent, time_point now, const std
 
 std::string acquire_fsm::unreachable_reason(time_point now) const {
   if (!unreachable_since_) return {};
-  const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - *unreachable_since_).count();
-  return "no server answered in the last " + std::to_string(silent) + " ms" +
-         (last_server_error_.empty() ? "" : ": " + last_server_error_) +
-         (unconfirmed_.empty() ? "" : unknown_take_note);
+  const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - *unreachable_since_);
+  return no_server_reason(silent, last_server_error_) + (unconfirmed_.empty() ? "" : unknown_take_note);
 }
 
 acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
@@ -156,8 +167,8 @@ acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
     // A token we gave back is never ours again. Once its give-back succeeded, a read showing it is
     // an old snapshot, or a state restored from a backup: given back again after a wait (a
     // harmless miss for the one, the lock freed for the other).
-    const bool returned = std::find(given_back_.begin(), given_back_.end(), seen.held.token) != given_back_.end();
-    if (returned && std::find(unconfirmed_.begin(), unconfirmed_.end(), seen.held.token) == unconfirmed_.end()) {
+    const bool returned = listed(given_back_, seen.held.token);
+    if (returned && !listed(unconfirmed_, seen.held.token)) {
       ++busy_;
       if (p_.try_once) return fail(make_error_code(errc::busy));
       give_back_after_wait_ = seen.held.token;
@@ -176,7 +187,7 @@ acquire_action acquire_fsm::decide(const lock_doc& seen, time_point received) {
       const auto doc_expiry = expiry_observer::bounded(seen.held.expiry);
       if (doc_expiry < p_.expiry) *start -= p_.expiry - doc_expiry;
       // A token we abandoned in flight is never granted: its late reply's give-back would free it.
-      const bool abandoned = std::find(abandoned_.begin(), abandoned_.end(), seen.held.token) != abandoned_.end();
+      const bool abandoned = listed(abandoned_, seen.held.token);
       if (!abandoned && received < take_bound(*start)) {
         pending_observed_ = seen;  // the line as it is now, for our own release
         leaving_.clear();
@@ -436,8 +447,7 @@ acquire_action acquire_fsm::on_take(const outcome<bool>& r, time_point sent, tim
       // shutdown for seconds after every multi-lock look that found a member held). A blind
       // take's own miss is only noted: a give-back at the end of every acquire that found the lock
       // held would cost a command each for a resend held up on its way.
-      if (r.ambiguous && std::find(judged_missed_.begin(), judged_missed_.end(), pending_token_) == judged_missed_.end())
-        judged_missed_.push_back(pending_token_);
+      if (r.ambiguous) add_once(judged_missed_, pending_token_);
       return read();
     }
     if (now < take_bound(sent)) return grant(pending_token_, sent);
@@ -451,8 +461,7 @@ acquire_action acquire_fsm::on_take(const outcome<bool>& r, time_point sent, tim
     // driver gives it back when its late reply comes, but a process that ends first never sees
     // that reply, so it is also given back once as the acquire ends. A read showing it counts
     // from this send time at the latest (past its bound by then: given back, never granted).
-    if (std::find(abandoned_.begin(), abandoned_.end(), pending_token_) == abandoned_.end())
-      abandoned_.push_back(pending_token_);
+    add_once(abandoned_, pending_token_);
     note_take_sent(pending_token_, sent);
     if (r.ec == aerr::operation_aborted || past_deadline(now)) return fail(r.ec, r.message);
     return read();
@@ -470,7 +479,7 @@ acquire_action acquire_fsm::on_take(const outcome<bool>& r, time_point sent, tim
 
 acquire_action acquire_fsm::give_back(std::int64_t token) {
   giving_back_ = token;
-  if (std::find(given_back_.begin(), given_back_.end(), token) == given_back_.end()) given_back_.push_back(token);
+  add_once(given_back_, token);
   acquire_action a{kind::give_back};
   a.token = token;
   return a;
@@ -486,7 +495,7 @@ acquire_action acquire_fsm::on_given_back(const outcome<bool>& r, time_point now
 }
 
 void acquire_fsm::remember_unconfirmed(std::int64_t token) {
-  if (std::find(unconfirmed_.begin(), unconfirmed_.end(), token) == unconfirmed_.end()) unconfirmed_.push_back(token);
+  add_once(unconfirmed_, token);
 }
 
 // Kept for the whole acquire, also after a give-back answered: a take still in flight then may

@@ -112,6 +112,10 @@ struct acquire_input {
   static acquire_input cancel() { return {kind::cancel, {}, {}, {}, {}}; }
 };
 
+// "no server answered in the last N ms: <the driver's last words>": the reason an acquire that
+// rode an outage out gives at its deadline, the provider's first contact's too (acquire.cpp).
+std::string no_server_reason(std::chrono::milliseconds silent, const std::string& last);
+
 class acquire_fsm {
  public:
   using time_point = boot_clock::time_point;  // every instant counts suspended time (boot_clock.hpp)
