@@ -9,6 +9,7 @@
 #include "engine/access.hpp"
 #include "store/client_impl.hpp"
 #include "fixture.hpp"
+#include "private_server.hpp"
 
 using namespace test;
 using boost::system::error_code;
@@ -57,67 +58,6 @@ void give_document_away(const std::string& uri, const std::string& name) {
   mongoc_collection_destroy(coll);
   mongoc_client_destroy(c);
 }
-
-// A standalone server of the test's own (started by the project's script), to be frozen with
-// SIGSTOP without disturbing the other suites. Not available against MONGOLOCK_TEST_URI.
-class private_server {
- public:
-  explicit private_server(const std::string& tag) {
-    const char* s = std::getenv("MONGOLOCK_SCRIPTS");
-    if (!s || std::getenv("MONGOLOCK_TEST_URI")) {
-      BOOST_TEST_MESSAGE("skipped: needs the project's scripts to start a private server");
-      return;
-    }
-    scripts_ = s;
-    dir_ = "/tmp/mongolock-" + tag + "-" + std::to_string(::getpid());
-    uri = run(scripts_ + "/mongod start standalone " + dir_ + " 2>/dev/null");
-    BOOST_REQUIRE(!uri.empty());
-    pid_ = std::stoi(read_file(dir_ + "/pids"));
-  }
-  ~private_server() {
-    if (pid_ <= 0) return;
-    thaw();
-    run(scripts_ + "/mongod stop " + dir_ + " 2>&1");
-  }
-  bool available() const { return pid_ > 0; }
-
-  // kill(SIGSTOP) returns before the target's threads have stopped; wait until every one of them
-  // shows state 'T' in /proc, or a request sent right after could still be served.
-  void freeze() {
-    ::kill(pid_, SIGSTOP);
-    for (int i = 0; i < 500; ++i) {
-      if (all_threads_stopped()) return;
-      std::this_thread::sleep_for(2ms);
-    }
-    BOOST_FAIL("server " << pid_ << " did not stop");
-  }
-  void thaw() { ::kill(pid_, SIGCONT); }
-
-  std::string uri;
-
- private:
-  bool all_threads_stopped() const {
-    for (auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid_) + "/task")) {
-      std::ifstream in(t.path() / "stat");
-      std::string stat((std::istreambuf_iterator<char>(in)), {});
-      const auto close = stat.rfind(')');
-      if (close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'T') return false;
-    }
-    return true;
-  }
-  static std::string run(const std::string& cmd) {
-    std::string out;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    char buf[512];
-    while (p && std::fgets(buf, sizeof buf, p)) out += buf;
-    if (p) ::pclose(p);
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return out;
-  }
-
-  std::string scripts_, dir_;
-  pid_t pid_ = -1;
-};
 
 // An io_context on one thread for tests that manage their own client; members are destroyed
 // (client first) before the thread is joined.
