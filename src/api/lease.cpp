@@ -6,11 +6,11 @@
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <limits>
 
 #include "engine/lease_state.hpp"
+#include "model/clocks.hpp"
 #include "mongolock/lease.hpp"
 
 namespace mongolock {
@@ -88,7 +88,7 @@ void lease::start_release_after(state_ptr st, std::chrono::milliseconds hold, di
     if (left > detail::boot_clock::duration::zero() && !status_of(*s)) {
       // steady_timer stops in a suspend, boot_clock does not: a hold that spans one only lasts
       // longer, which "at least" allows.
-      asio::steady_timer hold_over(s->strand, std::chrono::ceil<std::chrono::milliseconds>(left));
+      detail::steady_timer hold_over(s->strand, std::chrono::ceil<std::chrono::milliseconds>(left));
       auto group = asio::experimental::make_parallel_group(hold_over.async_wait(asio::deferred),
                                                            wait_lost_deferred(s));
       co_await std::move(group).async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);

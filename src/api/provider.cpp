@@ -1,4 +1,5 @@
 #include "mongolock/provider.hpp"
+#include "model/clocks.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_executor.hpp>
@@ -15,7 +16,7 @@ namespace mongolock {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
-using steady = std::chrono::steady_clock;
+using steady = detail::steady_clock;
 
 provider::provider(client& c, std::string database, std::string collection, lock_options opts) {
   std::string why;
@@ -105,7 +106,7 @@ asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_i
   // timer below must only be touched from one strand.
   auto ex = co_await asio::this_coro::executor;
   co_await asio::post(ex, asio::use_awaitable);
-  auto bound = std::make_shared<asio::steady_timer>(ex, started + p->opts.expiry);
+  auto bound = std::make_shared<detail::steady_timer>(ex, started + p->opts.expiry);
   auto idle = std::make_shared<std::atomic<bool>>(false);
   // Posted to this strand, so it runs after the wait below has started, even when already idle.
   // A weak reference: after a timeout the waiter stays registered and must not keep the timer.

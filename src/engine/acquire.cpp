@@ -16,7 +16,7 @@
 #include "sansio/acquire_fsm.hpp"
 #include "sansio/backoff.hpp"
 #include "model/jitter_rng.hpp"
-#include "model/boot_clock.hpp"
+#include "model/clocks.hpp"
 #include "model/document_name.hpp"
 #include "engine/lease_state.hpp"
 #include "engine/timeout_check.hpp"
@@ -27,7 +27,7 @@ namespace {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
-using steady = std::chrono::steady_clock;
+using steady = detail::steady_clock;
 using result = std::tuple<error_code, lease>;
 using kind = acquire_action::kind;
 
@@ -170,7 +170,7 @@ acquire_fsm new_fsm(provider_impl& p, const lock_options& o, std::string name, a
     params.owner = new_owner_id();
   }
   params.refresh_every = o.effective_renew_every();
-  // The engine's instants count suspended time (boot_clock.hpp); the call deadlines are steady.
+  // The engine's instants count suspended time (model/clocks.hpp); the call deadlines are steady.
   if (deadline) params.deadline = boot_clock::now() + (*deadline - steady::now());
   params.expiry = o.expiry;
   params.margin = o.effective_margin();
@@ -179,7 +179,7 @@ acquire_fsm new_fsm(provider_impl& p, const lock_options& o, std::string name, a
   params.seed = p.next_seed();
   // The wall clock, read once: a try's hint, and the reading tokens start from (docs/design.md
   // section 1).
-  const auto wall = std::chrono::system_clock::now();
+  const auto wall = detail::wall_clock::now();
   params.wall_now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(wall.time_since_epoch()).count();
   params.token_clock = token_clock(wall);
   return acquire_fsm(std::move(name), std::move(params));
@@ -519,7 +519,7 @@ void park(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<parked_
     });
   }
   if (w->deadline) {
-    w->timer = std::make_unique<asio::steady_timer>(p->ex, *w->deadline);
+    w->timer = std::make_unique<detail::steady_timer>(p->ex, *w->deadline);
     w->timer->async_wait([leave](error_code ec) {
       if (!ec) leave(make_error_code(errc::timeout), "timed out waiting for another acquire of this lock in this provider");
     });

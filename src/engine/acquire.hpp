@@ -13,7 +13,7 @@
 
 #include "engine/name_turns.hpp"
 #include "engine/spawn.hpp"
-#include "model/boot_clock.hpp"
+#include "model/clocks.hpp"
 #include "model/lock_document.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/lock.hpp"
@@ -67,7 +67,7 @@ struct line_seen_at_grant {
 std::shared_ptr<lease_state> make_held_lease(const std::shared_ptr<provider_impl>& p, strand_type strand,
                                              std::string name, std::string owner, std::int64_t token,
                                              boot_clock::time_point clock_start, const lock_options& o,
-                                             std::chrono::steady_clock::time_point since, name_turn& turn,
+                                             detail::steady_clock::time_point since, name_turn& turn,
                                              line_seen_at_grant seen = {});
 
 // Runs one acquire on a strand of its own. `turn`: its name's turn, if it has it (a wait, a
@@ -75,7 +75,7 @@ std::shared_ptr<lease_state> make_held_lease(const std::shared_ptr<provider_impl
 // `enrolled`: the line entry a hand-off of this provider made for it.
 void start_body(std::shared_ptr<provider_impl> p, std::string name, std::shared_ptr<const lock_options> timing,
                 bool plain, acquire_mode mode, std::optional<std::chrono::milliseconds> timeout, diagnostics* d,
-                std::chrono::steady_clock::time_point since, name_turn turn,
+                detail::steady_clock::time_point since, name_turn turn,
                 boost::asio::any_completion_handler<void(boost::system::error_code, lease)> h,
                 std::optional<line_enrollment> enrolled = std::nullopt, std::shared_ptr<poll_group> group = nullptr);
 // A lock's acquire (lock::start_acquire, and a primitive's through compose.hpp): a try or a

@@ -34,7 +34,7 @@
 
 #include "engine/poll_group.hpp"
 #include "engine/store_ops.hpp"
-#include "model/boot_clock.hpp"
+#include "model/clocks.hpp"
 #include "model/lock_document.hpp"
 
 namespace mongolock::detail {

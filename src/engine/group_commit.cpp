@@ -1,6 +1,6 @@
 #include "engine/group_commit.hpp"
+#include "model/clocks.hpp"
 
-#include <boost/asio/steady_timer.hpp>
 #include <unordered_set>
 
 #include "mongolock/error.hpp"
@@ -117,7 +117,7 @@ std::shared_ptr<void> grouping_store::gather(const boost::asio::any_io_executor&
   // timer holds the gathering weakly: once the handle is dropped it only finds it gone.
   std::weak_ptr<grouping_store> weak_self = shared_from_this();
   std::weak_ptr<gathering> weak_g = g;
-  auto timer = std::make_shared<boost::asio::steady_timer>(ex, hold);
+  auto timer = std::make_shared<detail::steady_timer>(ex, hold);
   timer->async_wait([timer, weak_self, weak_g](boost::system::error_code) {
     auto self = weak_self.lock();
     auto g = weak_g.lock();

@@ -5,7 +5,6 @@
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <atomic>
 #include <list>
 #include <memory>
@@ -14,7 +13,7 @@
 #include <tuple>
 #include <vector>
 
-#include "model/boot_clock.hpp"
+#include "model/clocks.hpp"
 #include "sansio/lease_fsm.hpp"
 #include "engine/acquire.hpp"
 #include "engine/provider_impl.hpp"

@@ -11,7 +11,6 @@
 // at once if not; the turn it took goes on as a wait's does.
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -22,7 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "model/boot_clock.hpp"
+#include "model/clocks.hpp"
 #include "mongolock/lease.hpp"
 #include "mongolock/options.hpp"
 
@@ -51,11 +50,11 @@ struct parked_acquire {
   std::shared_ptr<const lock_options> timing;  // null: the provider's
   bool plain = false;                           // a lock the user named (lock.hpp)
   diagnostics* diag = nullptr;
-  std::chrono::steady_clock::time_point since;  // when the caller asked (waits are counted from it)
-  std::optional<std::chrono::steady_clock::time_point> deadline;
+  detail::steady_clock::time_point since;  // when the caller asked (waits are counted from it)
+  std::optional<detail::steady_clock::time_point> deadline;
   handler_type handler;
   boost::asio::cancellation_slot slot;
-  std::unique_ptr<boost::asio::steady_timer> timer;  // only with a deadline
+  std::unique_ptr<detail::steady_timer> timer;  // only with a deadline
   // Set by a cancellation that arrives after the turn was handed over but before the acquire
   // started: the start completes it as cancelled instead.
   std::atomic<bool> cancelled{false};

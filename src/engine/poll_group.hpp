@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "engine/spawn.hpp"
-#include "model/boot_clock.hpp"
+#include "model/clocks.hpp"
 #include "model/lock_document.hpp"
 #include "store/async_call.hpp"
 

@@ -1,9 +1,9 @@
 // A provider's shared state: background releases, the shutdown ticket, stats.
 #include "engine/provider_impl.hpp"
+#include "model/clocks.hpp"
 
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "engine/lease_state.hpp"
 
@@ -18,7 +18,7 @@ void provider_impl::release_in_background(std::string name, std::string owner, s
   auto strand = asio::make_strand(ex);
   auto working = begin_work();  // held until this attempt ends (the next one takes its own)
   if (after.count() > 0) {
-    auto timer = std::make_shared<asio::steady_timer>(strand, after);
+    auto timer = std::make_shared<detail::steady_timer>(strand, after);
     timer->async_wait([self, timer, name, owner, token, unconfirmed, attempt, working](error_code) {
       self->release_in_background(name, owner, token, std::chrono::milliseconds{0}, unconfirmed, attempt);
     });

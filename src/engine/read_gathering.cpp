@@ -1,7 +1,7 @@
 // The first reads of a set's waits as one find (read_gathering.hpp; docs/design.md section 10).
 #include "engine/read_gathering.hpp"
+#include "model/clocks.hpp"
 
-#include <boost/asio/steady_timer.hpp>
 
 namespace mongolock::detail {
 
@@ -75,7 +75,7 @@ std::shared_ptr<read_gatherer::gathering> read_gatherer::note(const std::string&
 void read_gatherer::start_bound(const std::shared_ptr<gathering>& g) {
   std::weak_ptr<read_gatherer> weak_self = shared_from_this();
   std::weak_ptr<gathering> weak_g = g;
-  auto timer = std::make_shared<boost::asio::steady_timer>(g->ex, g->hold);
+  auto timer = std::make_shared<detail::steady_timer>(g->ex, g->hold);
   timer->async_wait([timer, weak_self, weak_g](boost::system::error_code) {
     auto self = weak_self.lock();
     if (auto g = weak_g.lock(); self && g) self->close(g);

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "model/boot_clock.hpp"
+#include "model/clocks.hpp"
 #include "mongolock/stats.hpp"
 #include "store/lock_store.hpp"
 #include "engine/spawn.hpp"

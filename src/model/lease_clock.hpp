@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "model/boot_clock.hpp"
+#include "model/clocks.hpp"
 
 namespace mongolock::detail {
 

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "model/boot_clock.hpp"
+#include "model/clocks.hpp"
 #include "mongolock/limits.hpp"
 
 namespace mongolock::detail {
@@ -122,7 +122,7 @@ struct lock_doc {
 // hold a lock ever depends on it.
 inline std::int64_t wall_ms() {
   using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+  return duration_cast<milliseconds>(wall_clock::now().time_since_epoch()).count();
 }
 
 struct named_doc {

@@ -1,4 +1,5 @@
 #include "primitives/compose.hpp"
+#include "model/clocks.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/deferred.hpp>
@@ -14,7 +15,7 @@ namespace mongolock::detail {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
-using steady = std::chrono::steady_clock;
+using steady = detail::steady_clock;
 
 engine_ref::engine_ref(const lock& any) noexcept : p_(access::impl(any)) {}
 

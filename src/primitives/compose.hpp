@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "engine/access.hpp"
+#include "model/clocks.hpp"
 #include "engine/spawn.hpp"
 #include "engine/timeout_check.hpp"
 #include "model/lock_document.hpp"
@@ -31,7 +32,7 @@
 namespace mongolock::detail {
 
 class poll_group;
-using steady_deadline = std::optional<std::chrono::steady_clock::time_point>;
+using steady_deadline = std::optional<detail::steady_clock::time_point>;
 
 // The provider behind a lock, as far as a primitive needs it.
 class engine_ref {

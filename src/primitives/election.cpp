@@ -1,9 +1,9 @@
 // Leader election: a campaign is the lock's acquire followed by one update that writes the
 // leader's value, matched on its (owner, token); observers read the document.
 #include "mongolock/election.hpp"
+#include "model/clocks.hpp"
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/system_executor.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -128,7 +128,7 @@ void election::observer::start_next(lock l, std::chrono::milliseconds every,
     std::string why;
     if (auto ec = validate_lock_name(name, &why)) co_return read_failed(d, ec, why);
     auto ex = co_await asio::this_coro::executor;  // named: GCC 12 and co_await in constructor arguments
-    asio::steady_timer timer(ex);
+    detail::steady_timer timer(ex);
     for (bool first = true;; first = false) {
       if (!first) {
         timer.expires_after(every);

@@ -2,6 +2,7 @@
 // single-lock acquire (its waiting, line and hand-off included), and given back on any failure. A
 // waiting one first looks at all of them at once, and is done in one round trip if all are free.
 #include "mongolock/multi_lock.hpp"
+#include "model/clocks.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/deferred.hpp>
@@ -62,7 +63,7 @@ asio::awaitable<detail::set_take> take_each(std::vector<lock>& locks, detail::st
     }
     std::chrono::milliseconds left{0};
     if (deadline) {
-      left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
+      left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - detail::steady_clock::now());
       if (left.count() <= 0) {
         r.ec = make_error_code(errc::timeout);
         r.why = try_once ? detail::try_out_of_time(l) : "the multi-lock's acquire timeout passed before lock '" + l.name() + "'";

@@ -1,6 +1,7 @@
 // The permits of a semaphore or rw_lock (docs/design.md section 10): their names, their declaration,
 // and the take of one of them.
 #include "primitives/permits.hpp"
+#include "model/clocks.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -13,7 +14,7 @@ namespace mongolock::detail {
 
 namespace asio = boost::asio;
 using boost::system::error_code;
-using steady = std::chrono::steady_clock;
+using steady = detail::steady_clock;
 
 namespace {
 using permit_result = std::tuple<error_code, lease>;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "mongolock/lock.hpp"
+#include "model/clocks.hpp"
 #include "primitives/compose.hpp"
 
 namespace mongolock::detail {
@@ -38,7 +39,7 @@ boost::system::error_code check_permits(const semaphore_state& s, std::string* w
 // The driver of declare_fsm (src/sansio/declare_fsm.hpp), which decides.
 boost::asio::awaitable<boost::system::error_code> ensure_declared(
     std::shared_ptr<semaphore_state> s, std::string& why,
-    std::optional<std::chrono::steady_clock::time_point> deadline);
+    std::optional<detail::steady_clock::time_point> deadline);
 
 // One permit of `s` (semaphore::async_acquire's body), on a strand: one look at each permit, then
 // (if `mode` is wait) a wait on all of them. `overtake`, or a try (try_once, try_confirming: the

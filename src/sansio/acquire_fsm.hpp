@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "sansio/backoff.hpp"
-#include "model/boot_clock.hpp"
+#include "model/clocks.hpp"
 #include "sansio/expiry_observer.hpp"
 #include "model/jitter_rng.hpp"
 #include "model/lock_document.hpp"
@@ -118,7 +118,7 @@ std::string no_server_reason(std::chrono::milliseconds silent, const std::string
 
 class acquire_fsm {
  public:
-  using time_point = boot_clock::time_point;  // every instant counts suspended time (boot_clock.hpp)
+  using time_point = boot_clock::time_point;  // every instant counts suspended time (model/clocks.hpp)
 
   acquire_fsm(std::string name, acquire_params p);
 

@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "model/boot_clock.hpp"
+#include "model/clocks.hpp"
 #include "model/lock_document.hpp"
 #include "mongolock/options.hpp"
 

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "model/boot_clock.hpp"
+#include "model/clocks.hpp"
 #include "model/jitter_rng.hpp"
 #include "model/lease_clock.hpp"
 #include "model/lock_document.hpp"

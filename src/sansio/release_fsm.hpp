@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "model/boot_clock.hpp"
+#include "model/clocks.hpp"
 #include "model/lease_clock.hpp"
 #include "model/lock_document.hpp"
 

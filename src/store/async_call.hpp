@@ -13,13 +13,13 @@
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
 
 #include "mongolock/error.hpp"
+#include "model/clocks.hpp"
 
 namespace mongolock::detail {
 
@@ -30,7 +30,7 @@ struct call_state {
   boost::asio::any_io_executor ex;
   // Only when there is a deadline; a pointer, so calls without one (every waiting read) do not
   // carry an empty timer's 120 bytes.
-  std::unique_ptr<boost::asio::steady_timer> timer;
+  std::unique_ptr<detail::steady_timer> timer;
   std::function<void(R)> on_abandoned;
   bool done = false;
 
@@ -52,7 +52,7 @@ struct call_state {
 // start(reply) begins the operation; reply may be called from any thread, even inline.
 template <class R>
 using store_call = std::function<void(std::function<void(R)>)>;
-using deadline_t = std::optional<std::chrono::steady_clock::time_point>;
+using deadline_t = std::optional<detail::steady_clock::time_point>;
 
 template <class R, class Token>
 auto async_call(boost::asio::any_io_executor fallback, store_call<R> start, std::function<void(R)> on_abandoned,
@@ -76,7 +76,7 @@ auto async_call(boost::asio::any_io_executor fallback, store_call<R> start, std:
           });
         }
         if (deadline) {
-          st->timer = std::make_unique<asio::steady_timer>(st->ex, *deadline);
+          st->timer = std::make_unique<detail::steady_timer>(st->ex, *deadline);
           st->timer->async_wait([st](boost::system::error_code ec) {
             if (ec || st->done) return;
             st->done = true;

@@ -1,5 +1,7 @@
 #include "store/worker_pool.hpp"
 
+#include "model/clocks.hpp"
+
 #include <chrono>
 
 namespace mongolock::detail {
@@ -70,8 +72,8 @@ worker_pool::job worker_pool::pop() {
 
 void worker_pool::linger() const {
   if (linger_.count() <= 0) return;
-  const auto until = std::chrono::steady_clock::now() + linger_;
-  while (queued_.load(std::memory_order_acquire) == 0 && !stopping_.load() && std::chrono::steady_clock::now() < until)
+  const auto until = steady_clock::now() + linger_;
+  while (queued_.load(std::memory_order_acquire) == 0 && !stopping_.load() && steady_clock::now() < until)
     std::this_thread::yield();
 }
 

@@ -5,7 +5,7 @@
 #include <future>
 
 #include "engine_harness.hpp"
-#include "model/boot_clock.hpp"
+#include "model/clocks.hpp"
 #include "mongolock/multi_lock.hpp"
 
 using namespace test;

@@ -6,7 +6,7 @@
 #include <boost/test/unit_test.hpp>
 #include <future>
 
-#include "model/boot_clock.hpp"
+#include "model/clocks.hpp"
 #include "engine_harness.hpp"
 
 using namespace test;  // the harness: asio, ml, error_code, steady, engine, fast, fault, op, ...

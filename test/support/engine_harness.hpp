@@ -19,7 +19,7 @@ namespace asio = boost::asio;
 namespace ml = mongolock;
 using namespace std::chrono_literals;
 using boost::system::error_code;
-using steady = std::chrono::steady_clock;
+using steady = mongolock::detail::steady_clock;
 
 inline ml::lock_options fast(std::chrono::milliseconds expiry = 1000ms) {
   ml::lock_options o;

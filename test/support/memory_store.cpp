@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include "model/clocks.hpp"
 #include <memory>
 
 #include "mongolock/error.hpp"
@@ -86,7 +86,7 @@ std::optional<fault> memory_store::next_fault(op o) {
 
 void memory_store::unreachable_for(std::chrono::milliseconds window, std::chrono::milliseconds selection) {
   std::lock_guard g(mu_);
-  unreachable_until_ = std::chrono::steady_clock::now() + window;
+  unreachable_until_ = ml::detail::steady_clock::now() + window;
   selection_ = selection;
 }
 
@@ -95,7 +95,7 @@ bool memory_store::out_of_reach(reply<outcome<T>>& r) {
   std::chrono::milliseconds wait{0};
   {
     std::lock_guard g(mu_);
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = ml::detail::steady_clock::now();
     if (now >= unreachable_until_) return false;
     wait = std::min(selection_, std::chrono::ceil<std::chrono::milliseconds>(unreachable_until_ - now));
   }
@@ -120,7 +120,7 @@ void memory_store::keep_history() {
 
 void memory_store::note_history() {
   if (!keep_history_) return;
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = ml::detail::steady_clock::now();
   for (const auto& [name, doc] : view_for(read_mode::majority)) {
     auto& h = history_[name];
     if (h.empty() || !same_state(h.back().second, doc)) h.emplace_back(now, doc);
@@ -130,7 +130,7 @@ void memory_store::note_history() {
     if (!view_for(read_mode::majority).contains(name) && h.back().second.exists) h.emplace_back(now, lock_doc{});
 }
 
-lock_doc memory_store::committed_as_of(const std::string& name, std::chrono::steady_clock::time_point t) const {
+lock_doc memory_store::committed_as_of(const std::string& name, ml::detail::steady_clock::time_point t) const {
   std::lock_guard g(mu_);
   lock_doc out;
   if (auto it = history_.find(name); it != history_.end())
@@ -140,7 +140,7 @@ lock_doc memory_store::committed_as_of(const std::string& name, std::chrono::ste
 }
 
 void memory_store::log(call_record rec) {
-  rec.at = std::chrono::steady_clock::now();
+  rec.at = ml::detail::steady_clock::now();
   std::lock_guard g(mu_);
   calls_.push_back(std::move(rec));
 }
@@ -152,7 +152,7 @@ void memory_store::answer(reply<outcome<T>> r, outcome<T> v, std::chrono::millis
     asio::post(ex_, [r = std::move(r), v = std::move(v)]() mutable { r(std::move(v)); });
     return;
   }
-  auto timer = std::make_shared<asio::steady_timer>(ex_, wait);
+  auto timer = std::make_shared<ml::detail::steady_timer>(ex_, wait);
   timer->async_wait([timer, r = std::move(r), v = std::move(v)](boost::system::error_code) mutable { r(std::move(v)); });
 }
 
@@ -208,7 +208,7 @@ void memory_store::write(op o, call_record rec, reply<outcome<T>> r, Apply apply
         if (!committed_) committed_ = docs_;
         apply();
       }
-      auto failover = std::make_shared<asio::steady_timer>(ex_, f->delay);
+      auto failover = std::make_shared<ml::detail::steady_timer>(ex_, f->delay);
       failover->async_wait([this, failover, applied, resendable, late = f->late,
                             r = std::move(r)](boost::system::error_code) mutable {
         rollback();
@@ -217,7 +217,7 @@ void memory_store::write(op o, call_record rec, reply<outcome<T>> r, Apply apply
         if (late.count() == 0) return r(applied());
         // The resend is on its way to the new primary when the caller gives up on it.
         r(error<T>(ml::errc::server_unavailable, true, "socket error: the driver's resend got no reply"));
-        auto resent = std::make_shared<asio::steady_timer>(ex_, late);
+        auto resent = std::make_shared<ml::detail::steady_timer>(ex_, late);
         resent->async_wait([resent, applied](boost::system::error_code) mutable { applied(); });
       });
       return;
@@ -233,13 +233,13 @@ void memory_store::write(op o, call_record rec, reply<outcome<T>> r, Apply apply
     case fault::kind::hang:
       return answer(std::move(r), applied(), f->delay);
     case fault::kind::apply_late: {
-      auto timer = std::make_shared<asio::steady_timer>(ex_, f->delay);
+      auto timer = std::make_shared<ml::detail::steady_timer>(ex_, f->delay);
       timer->async_wait([timer, applied](boost::system::error_code) mutable { applied(); });
       return answer(std::move(r), error<T>(ml::errc::server_unavailable, true, "socket error: request in flight"),
                     std::chrono::milliseconds{0});
     }
     case fault::kind::slow_request: {
-      auto timer = std::make_shared<asio::steady_timer>(ex_, f->delay);
+      auto timer = std::make_shared<ml::detail::steady_timer>(ex_, f->delay);
       timer->async_wait([this, timer, applied, r = std::move(r)](boost::system::error_code) mutable {
         answer(std::move(r), applied(), std::chrono::milliseconds{0});
       });

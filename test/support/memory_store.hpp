@@ -54,7 +54,7 @@ struct fault {
       : what(k), delay(d), stale(std::move(s)) {}
   // A stale_read that shows the document as a majority had committed it at `t` (a new primary's
   // majority snapshot that predates later commits): the store must keep_history().
-  static fault as_of(std::chrono::steady_clock::time_point t, std::chrono::milliseconds d = std::chrono::milliseconds{0}) {
+  static fault as_of(mongolock::detail::steady_clock::time_point t, std::chrono::milliseconds d = std::chrono::milliseconds{0}) {
     fault f(kind::stale_read, d);
     f.snapshot_at = t;
     return f;
@@ -68,7 +68,7 @@ struct fault {
   std::chrono::milliseconds delay;
   lock_doc stale;
   std::chrono::milliseconds late{0};  // driver_resend: from the failover to the resend's landing
-  std::optional<std::chrono::steady_clock::time_point> snapshot_at;  // stale_read: the committed state then
+  std::optional<mongolock::detail::steady_clock::time_point> snapshot_at;  // stale_read: the committed state then
 };
 
 struct call_record {
@@ -77,7 +77,7 @@ struct call_record {
   op what;
   std::string name, owner;
   std::int64_t token = 0;
-  std::chrono::steady_clock::time_point at;  // when the call arrived
+  mongolock::detail::steady_clock::time_point at;  // when the call arrived
 };
 
 class memory_store final : public mongolock::detail::lock_store {
@@ -182,11 +182,11 @@ class memory_store final : public mongolock::detail::lock_store {
   bool out_of_reach(reply<outcome<T>>& r);
   // Under mu_: records the committed view's `name` (all documents if empty) after a write.
   void note_history();
-  lock_doc committed_as_of(const std::string& name, std::chrono::steady_clock::time_point t) const;
-  std::chrono::steady_clock::time_point unreachable_until_{};
+  lock_doc committed_as_of(const std::string& name, mongolock::detail::steady_clock::time_point t) const;
+  mongolock::detail::steady_clock::time_point unreachable_until_{};
   std::chrono::milliseconds selection_{0};
   bool keep_history_ = false;
-  std::map<std::string, std::vector<std::pair<std::chrono::steady_clock::time_point, lock_doc>>> history_;
+  std::map<std::string, std::vector<std::pair<mongolock::detail::steady_clock::time_point, lock_doc>>> history_;
 
   boost::asio::any_io_executor ex_;
   mutable std::mutex mu_;

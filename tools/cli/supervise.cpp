@@ -31,7 +31,7 @@ void wake(int) {}  // SIGCHLD only interrupts ppoll
 // A ppoll timeout of at most a second. ppoll waits on CLOCK_MONOTONIC, which stops while the
 // machine is suspended, and the deadline is on CLOCK_BOOTTIME, which does not: waking at least
 // once a second notices a deadline passed during a suspend within a second of the resume (as
-// boot_clock.hpp does for the library's timers).
+// model/clocks.hpp does for the library's timers).
 timespec at_most_a_second(std::int64_t left_ms) noexcept {
   const auto ms = left_ms < 1000 ? left_ms : 1000;
   return {static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1'000'000};
