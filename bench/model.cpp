@@ -119,7 +119,7 @@ void poll_row(const std::string& what, bool writer, int permits, int earlier, in
     }()));
   }
   const auto from = w.store->calls().size();
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = ml::detail::steady_clock::now();  // the clock of the store's call records
   w.run([&]() -> asio::awaitable<void> {
     if (writer) {
       auto rw = mine.create_rw_lock("poll-rw", ro);
