@@ -5,14 +5,10 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
-#include <memory>
 #include <string>
 
 #include "args.hpp"
@@ -101,32 +97,12 @@ asio::awaitable<int> dispatch(mongolock::client& db, mongolock::provider& locks,
 // The command, then a clean exit: a take whose acquire was interrupted (SIGINT while waiting)
 // may still be answered by the server; shutdown gives it back before the process ends instead
 // of leaving the lock held until --ttl. Its own failure does not change the exit code.
-// A run that held no lease has only such tidying up left, and --wait bounds the whole run: with
-// the server gone each of those calls would wait out a server selection, so the wait for them
-// ends at the run's bound (--wait, plus the half-second look that names a holder), and at least
-// a quarter of a second after the command, which is ample while a server answers. What is still
-// in flight then is left to expire, as after a crash (docs/design.md section 4, Shutdown). A
-// run that held one waits for its release and that release's retries, whatever --wait says.
 asio::awaitable<int> dispatch_then_shut_down(mongolock::client& db, mongolock::provider& locks,
                                              const cli::options& o) {
-  using namespace std::chrono_literals;
-  const auto started = std::chrono::steady_clock::now();
   const int rc = co_await dispatch(db, locks, o);
-  auto why = std::make_shared<mongolock::diagnostics>();
-  const bool bounded = o.wait && o.wait->count() > 0 && locks.snapshot().acquisitions == 0;
-  if (!bounded) {
-    auto [ec] = co_await locks.async_shutdown(*why, asio::as_tuple(asio::use_awaitable));
-    if (ec && o.verbose) std::cerr << "mongolock: shutdown: " << ec.message() << " (" << why->reason << ")\n";
-    co_return rc;
-  }
-  auto bound = std::make_shared<asio::steady_timer>(co_await asio::this_coro::executor,
-                                                    std::max(started + *o.wait + 500ms, std::chrono::steady_clock::now() + 250ms));
-  locks.async_shutdown(*why, [bound, why, verbose = o.verbose](error_code ec) {
-    if (ec && verbose) std::cerr << "mongolock: shutdown: " << ec.message() << " (" << why->reason << ")\n";
-    bound->cancel();
-  });
-  auto [waited] = co_await bound->async_wait(asio::as_tuple(asio::use_awaitable));
-  if (!waited && o.verbose) std::cerr << "mongolock: shutdown: its tidying up left to expire at the --wait bound\n";
+  mongolock::diagnostics why;
+  auto [ec] = co_await locks.async_shutdown(why, asio::as_tuple(asio::use_awaitable));
+  if (ec && o.verbose) std::cerr << "mongolock: shutdown: " << ec.message() << " (" << why.reason << ")\n";
   co_return rc;
 }
 
@@ -168,9 +144,6 @@ int main(int argc, char** argv) {
         try { std::rethrow_exception(e); } catch (const std::exception& x) { std::cerr << "mongolock: " << readable(x) << "\n"; }
         rc = cli::exit_software;
       }
-      // Done, whatever is still queued: what a bounded shutdown left must keep neither io.run()
-      // nor the process going.
-      io.stop();
     });
     io.run();
     // Done: the command ran, async_shutdown finished every release. Exit without ~client, which
