@@ -60,7 +60,9 @@ kill -KILL $victim; pkill -KILL -f "sleep 30" 2>/dev/null
 t0=$(date +%s%N)
 "$bin" --wait 10s run "$n" true; rc=$?
 took=$(( ($(date +%s%N) - t0) / 1000000 ))
-check "killed holder taken over (rc=$rc after ${took} ms)" '[ $rc = 0 ] && [ $took -ge 900 ] && [ $took -lt 5000 ]'
+# Under 8 s: taken over once the holder's lease was waited out, well before --wait; a sanitizer
+# build beside other suites on two cores took 5.5-6.1 s.
+check "killed holder taken over (rc=$rc after ${took} ms)" '[ $rc = 0 ] && [ $took -ge 900 ] && [ $took -lt 8000 ]'
 
 # 3b. Cron with --wait 0 after a crashed holder: a single try confirms the silent holder is gone
 #     (one --ttl of observation) and runs the job, instead of reporting busy forever.
@@ -155,7 +157,7 @@ pkill -KILL -f "sleep 30" 2>/dev/null
 "$bin" run "$n" sh -c "touch $work/s7b; exec sleep 30" & holder=$!
 wait_for_file "$work/s7b"
 "$bin" --wait 20s run "$n" touch "$work/ran7" & waiting=$!
-sleep 0.5
+sleep 2  # it is waiting by then, also as a sanitizer build on a loaded machine (0.5 s was not)
 kill -INT $waiting
 wait $waiting; rc=$?
 check "SIGINT while waiting: exit 130, command not run (rc=$rc)" '[ $rc = 130 ] && [ ! -e "$work/ran7" ]'
