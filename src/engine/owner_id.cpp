@@ -1,24 +1,13 @@
-#include <sys/random.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <stdexcept>
-
 #include "engine/provider_impl.hpp"
+#include "model/random_source.hpp"
 
 namespace mongolock::detail {
 
 std::string new_owner_id() {
   unsigned char bytes[16];
-  std::size_t got = 0;
-  while (got < sizeof bytes) {  // the kernel's CSPRNG; blocks only before it is seeded at boot
-    const ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error("getrandom failed: cannot create an owner id");
-    }
-    got += static_cast<std::size_t>(n);
-  }
+  random_bytes(bytes, sizeof bytes);
   static constexpr char hex[] = "0123456789abcdef";
   std::string out(32, '0');
   for (std::size_t i = 0; i < sizeof bytes; ++i) {
@@ -26,6 +15,14 @@ std::string new_owner_id() {
     out[2 * i + 1] = hex[bytes[i] & 0xF];
   }
   return out;
+}
+
+std::uint64_t new_seed() {
+  unsigned char bytes[8];
+  random_bytes(bytes, sizeof bytes);
+  std::uint64_t s = 0;
+  for (const unsigned char b : bytes) s = s << 8 | b;
+  return s;
 }
 
 holder_meta this_process(std::string label) {

@@ -29,8 +29,10 @@ namespace mongolock::detail {
 struct lease_state;
 struct client_impl;
 
-// 128 bits from getrandom(2), as 32 lowercase hex characters.
+// 128 bits from getrandom(2) (model/random_source.hpp), as 32 lowercase hex characters.
 std::string new_owner_id();
+// 64 bits from the same source: the seed of a provider's jitter.
+std::uint64_t new_seed();
 // This process as a lock holder: gethostname(2), getpid(2) and the client's label.
 holder_meta this_process(std::string label);
 
@@ -45,7 +47,7 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
         log_fn(std::move(l)),
         log_threshold(threshold),
         renewals(std::make_shared<renewal_batch>(ex, store)),
-        seed(std::random_device{}()) {}
+        seed(new_seed()) {}
 
   // Fire-and-forget release (destructor path, abandoned or ambiguous acquisitions). The owner
   // filter makes it harmless if the lock has moved on. While the server is unreachable it retries

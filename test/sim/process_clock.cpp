@@ -6,6 +6,7 @@ namespace sim {
 
 namespace {
 constexpr std::int64_t million = 1'000'000;
+__extension__ typedef __int128 wide;  // GCC's and Clang's; -Wpedantic asks for the marker
 
 // Rounded down, for either sign (C++ division rounds toward zero).
 std::int64_t floor_div(std::int64_t a, std::int64_t b) {
@@ -37,14 +38,13 @@ ns process_clock::wall() noexcept { return wall_at_start_ + local_elapsed(); }
 ns process_clock::true_after(ns local) const {
   if (local <= ns{0}) return true_.now();
   if (local > far_future) return never;
-  // The smallest true step whose local length is at least `local`: a first guess from the rate,
-  // then moved by the nanosecond to where local_length() itself crosses it.
+  // local_length(e) = floor(e * (10^6 + rate) / 10^6), so the smallest e at which it reaches
+  // `target` is ceil(target * 10^6 / (10^6 + rate)), exactly, in 128 bits.
   const auto since = true_.now() - true_at_start_;
-  const auto moved = [&](ns step) { return local_length(since + step, rate_ppm_) - local_length(since, rate_ppm_); };
-  auto step = ns{floor_div(local.count(), million + rate_ppm_) * million};
-  while (moved(step) < local) step += std::max(ns{1}, (local - moved(step)) / 2);
-  while (step > ns{0} && moved(step - ns{1}) >= local) step -= ns{1};
-  return true_.now() + step;
+  const wide target = static_cast<wide>(local_length(since, rate_ppm_).count()) + local.count();
+  const wide k = million + rate_ppm_;
+  const wide e = (target * million + k - 1) / k;
+  return true_at_start_ + ns{static_cast<std::int64_t>(e)};
 }
 
 void process_clock::due_in(ns in) noexcept { next_due_ = std::min(next_due_, true_after(in)); }

@@ -29,7 +29,7 @@ BOOST_AUTO_TEST_CASE(timers_fire_at_their_virtual_times_in_order) {
   ml::detail::steady_timer b(p.io);
   ml::detail::boot_timer c(p.io);
   {
-    const ml::detail::time_source_scope mine(&p.clock);  // expiries are read off the process's clocks
+    const sim::inside mine(p);  // expiries are read off the process's clocks
     a.expires_after(5s);
     b.expires_after(2s);
     c.expires_after(1h);
@@ -55,14 +55,17 @@ BOOST_AUTO_TEST_CASE(a_cancelled_earliest_timer_does_not_hold_time_back) {
   error_code early_ec;
   ns early_at{-1}, late_at{-1};
   {
-    const ml::detail::time_source_scope mine(&p.clock);
+    const sim::inside mine(p);
     early.expires_after(1s);
     late.expires_after(3s);
     early.async_wait([&](error_code e) { early_ec = e, early_at = w.now(); });
     late.async_wait([&](error_code) { late_at = w.now(); });
   }
   w.run_for(10ms);  // both armed and reported
-  early.cancel();
+  {
+    const sim::inside mine(p);  // a call into the process from outside: the world polls it next
+    early.cancel();
+  }
   BOOST_TEST(w.run_until([&] { return late_at >= ns{0}; }, 1h));
   BOOST_TEST((early_ec == asio::error::operation_aborted), early_ec.message());
   BOOST_TEST(early_at.count() == ns{10ms}.count());
@@ -76,20 +79,20 @@ BOOST_AUTO_TEST_CASE(each_process_keeps_its_own_clock_rate_and_wall_clock) {
   ns fast_at{-1}, slow_at{-1};
   ml::detail::boot_timer f(fast.io), s(slow.io);
   {
-    const ml::detail::time_source_scope mine(&fast.clock);
+    const sim::inside mine(fast);
     f.expires_after(1010ms);  // 1.01 s of its clock: 1 s of true time
     f.async_wait([&](error_code) { fast_at = w.now(); });
     BOOST_TEST(ml::detail::wall_clock::now().time_since_epoch() == std::chrono::seconds{1'000});
   }
   {
-    const ml::detail::time_source_scope mine(&slow.clock);
+    const sim::inside mine(slow);
     s.expires_after(990ms);  // 0.99 s of its clock: 1 s of true time
     s.async_wait([&](error_code) { slow_at = w.now(); });
   }
   BOOST_TEST(w.run_until([&] { return fast_at >= ns{0} && slow_at >= ns{0}; }, 1h));
   BOOST_TEST(fast_at.count() == ns{1s}.count());
   BOOST_TEST(slow_at.count() == ns{1s}.count());
-  const ml::detail::time_source_scope mine(&fast.clock);
+  const sim::inside mine(fast);
   BOOST_TEST((ml::detail::boot_clock::now().time_since_epoch() - ns{1h}).count() == ns{1010ms}.count());
   BOOST_TEST((ml::detail::wall_clock::now().time_since_epoch() - std::chrono::seconds{1'000}).count() == ns{1010ms}.count());
   fast.clock.suspended_for(5s);  // a suspend: the boot clock counted it, the steady clock did not
@@ -102,7 +105,7 @@ struct held_for_ten_minutes {
   sim::world w;
   sim::process& p = w.add_process();
   // The test's own calls (the store's faults, the lease's waits) read this process's clocks too.
-  const ml::detail::time_source_scope mine{&p.clock};
+  const sim::inside mine{p};
   std::shared_ptr<test::memory_store> store = std::make_shared<test::memory_store>(p.io.get_executor());
   std::shared_ptr<ml::detail::provider_impl> provider;
   ml::lease held;

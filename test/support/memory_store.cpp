@@ -130,6 +130,12 @@ void memory_store::note_history() {
     if (!view_for(read_mode::majority).contains(name) && h.back().second.exists) h.emplace_back(now, lock_doc{});
 }
 
+std::vector<std::pair<ml::detail::steady_clock::time_point, lock_doc>> memory_store::history_of(const std::string& name) const {
+  std::lock_guard g(mu_);
+  auto it = history_.find(name);
+  return it == history_.end() ? decltype(history_)::mapped_type{} : it->second;
+}
+
 lock_doc memory_store::committed_as_of(const std::string& name, ml::detail::steady_clock::time_point t) const {
   std::lock_guard g(mu_);
   lock_doc out;
@@ -287,6 +293,11 @@ void memory_store::read_each(const std::vector<std::string>& names, read_mode mo
   log({op::read_each, joined, {}, static_cast<std::int64_t>(names.size())});
   if (out_of_reach(r)) return;
   auto f = next_fault(op::read_each);
+  if (f && f->what == fault::kind::stale_read && f->snapshot_at) {
+    std::vector<lock_doc> out;
+    for (auto& n : names) out.push_back(committed_as_of(n, *f->snapshot_at));
+    return answer(std::move(r), success(std::move(out)), f->delay);
+  }
   if (refused(f, r)) return;
   std::vector<lock_doc> out;
   {

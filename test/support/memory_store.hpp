@@ -31,7 +31,8 @@ struct fault {
     hang,                 // apply now, answer after `delay`
     apply_late,           // answer server_unavailable (ambiguous) now, apply after `delay`
     slow_request,         // arrive after `delay` (a request slow on its way): apply then, answer at once
-    stale_read,           // answer a read with `stale` instead of the current document; for
+    stale_read,           // answer a read with `stale` instead of the current document (a
+                          // read_each: only as_of, each document as committed then); for
                           // write_grouped: its read after a short count shows the documents as
                           // they were before the command
     unavailable,          // not applied, nothing sent: server_unavailable
@@ -116,6 +117,8 @@ class memory_store final : public mongolock::detail::lock_store {
   // From now on, every committed state of every document is kept with its time, for
   // fault::as_of (off by default: the benchmark's model runs millions of writes).
   void keep_history();
+  // The committed states of `name` kept since keep_history(), with the times they were committed.
+  std::vector<std::pair<mongolock::detail::steady_clock::time_point, lock_doc>> history_of(const std::string& name) const;
 
   void prepare(reply<outcome<mongolock::detail::server_info>> r) override;
   void read(const std::string& name, mongolock::detail::read_mode, reply<outcome<lock_doc>> r) override;

@@ -1,0 +1,41 @@
+#pragma once
+// The seam through which the library draws its randomness (docs/design.md section 11, "Virtual
+// time"): owner ids and the seeds of its jitter. Outside a simulation nothing is installed and
+// they come from the kernel (getrandom(2)); a simulated process installs its own source while its
+// handlers run, so that a seed replays the same owner ids and the same backoff.
+#include <cstddef>
+
+namespace mongolock::detail {
+
+class random_source {
+ public:
+  random_source() = default;
+  random_source(const random_source&) = delete;
+  random_source& operator=(const random_source&) = delete;
+
+  virtual void fill(unsigned char* out, std::size_t n) noexcept = 0;
+
+ protected:
+  ~random_source() = default;
+};
+
+// The random source installed on this thread, or null: the kernel's.
+random_source* installed_random_source() noexcept;
+
+// Installs `s` on this thread for the scope's life (the previous one back after it).
+class random_source_scope {
+ public:
+  explicit random_source_scope(random_source* s) noexcept;
+  ~random_source_scope();
+  random_source_scope(const random_source_scope&) = delete;
+  random_source_scope& operator=(const random_source_scope&) = delete;
+
+ private:
+  random_source* previous_;
+};
+
+// `n` random bytes from the installed source, else from getrandom(2) (the kernel's CSPRNG, which
+// blocks only before it is seeded at boot). Throws std::runtime_error if the kernel refuses.
+void random_bytes(unsigned char* out, std::size_t n);
+
+}  // namespace mongolock::detail

@@ -1,0 +1,57 @@
+#include "oracle.hpp"
+
+#include <algorithm>
+
+#include "engine/access.hpp"
+#include "engine/lease_state.hpp"
+#include "model/clocks.hpp"
+
+namespace sim {
+
+namespace ml = mongolock;
+
+bool oracle::in_force(process& p, const ml::lease& l) {
+  if (p.crashed) return false;
+  const inside in(p);
+  if (l.status()) return false;
+  // Before its local deadline by its own boot clock, whether or not its watchdog has run yet.
+  return ml::detail::boot_clock::now() < ml::detail::access::state(l)->published_deadline();
+}
+
+void oracle::fail(const std::string& name, const std::string& what) {
+  trace_.note("oracle", name, "FAIL " + what);
+  if (failure_) return;  // the first failure is the one to replay
+  failure_ = what;
+  failing_name_ = name;
+}
+
+void oracle::exclusive(process& p, const std::string& who, const ml::lease& l, const char* when) {
+  for (const holder& h : live_[l.name()]) {
+    if (h.l == &l || !in_force(*h.p, *h.l)) continue;
+    fail(l.name(), "two holders: " + who + " " + when + " token " + std::to_string(l.fencing_token()) + " while " +
+                       h.who + "'s token " + std::to_string(h.l->fencing_token()) + " is in force");
+  }
+  (void)p;
+}
+
+void oracle::granted(process& p, const std::string& who, const ml::lease& l) {
+  ++grants_;
+  const auto& name = l.name();
+  trace_.note(who, name, "granted token " + std::to_string(l.fencing_token()) + " owner " + l.owner_id().substr(0, 8));
+  auto& last = last_token_[name];
+  if (l.fencing_token() <= last)
+    fail(name, who + " granted token " + std::to_string(l.fencing_token()) + " after a grant of token " +
+                   std::to_string(last));
+  last = std::max(last, l.fencing_token());
+  exclusive(p, who, l, "granted");
+  live_[name].push_back({&p, who, &l});
+}
+
+void oracle::step(process& p, const std::string& who, const ml::lease& l) { exclusive(p, who, l, "working under"); }
+
+void oracle::dropped(const ml::lease& l) {
+  auto& v = live_[l.name()];
+  std::erase_if(v, [&](const holder& h) { return h.l == &l; });
+}
+
+}  // namespace sim

@@ -1,0 +1,52 @@
+#pragma once
+// The rules a simulated run is judged by, in true time (docs/design.md section 11, "Simulation").
+// Exclusion: at no true time do two processes hold leases on one name that are both in force (not
+// released, not lost, before their local deadline by their own clocks: what async_guard and
+// time_left() tell their work). Fencing: grants of a name carry strictly increasing tokens in the
+// order they happen. A crashed process holds nothing (it can do no work).
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mongolock/lease.hpp"
+#include "trace.hpp"
+#include "world.hpp"
+
+namespace sim {
+
+class oracle {
+ public:
+  explicit oracle(trace& t) : trace_(t) {}
+
+  // Process `p` (`who`) was granted `l` (its user's acquire completed with it).
+  void granted(process& p, const std::string& who, const mongolock::lease& l);
+  // A step of the work under `l`, which its user saw still in force: nobody else may hold the name.
+  void step(process& p, const std::string& who, const mongolock::lease& l);
+  // The user let `l` go (about to release it, or to drop it).
+  void dropped(const mongolock::lease& l);
+  // Whether `l` of process `p` is in force now.
+  static bool in_force(process& p, const mongolock::lease& l);
+
+  void fail(const std::string& name, const std::string& what);
+  const std::optional<std::string>& failure() const { return failure_; }
+  const std::string& failing_name() const { return failing_name_; }
+  std::size_t grants() const { return grants_; }
+
+ private:
+  struct holder {
+    process* p;
+    std::string who;
+    const mongolock::lease* l;
+  };
+  void exclusive(process& p, const std::string& who, const mongolock::lease& l, const char* when);
+
+  trace& trace_;
+  std::map<std::string, std::vector<holder>> live_;
+  std::map<std::string, std::int64_t> last_token_;
+  std::optional<std::string> failure_;
+  std::string failing_name_;
+  std::size_t grants_ = 0;
+};
+
+}  // namespace sim

@@ -1,0 +1,297 @@
+#include "scenario.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "engine/access.hpp"
+#include "engine/provider_impl.hpp"
+#include "network.hpp"
+#include "oracle.hpp"
+#include "workload.hpp"
+
+namespace sim {
+
+namespace ml = mongolock;
+using namespace std::chrono_literals;
+
+namespace {
+
+// What one seed draws.
+struct drawn {
+  int processes = 2;
+  std::vector<std::string> names;
+  net_faults net;
+  int failovers = 0, outages = 0, pauses = 0, crashes = 0;
+  ns faulty{2min}, calm{90s};
+  struct host {
+    std::int64_t rate_ppm = 0;
+    ns wall_offset{0};
+    ml::lock_options options;
+    int users = 1;
+  };
+  std::vector<host> hosts;
+};
+
+drawn draw(rng& r) {
+  drawn d;
+  d.processes = r.chance(0.1) ? static_cast<int>(r.between(7, 16)) : static_cast<int>(r.between(2, 6));
+  const int names = static_cast<int>(r.between(1, 3));
+  for (int i = 0; i < names; ++i) d.names.push_back(std::string(1, static_cast<char>('a' + i)));
+  auto& n = d.net;
+  n.latency_typical = r.between(ns{500us}, ns{20ms});
+  if (r.chance(0.5)) {
+    n.tail = r.chance(0.5) ? 0.01 : 0.05;
+    n.tail_max = r.between(ns{100ms}, ns{5s});
+  }
+  static constexpr double per_call[] = {0, 0.01, 0.05, 0.15};
+  n.per_call = per_call[r.below(4)];
+  n.lost_replies = r.chance(0.5);
+  n.write_concern_errors = r.chance(0.5);
+  n.hangs = r.chance(0.5);
+  n.late_applies = r.chance(0.5);
+  n.slow_requests = r.chance(0.5);
+  n.refusals = r.chance(0.3);
+  n.unavailable = r.chance(0.5);
+  n.resends = r.chance(0.5);
+  n.hang_max = r.between(ns{1s}, ns{40s});
+  n.selection = r.between(ns{1s}, ns{10s});
+  d.failovers = r.chance(0.5) ? static_cast<int>(r.between(1, 3)) : 0;
+  d.outages = r.chance(0.4) ? static_cast<int>(r.between(1, 3)) : 0;
+  d.pauses = r.chance(0.5) ? static_cast<int>(r.between(1, 4)) : 0;
+  d.crashes = r.chance(0.3) ? static_cast<int>(r.between(1, std::max(1, d.processes / 2))) : 0;
+
+  static constexpr std::chrono::seconds expiries[] = {3s, 5s, 10s, 30s};
+  const bool mixed = r.chance(0.5);
+  const auto common = expiries[r.below(4)];
+  for (int i = 0; i < d.processes; ++i) {
+    drawn::host h;
+    h.options.expiry = mixed ? expiries[r.below(4)] : common;
+    if (r.chance(0.3)) h.options.safety_margin = h.options.expiry / 5;
+    h.users = static_cast<int>(r.between(1, 3));
+    h.wall_offset = r.between(ns{-5s}, ns{5s});
+    d.hosts.push_back(h);
+  }
+  // The clock-rate rule (design.md section 6) for every holder H and waiter W: a waiter watches
+  // the document's expiry (H's) plus its own margin, a holder stops its margin early, so clocks
+  // within e of true time are safe while e < (m_W + m_H) / (2 E_H + m_W - m_H): m / E when all
+  // hosts share one expiry and margin.
+  double allowance = 1;
+  for (const auto& holder : d.hosts)
+    for (const auto& waiter : d.hosts) {
+      const auto e = static_cast<double>(holder.options.expiry.count());
+      const auto mh = static_cast<double>(holder.options.effective_margin().count());
+      const auto mw = static_cast<double>(waiter.options.effective_margin().count());
+      allowance = std::min(allowance, (mw + mh) / (2 * e + mw - mh));
+    }
+  // Each clock within the allowance of true time, some seeds at its edge.
+  const auto edge = static_cast<std::int64_t>(allowance * 1e6 * 0.99);
+  const bool extreme = r.chance(0.2);
+  for (auto& h : d.hosts) h.rate_ppm = extreme ? (r.chance(0.5) ? edge : -edge) : r.between(-500, 500);
+  return d;
+}
+
+std::string describe(const drawn& d) {
+  std::string s = std::to_string(d.processes) + " processes, " + std::to_string(d.names.size()) + " names; ";
+  for (std::size_t i = 0; i < d.hosts.size(); ++i) {
+    const auto& h = d.hosts[i];
+    s += "p" + std::to_string(i) + "(E " + std::to_string(h.options.expiry.count()) + " ms, m " +
+         std::to_string(h.options.effective_margin().count()) + " ms, " + std::to_string(h.rate_ppm) + " ppm, " +
+         std::to_string(h.users) + " users) ";
+  }
+  const auto& n = d.net;
+  s += "; latency " + seconds(n.latency_typical) + ", tail " + std::to_string(n.tail) + " up to " + seconds(n.tail_max) +
+       "; per call " + std::to_string(n.per_call) + (n.lost_replies ? " lost-replies" : "") +
+       (n.write_concern_errors ? " wc-errors" : "") + (n.hangs ? " hangs" : "") + (n.late_applies ? " late-applies" : "") +
+       (n.slow_requests ? " slow-requests" : "") + (n.refusals ? " refusals" : "") + (n.unavailable ? " unavailable" : "") +
+       (n.resends ? " resends" : "") + "; selection " + seconds(n.selection) + "; failovers " +
+       std::to_string(d.failovers) + ", outages " + std::to_string(d.outages) + ", pauses " + std::to_string(d.pauses) +
+       ", crashes " + std::to_string(d.crashes);
+  return s;
+}
+
+// One run's parts. Declared before the world, so destroyed after it: the processes' handlers and
+// coroutines, destroyed with the world, may still touch them.
+struct run {
+  std::unique_ptr<trace> tr;
+  std::unique_ptr<oracle> judge;
+  std::unique_ptr<network> net;
+  std::vector<std::unique_ptr<workload>> loads;
+  std::vector<process*> hosts;
+  world w;
+  explicit run(std::uint64_t seed) : w(seed) {}
+  ~run() {
+    if (net) net->close();
+  }
+};
+
+}  // namespace
+
+run_result run_seed(std::uint64_t seed, const run_options& ro) {
+  run_result out;
+  out.seed = seed;
+  rng r(seed);
+  const drawn d = draw(r);
+  if (ro.verbose) out.summary = describe(d);
+  run x(r.next());
+  world& w = x.w;
+  x.tr = std::make_unique<trace>(w.time());
+  if (ro.verbose) x.tr->set_detailed();
+  x.judge = std::make_unique<oracle>(*x.tr);
+  const ns wall_base = std::chrono::hours{24 * 20'000};
+  auto& server = w.add_process(0, 1h, wall_base);
+  x.net = std::make_unique<network>(w, server, r.fork(), d.net, *x.tr);
+  network& net = *x.net;
+
+  for (int i = 0; i < d.processes; ++i) {
+    const auto& h = d.hosts[static_cast<std::size_t>(i)];
+    const std::string who = "p" + std::to_string(i);
+    auto& p = w.add_process(h.rate_ppm, r.between(ns{1min}, ns{100h}), wall_base + h.wall_offset);
+    const inside in(p);
+    auto impl = std::make_shared<ml::detail::provider_impl>(p.io.get_executor(), net.link_for(p, who), h.options, nullptr);
+    impl->meta.label = who;
+    workload_options wo;
+    wo.names = d.names;
+    wo.users = h.users;
+    x.loads.push_back(std::make_unique<workload>(p, who, ml::detail::access::make_provider(impl), r.fork(), *x.judge,
+                                                 *x.tr, wo));
+    x.hosts.push_back(&p);
+    x.loads.back()->start();
+  }
+
+  // The faults of the first phase, at random times in it, on the server's (true) clock.
+  {
+    const inside in(server);
+    for (int i = 0; i < d.failovers; ++i) {
+      const ns deposed = r.between(ns{0}, ns{2s}), election = r.between(ns{500ms}, ns{12s}),
+               stale = r.between(ns{0}, ns{10s}), lag = r.between(ns{0}, ns{5s});
+      net.after(r.between(ns{0}, d.faulty), [&net, deposed, election, stale, lag] { net.failover(deposed, election, stale, lag); });
+    }
+    for (int i = 0; i < d.outages; ++i) {
+      const ns window = r.between(ns{500ms}, ns{20s});
+      net.after(r.between(ns{0}, d.faulty), [&net, window] { net.unreachable(window); });
+    }
+    for (int i = 0; i < d.pauses; ++i) {
+      process* p = x.hosts[r.below(x.hosts.size())];
+      const std::string who = x.loads[static_cast<std::size_t>(std::find(x.hosts.begin(), x.hosts.end(), p) - x.hosts.begin())]->who();
+      const ns frozen = r.between(ns{100ms}, ns{40s});
+      net.after(r.between(ns{0}, d.faulty), [&w, &x, p, who, frozen] {
+        p->pause(w.now(), frozen);
+        x.tr->note(who, "", "paused for " + seconds(frozen));
+      });
+    }
+    for (int i = 0; i < d.crashes; ++i) {
+      const std::size_t k = r.below(x.hosts.size());
+      net.after(r.between(ns{0}, d.faulty), [&x, k] {
+        if (x.hosts[k]->crashed) return;
+        x.hosts[k]->crashed = true;
+        x.tr->note(x.loads[k]->who(), "", "crashed");
+      });
+    }
+  }
+
+  const auto failed = [&] { return x.judge->failure().has_value(); };
+  const auto finish = [&]() -> run_result {
+    out.trace_hash = x.tr->hash();
+    out.events = x.tr->size();
+    out.handlers = w.handlers();
+    out.steps = w.steps();
+    out.simulated_ms = std::chrono::duration_cast<std::chrono::milliseconds>(w.now()).count();
+    out.grants = x.judge->grants();
+    for (auto& l : x.loads) out.operations += l->operations();
+    if (x.judge->failure()) {
+      out.failure = x.judge->failure();
+      out.failing_name = x.judge->failing_name();
+      out.trace_excerpt = x.tr->lines_for(out.failing_name, ro.verbose ? 100'000 : 60);
+      if (ro.verbose && !out.failing_name.empty()) {
+        // The document's committed states, on the server's clock (true time plus its boot offset).
+        out.trace_excerpt += "  the document's committed states:\n";
+        for (const auto& [at, doc] : net.store().history_of(out.failing_name)) {
+          out.trace_excerpt += "  " + seconds(at.time_since_epoch() - 1h) + "  " +
+                               (doc.exists ? (doc.held.owner.empty() ? "free" : "held by " + doc.held.owner.substr(0, 8)) +
+                                                 " token " + std::to_string(doc.held.token) + " beat " +
+                                                 std::to_string(doc.held.beat) + " line " + std::to_string(doc.line.size())
+                                           : "absent") +
+                               "\n";
+        }
+      }
+    }
+    return out;
+  };
+
+  // 1. Faults.
+  if (w.run_until(failed, d.faulty)) return finish();
+  // 2. Calm: no new fault; every user finishes what it does (an acquire without a bound included).
+  net.calm();
+  if (w.run_until(failed, d.faulty + d.calm)) return finish();
+  for (auto& l : x.loads) l->stop();
+  const auto users_done = [&] {
+    if (failed()) return true;
+    for (std::size_t i = 0; i < x.loads.size(); ++i)
+      if (!x.hosts[i]->crashed && x.loads[i]->running() > 0) return false;
+    return true;
+  };
+  // Each user waits at most its hold and, for a lock whose holder or line head is gone, a window
+  // for each (design.md section 7): the users of every process, one after another, bound it.
+  ns window{0};
+  int users = 0;
+  for (const auto& h : d.hosts) {
+    window = std::max<ns>(window, h.options.expiry + h.options.effective_margin());
+    users += h.users;
+  }
+  const ns calm_bound = w.now() + 5min + users * (workload_options{}.hold_max + 3 * window);
+  if (!w.run_until(users_done, calm_bound)) {
+    for (std::size_t i = 0; i < x.loads.size(); ++i)
+      if (!x.hosts[i]->crashed && x.loads[i]->running() > 0)
+        x.judge->fail(d.names.front(), x.loads[i]->who() + " still has " + std::to_string(x.loads[i]->running()) +
+                                           " users in an operation " + seconds(calm_bound - d.faulty - d.calm) +
+                                           " after the calm");
+    return finish();
+  }
+  if (failed()) return finish();
+  // 3. A clean shutdown of every live process.
+  int shutting = 0;
+  for (std::size_t i = 0; i < x.loads.size(); ++i) {
+    if (x.hosts[i]->crashed) continue;
+    const inside in(*x.hosts[i]);
+    ++shutting;
+    x.loads[i]->provider().async_shutdown([&shutting, &x, i](boost::system::error_code ec) {
+      --shutting;
+      if (ec) x.judge->fail("", x.loads[i]->who() + " shutdown failed: " + ec.message());
+    });
+  }
+  if (!w.run_until([&] { return shutting == 0; }, w.now() + 2min))
+    x.judge->fail("", std::to_string(shutting) + " processes still shutting down after 2 min of calm");
+  w.run_until_idle(w.now() + 10min);
+  if (failed()) return finish();
+  // 4. Nothing is stuck: a new process takes each lock within a window for its holder and one for
+  // each line entry left by a waiter that is gone (design.md section 7), and frees it.
+  auto& late = w.add_process(0, 1h, wall_base);
+  std::shared_ptr<ml::detail::provider_impl> auditor;
+  {
+    const inside in(late);
+    auditor = std::make_shared<ml::detail::provider_impl>(late.io.get_executor(), net.link_for(late, "auditor"),
+                                                          ml::lock_options{}, nullptr);
+  }
+  for (const auto& name : d.names) {
+    const auto doc = net.store().get(name);
+    const ns bound = (1 + static_cast<int>(doc.line.size())) * (window + 3s) + 10s;
+    boost::system::error_code got = boost::asio::error::would_block;
+    {
+      const inside in(late);
+      ml::detail::access::make_lock(auditor, name).async_acquire_for(
+          std::chrono::ceil<std::chrono::milliseconds>(bound), [&got, &x, name](boost::system::error_code ec, ml::lease l) {
+            got = ec;
+            x.tr->note("auditor", name, ec ? "acquire: " + ec.message() : "granted token " + std::to_string(l.fencing_token()));
+            if (!ec) l.async_release([](boost::system::error_code) {});
+          });
+    }
+    w.run_until([&] { return got != boost::asio::error::would_block; }, w.now() + bound + 1min);
+    if (got)
+      x.judge->fail(name, "after every process shut down, a new process could not take " + name + " within " +
+                              seconds(bound) + " (" + got.message() + ")");
+  }
+  return finish();
+}
+
+}  // namespace sim
