@@ -2,6 +2,7 @@
 #include "model/clocks.hpp"
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -117,6 +118,34 @@ asio::awaitable<void> release_each(std::vector<lease>& held) {
   auto all = release_together(held, diags);
   co_await std::move(all);
   held.clear();
+}
+
+asio::awaitable<void> give_back(std::vector<lease>& held, steady_deadline deadline) {
+  if (!deadline) {
+    auto all = release_each(held);
+    co_await std::move(all);
+    co_return;
+  }
+  auto mine = std::make_shared<std::vector<lease>>(std::move(held));
+  held.clear();
+  // On this strand (the caller's), as the releases' coroutine that ends the wait early.
+  auto ex = co_await asio::this_coro::executor;
+  auto until = std::make_shared<steady_timer>(ex, std::max(*deadline, steady_clock::now() + give_back_grace));
+  auto done = std::make_shared<bool>(false);
+  asio::co_spawn(
+      ex,
+      [mine, until, done]() -> asio::awaitable<void> {
+        auto all = release_each(*mine);
+        co_await std::move(all);
+        *done = true;
+        until->cancel();
+      },
+      // As spawn_op: a failure of the library's own code is not swallowed.
+      [](std::exception_ptr e) {
+        if (e) std::rethrow_exception(e);
+      });
+  // co_spawn may run it here, up to its first wait, or to its end when nothing was left to send.
+  if (!*done) co_await until->async_wait(asio::as_tuple(asio::use_awaitable));
 }
 
 std::shared_ptr<poll_group> new_poll_group(const lock& any) {

@@ -176,9 +176,16 @@ inline std::string member_reason(const std::string& label, boost::system::error_
 boost::asio::awaitable<std::vector<boost::system::error_code>> release_together(std::vector<lease>& held,
                                                                                 std::vector<diagnostics>& diags);
 // Releases every lease of `held` (release_together) and waits (a failed release: that lock expires
-// or is retried on its own); `held` is empty afterwards. For whatever a failed acquisition of
-// several took.
+// or is retried on its own); `held` is empty afterwards.
 boost::asio::awaitable<void> release_each(std::vector<lease>& held);
+// Gives back what an acquisition of several took (release_each), waiting for it until the later
+// of `deadline` and `give_back_grace` from now (a timeout found at the deadline itself): the
+// acquisition's timeout bounds the whole call, a give-back to a slow or unreachable server
+// included (docs/design.md section 8). The releases then go on in the background, each holding
+// its provider's work ticket (a shutdown waits for them); `held` is empty afterwards. Call on a
+// strand. Without a deadline the give-back is waited for.
+inline constexpr std::chrono::milliseconds give_back_grace{1000};
+boost::asio::awaitable<void> give_back(std::vector<lease>& held, steady_deadline deadline);
 
 // What a take of a whole set reports: its error and reason, the leases it got.
 struct set_take {
@@ -192,6 +199,7 @@ struct set_take {
 // own deadline). On an error everything taken is given back and the error reported.
 template <class Take>
 boost::asio::awaitable<std::tuple<boost::system::error_code, multi_lease>> take_whole_set(Take take, std::size_t size,
+                                                                                          steady_deadline deadline,
                                                                                           diagnostics* d) {
   for (;;) {
     std::vector<lease> held;
@@ -204,8 +212,8 @@ boost::asio::awaitable<std::tuple<boost::system::error_code, multi_lease>> take_
       if (d) d->reason.clear();
       co_return std::tuple{boost::system::error_code{}, make_multi_lease(std::move(held))};
     }
-    auto give_back = release_each(held);
-    co_await std::move(give_back);
+    auto giving_back = give_back(held, deadline);
+    co_await std::move(giving_back);
     if (r.ec) {
       if (d) d->reason = r.why;
       co_return std::tuple{r.ec, multi_lease{}};

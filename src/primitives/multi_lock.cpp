@@ -122,13 +122,13 @@ asio::awaitable<result> acquire_all(std::vector<lock> locks, detail::acquire_mod
       if (d) d->reason.clear();
       co_return result{error_code{}, detail::make_multi_lease(std::move(held))};
     }
-    auto give_back = detail::release_each(held);
-    co_await std::move(give_back);
+    auto giving_back = detail::give_back(held, deadline);
+    co_await std::move(giving_back);
   }
   // A lease taken early may be lost while a later lock is awaited: then the set is not ours, and
   // is taken again from the start, within the same timeout.
   auto take = [&](std::vector<lease>& held) { return take_each(locks, deadline, mode, held); };
-  co_return co_await detail::take_whole_set(take, locks.size(), d);
+  co_return co_await detail::take_whole_set(take, locks.size(), deadline, d);
 }
 
 }  // namespace

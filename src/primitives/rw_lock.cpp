@@ -140,7 +140,7 @@ asio::awaitable<write_result> acquire_writer(std::shared_ptr<detail::rw_state> s
   // Whole only with NAME#w and every permit, each still held: a wait that ended early (NAME#w
   // lost, or cancelled) leaves some out, and must never be handed out as the write lock.
   auto take = [&](std::vector<lease>& held) { return take_writer_and_permits(*st, deadline, mode, held); };
-  co_return co_await detail::take_whole_set(take, st->readers->slots.size() + 1, d);
+  co_return co_await detail::take_whole_set(take, st->readers->slots.size() + 1, deadline, d);
 }
 
 // {} if the options can be used, else invalid_options or invalid_name with why.

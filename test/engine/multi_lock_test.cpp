@@ -103,6 +103,25 @@ BOOST_AUTO_TEST_CASE(a_timeout_on_a_later_member_releases_the_earlier_ones) {
   BOOST_TEST(!is_free(e, "t-2"), "the other holder's lock is left alone");
 }
 
+// The timeout bounds the give-back too (docs/design.md section 8): t-1 taken, t-2 held elsewhere,
+// and the release of t-1 hangs for 5 s: the acquire ends 1 s (give_back_grace) after its 300 ms
+// deadline, not when the server answers; t-1 is freed in the background when it does.
+BOOST_AUTO_TEST_CASE(a_give_back_to_a_hung_server_ends_at_the_deadline) {
+  engine e;
+  auto [ec0, theirs] = e.acquire("t-2", 1s);
+  BOOST_REQUIRE(!ec0);
+  // The first look's give-backs: t-1, and t-2, whose grouped take was judged missed.
+  e.store->inject(op::release, {fault::kind::hang, 5s});
+  e.store->inject(op::release, {fault::kind::hang, 5s});
+  const auto t0 = steady::now();
+  auto [ec, held] = acquire(e, multi(other_provider(e), {"t-1", "t-2"}), 300ms, nullptr, {}, 8s);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t0);
+  BOOST_TEST((ec == ml::errc::timeout), ec.message());
+  BOOST_TEST(took.count() < 2500, took.count() << " ms");
+  e.run_for(6s);
+  BOOST_TEST(is_free(e, "t-1"), "released in the background once the server answered");
+}
+
 // One timeout for the set, not one per member: w-a is free after 600 ms, w-b never; with a
 // 1000 ms timeout the set gives up about 1000 ms after the call (per member it would be 1600 or
 // more: w-b's whole timeout after w-a's wait). The bound between the two leaves a stalled run room.
