@@ -6,7 +6,9 @@
 #     which install this build; the CLI's fork check with its preload shim; the cron stress with
 #     its wall clock shim; the soak's memory-growth check), built with only the targets those
 #     need, plus the examples and the benchmark, so that they compile without a sanitizer too, and
-#     the tutorials the docs quote (built here only: they run nothing a sanitizer could check).
+#     the tutorials the docs quote (built here only: they run nothing a sanitizer could check), and
+#     the simulation's corpus (scripts/sim.sh --corpus: thousands of seeds, too slow under a
+#     sanitizer; the sanitizer builds run its suite).
 #     Its tests run beside the ASan build, which runs at nice 19 (they mostly wait on timers and
 #     processes). With MONGOLOCK_SKIP_ASAN it builds and runs everything instead;
 #   - AddressSanitizer + UndefinedBehaviorSanitizer, -Werror: every other test (the asan test
@@ -55,13 +57,13 @@ run_preset() {
 
 if [ -z "${MONGOLOCK_SKIP_ASAN:-}" ]; then
   build_preset dev mongolock-cli fork_check supervisor_clock_ahead wall_clock_offset mongolock-soak mongolock-bench mongolock-model \
-    mongolock-worker mongolock-leader mongolock-http-backend mongolock-tutorials
+    mongolock-worker mongolock-leader mongolock-http-backend mongolock-tutorials mongolock-sim
   # The dev tests wait on processes and timers far more than they compute (the cron stress is a
   # schedule of 1.2 s periods), so the ASan build runs beside them at the lowest priority: the
   # tests' processes take the CPU whenever they want it, as if alone; the build gets the rest.
   step "tests (dev), beside the asan build at nice 19 (their output follows the build's)"
   dev_log=build/dev/ci-tests.log
-  ctest --preset dev -j2 -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*|integration\.soak)$' > "$dev_log" 2>&1 &
+  ctest --preset dev -j2 -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*|integration\.soak|sim_corpus)$' > "$dev_log" 2>&1 &
   dev_tests=$!
   build_failed=0
   NICE=19 build_preset asan || build_failed=1

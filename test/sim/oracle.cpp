@@ -34,9 +34,15 @@ void oracle::exclusive(process& p, const std::string& who, const ml::lease& l, c
   (void)p;
 }
 
-void oracle::granted(process& p, const std::string& who, const ml::lease& l) {
+void oracle::granted(process& p, const std::string& who, const ml::lease& l, const std::string& resource,
+                     const std::string& kind) {
   ++grants_;
   const auto& name = l.name();
+  // A multi-lock's parts are plain locks; a semaphore's and a rw_lock's are its permits.
+  const auto& base = kind == "multi" ? name : resource;
+  const auto& as = kind == "multi" ? std::string("lock") : kind;
+  if (auto [it, first] = kind_of_.emplace(base, as); !first && it->second != as)
+    fail(name, who + " granted " + base + " as a " + as + "; it was granted as a " + it->second);
   trace_.note(who, name, "granted token " + std::to_string(l.fencing_token()) + " owner " + l.owner_id().substr(0, 8));
   auto& last = last_token_[name];
   if (l.fencing_token() <= last)

@@ -19,8 +19,11 @@ class oracle {
  public:
   explicit oracle(trace& t) : trace_(t) {}
 
-  // Process `p` (`who`) was granted `l` (its user's acquire completed with it).
-  void granted(process& p, const std::string& who, const mongolock::lease& l);
+  // Process `p` (`who`) was granted `l` (its user's acquire of `resource`, a `kind`, completed
+  // with it: a plain lock, or a part of a semaphore, rw_lock or multi-lock). A name is one kind's:
+  // a lock granted where a semaphore or rw_lock was (or the other way round) fails the run.
+  void granted(process& p, const std::string& who, const mongolock::lease& l, const std::string& resource,
+               const std::string& kind);
   // A step of the work under `l`, which its user saw still in force: nobody else may hold the name.
   void step(process& p, const std::string& who, const mongolock::lease& l);
   // The user let `l` go (about to release it, or to drop it).
@@ -32,6 +35,11 @@ class oracle {
   const std::optional<std::string>& failure() const { return failure_; }
   const std::string& failing_name() const { return failing_name_; }
   std::size_t grants() const { return grants_; }
+  // The kind `name` was first granted as ("lock", "semaphore", "rw_lock"), or empty.
+  std::string kind_of(const std::string& name) const {
+    auto it = kind_of_.find(name);
+    return it == kind_of_.end() ? std::string() : it->second;
+  }
 
  private:
   struct holder {
@@ -44,6 +52,7 @@ class oracle {
   trace& trace_;
   std::map<std::string, std::vector<holder>> live_;
   std::map<std::string, std::int64_t> last_token_;
+  std::map<std::string, std::string> kind_of_;  // a name's kind, from its first grant
   std::optional<std::string> failure_;
   std::string failing_name_;
   std::size_t grants_ = 0;

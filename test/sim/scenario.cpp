@@ -21,6 +21,9 @@ namespace {
 struct drawn {
   int processes = 2;
   std::vector<std::string> names;
+  std::string semaphore, rw;
+  int permits = 2, readers = 2;
+  bool multi = false, mix_kinds = false;
   net_faults net;
   int failovers = 0, outages = 0, pauses = 0, crashes = 0;
   ns faulty{2min}, calm{90s};
@@ -38,6 +41,10 @@ drawn draw(rng& r) {
   d.processes = r.chance(0.1) ? static_cast<int>(r.between(7, 16)) : static_cast<int>(r.between(2, 6));
   const int names = static_cast<int>(r.between(1, 3));
   for (int i = 0; i < names; ++i) d.names.push_back(std::string(1, static_cast<char>('a' + i)));
+  if (r.chance(0.4)) d.semaphore = "s", d.permits = static_cast<int>(r.between(1, 3));
+  if (r.chance(0.4)) d.rw = "rw", d.readers = static_cast<int>(r.between(1, 3));
+  d.multi = r.chance(0.3);
+  d.mix_kinds = (!d.semaphore.empty() || !d.rw.empty()) && r.chance(0.3);
   auto& n = d.net;
   n.latency_typical = r.between(ns{500us}, ns{20ms});
   if (r.chance(0.5)) {
@@ -92,7 +99,10 @@ drawn draw(rng& r) {
 }
 
 std::string describe(const drawn& d) {
-  std::string s = std::to_string(d.processes) + " processes, " + std::to_string(d.names.size()) + " names; ";
+  std::string s = std::to_string(d.processes) + " processes, " + std::to_string(d.names.size()) + " names" +
+                  (d.semaphore.empty() ? "" : ", semaphore of " + std::to_string(d.permits)) +
+                  (d.rw.empty() ? "" : ", rw_lock of " + std::to_string(d.readers) + " readers") +
+                  (d.multi ? ", multi-locks" : "") + (d.mix_kinds ? ", plain locks on their names" : "") + "; ";
   for (std::size_t i = 0; i < d.hosts.size(); ++i) {
     const auto& h = d.hosts[i];
     s += "p" + std::to_string(i) + "(E " + std::to_string(h.options.expiry.count()) + " ms, m " +
@@ -152,6 +162,9 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
     impl->meta.label = who;
     workload_options wo;
     wo.names = d.names;
+    wo.semaphore = d.semaphore, wo.permits = d.permits;
+    wo.rw = d.rw, wo.readers = d.readers;
+    wo.multi = d.multi, wo.mix_kinds = d.mix_kinds;
     wo.users = h.users;
     x.loads.push_back(std::make_unique<workload>(p, who, ml::detail::access::make_provider(impl), r.fork(), *x.judge,
                                                  *x.tr, wo));
@@ -273,23 +286,55 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
     auditor = std::make_shared<ml::detail::provider_impl>(late.io.get_executor(), net.link_for(late, "auditor"),
                                                           ml::lock_options{}, nullptr);
   }
-  for (const auto& name : d.names) {
-    const auto doc = net.store().get(name);
-    const ns bound = (1 + static_cast<int>(doc.line.size())) * (window + 3s) + 10s;
+  // The longest line left on any document: each entry may be a waiter that is gone.
+  const auto longest_line = [&] {
+    std::size_t n = 0;
+    for (const auto& c : net.store().calls())
+      if (!c.name.empty()) n = std::max(n, net.store().get(c.name).line.size());
+    return static_cast<int>(n);
+  };
+  auto lock = [&](const std::string& name) { return ml::detail::access::make_lock(auditor, name); };
+  auto prov = ml::detail::access::make_provider(auditor);
+  // Runs one acquire of the auditor's (`start(bound, handler)`), bounded by `parts` windows each.
+  const auto take = [&](const std::string& what, int parts, auto start) {
+    const ns bound = parts * (1 + longest_line()) * (window + 3s) + 10s;
     boost::system::error_code got = boost::asio::error::would_block;
     {
       const inside in(late);
-      ml::detail::access::make_lock(auditor, name).async_acquire_for(
-          std::chrono::ceil<std::chrono::milliseconds>(bound), [&got, &x, name](boost::system::error_code ec, ml::lease l) {
-            got = ec;
-            x.tr->note("auditor", name, ec ? "acquire: " + ec.message() : "granted token " + std::to_string(l.fencing_token()));
-            if (!ec) l.async_release([](boost::system::error_code) {});
-          });
+      start(std::chrono::ceil<std::chrono::milliseconds>(bound), [&got, &x, what](boost::system::error_code ec, auto held) {
+        got = ec;
+        x.tr->note("auditor", what, ec ? "acquire: " + ec.message() : std::string("granted"));
+        if (!ec) held.async_release([](boost::system::error_code) {});
+      });
     }
     w.run_until([&] { return got != boost::asio::error::would_block; }, w.now() + bound + 1min);
     if (got)
-      x.judge->fail(name, "after every process shut down, a new process could not take " + name + " within " +
+      x.judge->fail(what, "after every process shut down, a new process could not take " + what + " within " +
                               seconds(bound) + " (" + got.message() + ")");
+  };
+  for (const auto& name : d.names)
+    take(name, 1, [&](auto t, auto h) { lock(name).async_acquire_for(t, std::move(h)); });
+  // A semaphore or rw_lock whose name a plain lock took first is that lock's.
+  for (const auto& name : {d.semaphore, d.rw})
+    if (!name.empty() && x.judge->kind_of(name) == "lock")
+      take(name, 1, [&](auto t, auto h) { lock(name).async_acquire_for(t, std::move(h)); });
+  if (!d.rw.empty() && x.judge->kind_of(d.rw) != "lock")  // the writer takes every permit
+    take(d.rw, 1 + d.readers, [&](auto t, auto h) {
+      prov.create_rw_lock(d.rw, {.max_readers = d.readers}).writer().async_acquire_for(t, std::move(h));
+    });
+  if (!d.semaphore.empty() && x.judge->kind_of(d.semaphore) != "lock") {
+    // Every permit, one acquire each, all held until the last.
+    std::vector<ml::lease> permits;
+    for (int i = 0; i < d.permits; ++i)
+      take(d.semaphore, d.permits, [&](auto t, auto h) {
+        prov.create_semaphore(d.semaphore, d.permits)
+            .async_acquire_for(t, [&permits, h = std::move(h)](boost::system::error_code ec, ml::lease l) mutable {
+              h(ec, ml::lease{});
+              if (!ec) permits.push_back(std::move(l));
+            });
+      });
+    const inside in(late);
+    permits.clear();  // released in the background
   }
   return finish();
 }

@@ -25,9 +25,21 @@ void trace::note(std::string_view who, std::string_view name, std::string_view w
 }
 
 std::string trace::lines_for(std::string_view name, std::size_t n) const {
+  // A multi-lock's "a+b": its own lines and each member's.
+  std::vector<std::string> names{std::string(name)};
+  for (std::size_t at = 0, plus; (plus = name.find('+', at)) != std::string_view::npos; at = plus + 1) {
+    names.emplace_back(name.substr(at, plus - at));
+    if (name.find('+', plus + 1) == std::string_view::npos) names.emplace_back(name.substr(plus + 1));
+  }
+  const auto concerns = [&](const std::string& of) {
+    if (name.empty() || of.empty()) return true;
+    for (const auto& n : names)
+      if (of == n || of.starts_with(n + "#")) return true;
+    return false;
+  };
   std::vector<const line*> picked;
   for (auto it = lines_.rbegin(); it != lines_.rend() && picked.size() < n; ++it)
-    if (name.empty() || it->name.empty() || it->name == name) picked.push_back(&*it);
+    if (concerns(it->name)) picked.push_back(&*it);
   std::string out;
   for (auto it = picked.rbegin(); it != picked.rend(); ++it) {
     const line& l = **it;

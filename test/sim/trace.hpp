@@ -24,7 +24,8 @@ class trace {
   }
   std::uint64_t hash() const { return hash_; }
   std::size_t size() const { return lines_.size(); }
-  // The last `n` lines that concern `name` or no name (faults of the whole server), oldest first;
+  // The last `n` lines that concern `name`, its permits ("NAME#k") or no name (faults of the whole
+  // server), oldest first;
   // every line if `name` is empty.
   std::string lines_for(std::string_view name, std::size_t n) const;
 

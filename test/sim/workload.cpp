@@ -1,5 +1,7 @@
 #include "workload.hpp"
 
+#include <algorithm>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -9,6 +11,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "model/clocks.hpp"
+#include "primitives/compose.hpp"
 
 namespace sim {
 
@@ -38,76 +41,147 @@ void workload::start() {
   }
 }
 
+// What a user holds: one lease, or a set (a multi-lock's, a rw_lock writer's).
+struct workload::holding {
+  ml::lease one;
+  ml::multi_lease many;
+  std::vector<const ml::lease*> parts() const {
+    std::vector<const ml::lease*> v;
+    if (one) v.push_back(&one);
+    if (many)
+      for (const auto& l : many.leases()) v.push_back(&l);
+    return v;
+  }
+};
+
+template <class Value, class Surface>
+asio::awaitable<std::tuple<error_code, Value>> workload::acquire(rng& r, const Surface& surface, const std::string& name,
+                                                                 std::string& how) {
+  const auto wait = ms(r.between(ns{0}, o_.wait_max));
+  const auto began = ml::detail::steady_clock::now();
+  const ns paused_before = p_.paused_total;
+  std::tuple<error_code, Value> got;
+  switch (r.below(4)) {
+    case 0: {
+      how = "acquire_for " + std::to_string(wait.count()) + " ms";
+      got = co_await surface.async_acquire_for(wait, tuple_await);
+      // A pause of the process holds its timers back too (by its clock, which may run 10 % fast).
+      const ns frozen = (p_.paused_total - paused_before) * 11 / 10;
+      // A timeout of 0 is one look, bounded by the driver's timeouts as a try is (acquire_surface.hpp).
+      // A set's two give-backs are each waited for up to a grace past the deadline (design.md section 8).
+      const ns grace = std::is_same_v<Value, ml::multi_lease> ? 2 * ns{ml::detail::give_back_grace} : ns{0};
+      if (wait.count() > 0 && ml::detail::steady_clock::now() - began > wait + o_.timeout_slack + frozen + grace)
+        oracle_.fail(name, who_ + " " + how + " completed after " + seconds(ml::detail::steady_clock::now() - began) +
+                               " (" + std::get<0>(got).message() + ")");
+      break;
+    }
+    case 1:
+      how = "try";
+      got = co_await surface.async_try_acquire(tuple_await);
+      break;
+    case 2: {
+      how = "acquire cancelled after " + std::to_string(wait.count()) + " ms";
+      asio::cancellation_signal cancel;
+      ml::detail::steady_timer at(co_await asio::this_coro::executor, wait);
+      at.async_wait([&cancel](error_code e) {
+        if (!e) cancel.emit(asio::cancellation_type::terminal);
+      });
+      got = co_await surface.async_acquire(asio::bind_cancellation_slot(cancel.slot(), tuple_await));
+      at.cancel();
+      break;
+    }
+    default:
+      how = "acquire";
+      got = co_await surface.async_acquire(tuple_await);
+      break;
+  }
+  co_return got;
+}
+
+ml::rw_lock workload::rw_lock(const std::string& name) const {
+  ml::rw_options o;
+  o.max_readers = o_.readers;
+  return provider_.create_rw_lock(name, o);
+}
+
 asio::awaitable<void> workload::user(rng r) {
   while (!stopping_) {
     co_await sleep_for(r.between(ns{0}, o_.think_max));
     if (stopping_) break;
     ++operations_;
-    const std::string& name = o_.names[r.below(o_.names.size())];
-    auto lock = provider_.create_lock(name);
-    const auto wait = ms(r.between(ns{0}, o_.wait_max));
-    const auto began = ml::detail::steady_clock::now();
-    const ns paused_before = p_.paused_total;
+    // What to take: a plain lock, most often; whatever else this run has.
+    std::vector<int> kinds{0, 0};
+    if (!o_.semaphore.empty()) kinds.push_back(1);
+    if (!o_.rw.empty()) kinds.push_back(2), kinds.push_back(3);
+    if (o_.multi && o_.names.size() >= 2) kinds.push_back(4);
+    std::string name = o_.names[r.below(o_.names.size())], how;
+    std::string kind = "lock";
     error_code ec;
-    ml::lease l;
-    std::string how;
-    switch (r.below(4)) {
-      case 0: {
-        how = "acquire_for " + std::to_string(wait.count()) + " ms";
-        std::tie(ec, l) = co_await lock.async_acquire_for(wait, tuple_await);
-        // A pause of the process holds its timers back too (by its clock, which may run 10 % fast).
-        const ns frozen = (p_.paused_total - paused_before) * 11 / 10;
-        // A timeout of 0 is one look, bounded by the driver's timeouts as a try is (acquire_surface.hpp).
-        if (wait.count() > 0 && ml::detail::steady_clock::now() - began > wait + o_.timeout_slack + frozen)
-          oracle_.fail(name, who_ + " " + how + " completed after " +
-                                 seconds(ml::detail::steady_clock::now() - began) + " (" + ec.message() + ")");
+    holding h;
+    switch (kinds[r.below(kinds.size())]) {
+      case 0:
+        if (o_.mix_kinds && r.chance(0.2)) name = r.chance(0.5) || o_.rw.empty() ? o_.semaphore : o_.rw;
+        if (name.empty()) name = o_.names.front();
+        std::tie(ec, h.one) = co_await acquire<ml::lease>(r, provider_.create_lock(name), name, how);
         break;
-      }
       case 1:
-        how = "try";
-        std::tie(ec, l) = co_await lock.async_try_acquire(tuple_await);
+        name = o_.semaphore, kind = "semaphore";
+        std::tie(ec, h.one) = co_await acquire<ml::lease>(r, provider_.create_semaphore(name, o_.permits), name, how);
         break;
       case 2: {
-        how = "acquire cancelled after " + std::to_string(wait.count()) + " ms";
-        asio::cancellation_signal cancel;
-        ml::detail::steady_timer at(co_await asio::this_coro::executor, wait);
-        at.async_wait([&cancel](error_code e) {
-          if (!e) cancel.emit(asio::cancellation_type::terminal);
-        });
-        std::tie(ec, l) = co_await lock.async_acquire(asio::bind_cancellation_slot(cancel.slot(), tuple_await));
-        at.cancel();
+        name = o_.rw, kind = "rw_lock";
+        how = "reader ";
+        const auto side = rw_lock(name).reader();  // named: GCC 12 cannot keep a braced list across co_await
+        std::tie(ec, h.one) = co_await acquire<ml::lease>(r, side, name, how);
         break;
       }
-      default:
-        how = "acquire";
-        std::tie(ec, l) = co_await lock.async_acquire(tuple_await);
+      case 3: {
+        name = o_.rw, kind = "rw_lock";
+        how = "writer ";
+        const auto side = rw_lock(name).writer();
+        std::tie(ec, h.many) = co_await acquire<ml::multi_lease>(r, side, name, how);
         break;
+      }
+      default: {
+        auto first = r.below(o_.names.size()), second = (first + 1 + r.below(o_.names.size() - 1)) % o_.names.size();
+        name = o_.names[first] + "+" + o_.names[second], kind = "multi";
+        std::vector<std::string> both{o_.names[first], o_.names[second]};
+        const auto set = provider_.create_multi_lock(std::move(both));
+        std::tie(ec, h.many) = co_await acquire<ml::multi_lease>(r, set, name, how);
+        break;
+      }
     }
     trace_.note(who_, name, how + ": " + (ec ? ec.message() : "granted"));
-    if (!ec) co_await hold(r, std::move(l));
+    if (!ec) co_await hold(r, name, kind, std::move(h));
   }
   --running_;
 }
 
-asio::awaitable<void> workload::hold(rng& r, ml::lease l) {
-  oracle_.granted(p_, who_, l);
+asio::awaitable<void> workload::hold(rng& r, const std::string& resource, const std::string& kind, holding h) {
+  const auto parts = h.parts();
+  for (const auto* l : parts) oracle_.granted(p_, who_, *l, resource, kind);
   const ns until = ml::detail::steady_clock::now().time_since_epoch() + r.between(ns{0}, o_.hold_max);
   while (ml::detail::steady_clock::now().time_since_epoch() < until) {
     co_await sleep_for(r.between(ns{0}, o_.hold_max / 4));
-    if (!oracle::in_force(p_, l)) {
-      trace_.note(who_, l.name(), "lease lost: " + (l.status() ? l.status().message() : "past its local deadline"));
+    const auto lost = std::find_if(parts.begin(), parts.end(), [&](const ml::lease* l) { return !oracle::in_force(p_, *l); });
+    if (lost != parts.end()) {
+      trace_.note(who_, (*lost)->name(), "lease lost: " + ((*lost)->status() ? (*lost)->status().message() : "past its local deadline"));
       break;
     }
-    oracle_.step(p_, who_, l);
+    for (const auto* l : parts) oracle_.step(p_, who_, *l);
   }
-  oracle_.dropped(l);
+  for (const auto* l : parts) oracle_.dropped(*l);
   if (r.chance(0.2)) {
-    trace_.note(who_, l.name(), "drops the lease");
-    l = ml::lease{};  // released in the background
+    trace_.note(who_, resource, "drops the lease");
+    h = holding{};  // released in the background
     co_return;
   }
-  auto [ec] = co_await l.async_release(tuple_await);
-  trace_.note(who_, l.name(), "release: " + (ec ? ec.message() : std::string("freed")));
+  error_code ec;
+  if (h.one)
+    std::tie(ec) = co_await h.one.async_release(tuple_await);
+  else
+    std::tie(ec) = co_await h.many.async_release(tuple_await);
+  trace_.note(who_, resource, "release: " + (ec ? ec.message() : std::string("freed")));
 }
 
 }  // namespace sim

@@ -17,7 +17,15 @@
 namespace sim {
 
 struct workload_options {
-  std::vector<std::string> names;  // the locks its users share with every other process
+  std::vector<std::string> names;  // the plain locks its users share with every other process
+  // A semaphore (permits "NAME#k") and a rw_lock (a reader's permit, or the writer's "NAME#w" and
+  // every permit), when named; multi-locks over two of `names`; plain locks on the semaphore's
+  // and the rw_lock's names too (each name is one kind's: the other is refused).
+  std::string semaphore;
+  int permits = 2;
+  std::string rw;
+  int readers = 2;
+  bool multi = false, mix_kinds = false;
   int users = 2;
   ns think_max{std::chrono::seconds{2}};  // between two operations
   ns hold_max{std::chrono::seconds{20}};  // work under a lease, at most
@@ -39,8 +47,14 @@ class workload {
   std::size_t operations() const { return operations_; }
 
  private:
+  struct holding;
+  mongolock::rw_lock rw_lock(const std::string& name) const;
   boost::asio::awaitable<void> user(rng r);
-  boost::asio::awaitable<void> hold(rng& r, mongolock::lease l);
+  // One acquire of `surface` (a lock, semaphore, rw_lock side or multi-lock) in a mode drawn from `r`.
+  template <class Value, class Surface>
+  boost::asio::awaitable<std::tuple<boost::system::error_code, Value>> acquire(rng& r, const Surface& surface,
+                                                                                const std::string& name, std::string& how);
+  boost::asio::awaitable<void> hold(rng& r, const std::string& resource, const std::string& kind, holding h);
 
   process& p_;
   std::string who_;
