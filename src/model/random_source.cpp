@@ -6,17 +6,8 @@
 #include <stdexcept>
 
 namespace mongolock::detail {
-namespace {
-thread_local random_source* installed = nullptr;
-}
-
-random_source* installed_random_source() noexcept { return installed; }
-
-random_source_scope::random_source_scope(random_source* s) noexcept : previous_(installed) { installed = s; }
-random_source_scope::~random_source_scope() { installed = previous_; }
-
 void random_bytes(unsigned char* out, std::size_t n) {
-  if (installed) return installed->fill(out, n);
+  if (auto* s = installed_random_source()) return s->fill(out, n);
   std::size_t got = 0;
   while (got < n) {
     const ssize_t r = getrandom(out + got, n - got, 0);

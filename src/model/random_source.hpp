@@ -5,6 +5,8 @@
 // handlers run, so that a seed replays the same owner ids and the same backoff.
 #include <cstddef>
 
+#include "model/installed.hpp"
+
 namespace mongolock::detail {
 
 class random_source {
@@ -20,19 +22,9 @@ class random_source {
 };
 
 // The random source installed on this thread, or null: the kernel's.
-random_source* installed_random_source() noexcept;
-
-// Installs `s` on this thread for the scope's life (the previous one back after it).
-class random_source_scope {
- public:
-  explicit random_source_scope(random_source* s) noexcept;
-  ~random_source_scope();
-  random_source_scope(const random_source_scope&) = delete;
-  random_source_scope& operator=(const random_source_scope&) = delete;
-
- private:
-  random_source* previous_;
-};
+inline random_source* installed_random_source() noexcept { return installed<random_source>::get(); }
+// Installs a random source on this thread for the scope's life.
+using random_source_scope = installed<random_source>::scope;
 
 // `n` random bytes from the installed source, else from getrandom(2) (the kernel's CSPRNG, which
 // blocks only before it is seeded at boot). Throws std::runtime_error if the kernel refuses.

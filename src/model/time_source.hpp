@@ -9,6 +9,8 @@
 // next event instead of sleeping.
 #include <chrono>
 
+#include "model/installed.hpp"
+
 namespace mongolock::detail {
 
 class time_source {
@@ -31,18 +33,8 @@ class time_source {
 };
 
 // The time source installed on this thread, or null: the machine's clocks.
-time_source* installed_time_source() noexcept;
-
-// Installs `s` on this thread for the scope's life (the previous one back after it).
-class time_source_scope {
- public:
-  explicit time_source_scope(time_source* s) noexcept;
-  ~time_source_scope();
-  time_source_scope(const time_source_scope&) = delete;
-  time_source_scope& operator=(const time_source_scope&) = delete;
-
- private:
-  time_source* previous_;
-};
+inline time_source* installed_time_source() noexcept { return installed<time_source>::get(); }
+// Installs a time source on this thread for the scope's life.
+using time_source_scope = installed<time_source>::scope;
 
 }  // namespace mongolock::detail
