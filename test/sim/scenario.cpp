@@ -26,7 +26,8 @@ struct drawn {
   bool multi = false, mix_kinds = false;
   net_faults net;
   int failovers = 0, outages = 0, pauses = 0, crashes = 0;
-  ns faulty{2min}, calm{90s};
+  bool fault_free = false;
+  ns faulty{100s}, calm{60s};
   struct host {
     std::int64_t rate_ppm = 0;
     ns wall_offset{0};
@@ -67,6 +68,13 @@ drawn draw(rng& r) {
   d.outages = r.chance(0.4) ? static_cast<int>(r.between(1, 3)) : 0;
   d.pauses = r.chance(0.5) ? static_cast<int>(r.between(1, 4)) : 0;
   d.crashes = r.chance(0.3) ? static_cast<int>(r.between(1, std::max(1, d.processes / 2))) : 0;
+  // One seed in ten has no fault at all: no lease may be lost there.
+  d.fault_free = r.chance(0.1);
+  if (d.fault_free) {
+    n = net_faults{};
+    n.latency_typical = r.between(ns{500us}, ns{20ms});
+    d.failovers = d.outages = d.pauses = d.crashes = 0;
+  }
 
   static constexpr std::chrono::seconds expiries[] = {3s, 5s, 10s, 30s};
   const bool mixed = r.chance(0.5);
@@ -116,7 +124,7 @@ std::string describe(const drawn& d) {
        (n.slow_requests ? " slow-requests" : "") + (n.refusals ? " refusals" : "") + (n.unavailable ? " unavailable" : "") +
        (n.resends ? " resends" : "") + "; selection " + seconds(n.selection) + "; failovers " +
        std::to_string(d.failovers) + ", outages " + std::to_string(d.outages) + ", pauses " + std::to_string(d.pauses) +
-       ", crashes " + std::to_string(d.crashes);
+       ", crashes " + std::to_string(d.crashes) + (d.fault_free ? "; no fault at all" : "");
   return s;
 }
 
@@ -166,6 +174,7 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
     wo.rw = d.rw, wo.readers = d.readers;
     wo.multi = d.multi, wo.mix_kinds = d.mix_kinds;
     wo.users = h.users;
+    wo.no_faults = d.fault_free;
     x.loads.push_back(std::make_unique<workload>(p, who, ml::detail::access::make_provider(impl), r.fork(), *x.judge,
                                                  *x.tr, wo));
     x.hosts.push_back(&p);

@@ -166,6 +166,7 @@ asio::awaitable<void> workload::hold(rng& r, const std::string& resource, const 
     const auto lost = std::find_if(parts.begin(), parts.end(), [&](const ml::lease* l) { return !oracle::in_force(p_, *l); });
     if (lost != parts.end()) {
       trace_.note(who_, (*lost)->name(), "lease lost: " + ((*lost)->status() ? (*lost)->status().message() : "past its local deadline"));
+      if (o_.no_faults) oracle_.fail((*lost)->name(), who_ + " lost a lease in a run without faults");
       break;
     }
     for (const auto* l : parts) oracle_.step(p_, who_, *l);

@@ -27,6 +27,8 @@ struct workload_options {
   int readers = 2;
   bool multi = false, mix_kinds = false;
   int users = 2;
+  // A run without any fault: a lease lost there fails it (design.md section 5: renewals first).
+  bool no_faults = false;
   ns think_max{std::chrono::seconds{2}};  // between two operations
   ns hold_max{std::chrono::seconds{20}};  // work under a lease, at most
   ns wait_max{std::chrono::seconds{20}};  // an acquire's timeout or cancellation, at most
