@@ -112,47 +112,8 @@ writer_waited a_writer_waits(engine& e, const std::string& name, int permits, in
 
 BOOST_AUTO_TEST_SUITE(poll_group_suite)
 
-// Four permits held elsewhere, a wait of 400 ms: after the look (a blind take, its read, a find of
-// the four), the waits' first reads (they start with a read, section 10) are one find of the four,
-// and so is every poll. Before: four reads per poll, no find after the look.
-BOOST_AUTO_TEST_CASE(a_semaphore_wait_polls_all_its_permits_with_one_find) {
-  engine e(fixed_backoff());
-  auto theirs = hold_permits(e, ml::detail::access::make_provider(other_provider(e)).create_semaphore("p4", 4), 4);
-  auto sem = ml::detail::access::make_provider(e.p).create_semaphore("p4", 4);
-  (void)run_op<one_result>(e, [&](auto h) { sem.async_try_acquire(h); });  // its declaration
-  const auto from = e.store->calls().size();
-  auto [ec, none] = run_op<one_result>(e, [&](auto h) { sem.async_acquire_for(400ms, h); });
-  BOOST_TEST((ec == ml::errc::timeout), ec.message());
-  const auto finds = finds_since(e, from, 370ms);
-  BOOST_REQUIRE(!finds.empty());
-  BOOST_TEST(names_in(finds.front()) == 4u, "the look's find");
-  // The look's find and the one of the waits' first reads (read_gathering.hpp), then the polls.
-  const std::size_t polls = finds.size() > 2 ? finds.size() - 2 : 0;
-  // Before: no find after the look, and 41 single reads.
-  most_polls_read_all(finds, 2, 4);
-  // 400 ms at one look per 40 ms: about nine polls (at least five on a slow machine).
-  BOOST_TEST(polls >= 5u, polls << " polls");
-  const auto alone = single_reads(e, from, "p4#", 370ms);
-  // Each wait's first read goes in one find too: before, one read each (5 single reads).
-  BOOST_TEST(alone <= 1u + 2u, alone << " single reads: the look's read, one or two more");
-  for (auto& l : theirs) BOOST_TEST(!e.release(l));
-}
-
-// A rw_lock writer (R = 4) whose permits 1..3 are held by readers elsewhere: it takes NAME#w and
-// the free permit, then waits on three; each poll is one find of the three.
-BOOST_AUTO_TEST_CASE(a_waiting_writer_polls_its_permits_with_one_find) {
-  engine e(fixed_backoff());
-  auto w = a_writer_waits(e, "rw4", 4, 3, 400ms);
-  const auto finds = finds_since(e, w.from, 370ms);
-  BOOST_TEST(finds.size() >= 5u, finds.size() << " finds");
-  // Before: no find, and 30 single reads.
-  most_polls_read_all(finds, 0, 3);
-  const auto alone = single_reads(e, w.from, "rw4#", 370ms);
-  // The reads after the three blind takes that missed go in one find (read_gathering.hpp), the
-  // first of the finds: before, one read each.
-  BOOST_TEST(alone <= 2u, alone << " single reads: one or two");
-  for (auto& l : w.readers) BOOST_TEST(!e.release(l));
-}
+// The counts of a semaphore's and a waiting writer's polls are exact on virtual time:
+// poll_counts_suite (test/sim/poll_counts_test.cpp).
 
 // A writer (R = 8) whose permits 1..7 are held by readers elsewhere: its seven blind takes come
 // back "not taken" together, and the seven reads that follow go out as one find

@@ -314,21 +314,31 @@ BOOST_AUTO_TEST_CASE(lost_race_reads_again_at_once) {
   BOOST_TEST(f.lost_races() == 1u);
 }
 
-BOOST_AUTO_TEST_CASE(cancellation_at_every_step_fails_with_operation_aborted) {
-  const auto aborted = outcome<lock_doc>{boost::asio::error::operation_aborted, "", false, {}};
+// Each kind of step an acquire waits on, cancelled: its blind take, the read after a take that
+// missed, the take that follows a read, and its wait between looks.
+BOOST_AUTO_TEST_CASE(cancellation_at_a_take_a_read_or_a_wait_fails_with_operation_aborted) {
+  const auto aborted_read = outcome<lock_doc>{boost::asio::error::operation_aborted, "", false, {}};
+  const auto aborted_take = outcome<bool>{boost::asio::error::operation_aborted, "", false, false};
+  // The blind take: abandoned in flight, it may still land, and the process may end before its
+  // late reply.
   acquire_fsm a("x", params());
-  a.resume(in::start(t0));
-  BOOST_TEST((a.resume(in::read(aborted, t0)).ec == boost::asio::error::operation_aborted));
+  BOOST_REQUIRE((a.resume(in::start(t0)).what == kind::take));
+  BOOST_TEST((a.resume(in::take(aborted_take, t0, t0)).ec == boost::asio::error::operation_aborted));
+  BOOST_TEST(a.abandoned().size() == 1u);
+  // The read after the blind take missed.
   acquire_fsm b("x", params());
-  to_take(b);
-  auto r = b.resume(in::take(outcome<bool>{boost::asio::error::operation_aborted, "", false, false}, t0, t0));
-  BOOST_TEST((r.ec == boost::asio::error::operation_aborted));
-  // Abandoned: it may still land, and the process may end before its late reply.
-  BOOST_TEST(b.abandoned() == std::vector<std::int64_t>{8}, boost::test_tools::per_element());
+  blind_missed(b);
+  BOOST_TEST((b.resume(in::read(aborted_read, t0)).ec == boost::asio::error::operation_aborted));
+  // The take after a read.
   acquire_fsm c("x", params());
-  c.resume(in::start(t0));
-  c.resume(in::read(success(held_by("other", 1)), t0));
-  BOOST_TEST((c.resume(in::cancel()).ec == boost::asio::error::operation_aborted));
+  to_take(c);
+  BOOST_TEST((c.resume(in::take(aborted_take, t0, t0)).ec == boost::asio::error::operation_aborted));
+  BOOST_TEST(c.abandoned() == std::vector<std::int64_t>{8}, boost::test_tools::per_element());
+  // The wait between two looks.
+  acquire_fsm d("x", params());
+  blind_missed(d);
+  BOOST_REQUIRE((look(d, held_by("other", 1), t0).what == kind::wait_until));
+  BOOST_TEST((d.resume(in::cancel()).ec == boost::asio::error::operation_aborted));
 }
 
 // An acquire with a deadline at t0 + 50 ms that found the lock held at t0; `a`: what it does next.

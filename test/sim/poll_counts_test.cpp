@@ -1,0 +1,120 @@
+// A semaphore's and a rw_lock writer's waits poll every permit with one find per poll (docs/design.md
+// section 10, Waiting and Cost), counted exactly on virtual time: one process, its memory store
+// answering at once, a fixed backoff of 40 ms. (poll_group_suite counts the same on real time,
+// where a wait whose join lands out of phase may read alone once.)
+#include <boost/asio.hpp>
+#include <boost/test/unit_test.hpp>
+#include <optional>
+
+#include "engine/access.hpp"
+#include "engine/provider_impl.hpp"
+#include "memory_store.hpp"
+#include "mongolock/provider.hpp"
+#include "mongolock/rw_lock.hpp"
+#include "mongolock/semaphore.hpp"
+#include "world.hpp"
+
+namespace {
+
+namespace ml = mongolock;
+using namespace std::chrono_literals;
+using boost::system::error_code;
+using test::op;
+
+// A fixed backoff (every wait looks again 40 ms after its last read) and a 3 s expiry: no wait in
+// line refreshes its entry within the 400 ms counted (its period is 1 s).
+ml::lock_options fixed_backoff() {
+  ml::lock_options o;
+  o.expiry = 3s;
+  o.backoff_min = 40ms;
+  o.backoff_max = 40ms;
+  return o;
+}
+
+struct one_host {
+  sim::world w;
+  sim::process& p = w.add_process();
+  const sim::inside in{p};
+  std::shared_ptr<test::memory_store> store = std::make_shared<test::memory_store>(p.io.get_executor());
+  ml::provider mine = provider(), theirs = provider();
+
+  ml::provider provider() {
+    return ml::detail::access::make_provider(
+        std::make_shared<ml::detail::provider_impl>(p.io.get_executor(), store, fixed_backoff(), nullptr));
+  }
+  // Starts an operation with a handler of (error_code, T) and runs the world until it completes.
+  template <class T, class Start>
+  std::pair<error_code, T> run(Start start) {
+    std::optional<std::pair<error_code, T>> got;
+    start([&got](error_code ec, T v) { got.emplace(ec, std::move(v)); });
+    p.mail = true;
+    BOOST_REQUIRE(w.run_until([&] { return got.has_value(); }, w.now() + 1h));
+    return std::move(*got);
+  }
+  // The calls of kind `o` since call `from` whose name starts with `prefix`, and how many names each asked.
+  std::vector<std::size_t> since(std::size_t from, op o, const std::string& prefix) const {
+    std::vector<std::size_t> out;
+    const auto calls = store->calls();
+    for (std::size_t i = from; i < calls.size(); ++i)
+      if (calls[i].what == o && calls[i].name.rfind(prefix, 0) == 0)
+        out.push_back(o == op::read_each ? static_cast<std::size_t>(calls[i].token) : 1);
+    return out;
+  }
+};
+
+BOOST_AUTO_TEST_SUITE(poll_counts_suite)
+
+// Four permits held elsewhere; a wait of 400 ms. The look: a blind take, its read, a find of the
+// four; then the waits' first reads, one find of the four; then a poll every 40 ms, each one find
+// of all four, never a permit read alone.
+BOOST_AUTO_TEST_CASE(a_semaphore_wait_polls_all_its_permits_with_one_find_each_time) {
+  one_host h;
+  auto them = h.theirs.create_semaphore("p4", 4);
+  std::vector<ml::lease> held;
+  for (int i = 0; i < 4; ++i) {
+    auto [ec, l] = h.run<ml::lease>([&](auto k) { them.async_acquire_for(1s, k); });
+    BOOST_REQUIRE(!ec);
+    held.push_back(std::move(l));
+  }
+  auto sem = h.mine.create_semaphore("p4", 4);
+  (void)h.run<ml::lease>([&](auto k) { sem.async_try_acquire(k); });  // its declaration
+  const auto from = h.store->calls().size();
+  const auto began = h.w.now();
+  auto [ec, none] = h.run<ml::lease>([&](auto k) { sem.async_acquire_for(400ms, k); });
+  BOOST_TEST((ec == ml::errc::timeout), ec.message());
+  BOOST_TEST((h.w.now() - began).count() == sim::ns{400ms}.count());  // at its deadline, to the nanosecond
+  const auto finds = h.since(from, op::read_each, "p4#");
+  for (std::size_t i = 0; i < finds.size(); ++i) BOOST_TEST(finds[i] == 4u, "find " << i << " read " << finds[i]);
+  // The look's, the first reads', and one poll per 40 ms up to the deadline.
+  BOOST_TEST(finds.size() == 2u + 9u, finds.size() << " finds");
+  BOOST_TEST(h.since(from, op::read, "p4#").size() == 1u, "the look's read, and no other single read");
+}
+
+// A rw_lock writer (R = 4) whose permits 1..3 are held by readers elsewhere: it takes NAME#w and
+// the free permit, then waits on three; the reads after its three missed takes are one find, and
+// so is every poll, never a permit read alone.
+BOOST_AUTO_TEST_CASE(a_waiting_writer_polls_its_permits_with_one_find_each_time) {
+  one_host h;
+  ml::rw_options o;
+  o.max_readers = 4;
+  auto them = h.theirs.create_rw_lock("rw4", o);
+  std::vector<ml::lease> readers;
+  for (int i = 0; i < 3; ++i) {
+    auto [ec, l] = h.run<ml::lease>([&](auto k) { them.reader().async_acquire_for(1s, k); });
+    BOOST_REQUIRE(!ec);
+    readers.push_back(std::move(l));
+  }
+  auto rw = h.mine.create_rw_lock("rw4", o);
+  const auto from = h.store->calls().size();
+  auto [ec, none] = h.run<ml::multi_lease>([&](auto k) { rw.writer().async_acquire_for(400ms, k); });
+  BOOST_TEST((ec == ml::errc::timeout), ec.message());
+  const auto finds = h.since(from, op::read_each, "rw4#");
+  BOOST_REQUIRE(!finds.empty());
+  for (std::size_t i = 0; i < finds.size(); ++i) BOOST_TEST(finds[i] == 3u, "find " << i << " read " << finds[i]);
+  BOOST_TEST(finds.size() == 1u + 9u, finds.size() << " finds");
+  BOOST_TEST(h.since(from, op::read, "rw4#").size() == 0u, "no permit read on its own");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace
