@@ -33,9 +33,6 @@ ml::lock_options fixed_backoff() {
   return o;
 }
 
-// The names a find asked for (memory_store logs them joined by ',').
-std::size_t names_in(const call_record& c) { return static_cast<std::size_t>(c.token); }
-
 // `n` permits of `theirs` (another provider's semaphore), held.
 std::vector<ml::lease> hold_permits(engine& e, ml::semaphore theirs, int n) {
   std::vector<ml::lease> held;
@@ -74,16 +71,6 @@ std::vector<call_record> finds_since(engine& e, std::size_t from, std::chrono::m
   return out;
 }
 
-// At least three polls in four, of the finds from `first` on, read all `n` permits still waited
-// on. Not every one on a loaded machine (a sanitizer build beside other work): a wait whose join
-// or refresh lands out of phase with the others may read alone, or with fewer, once.
-void most_polls_read_all(const std::vector<call_record>& finds, std::size_t first, std::size_t n) {
-  const std::size_t polls = finds.size() > first ? finds.size() - first : 0;
-  std::size_t whole = 0;
-  for (std::size_t i = first; i < finds.size(); ++i) whole += names_in(finds[i]) == n ? 1 : 0;
-  BOOST_TEST(whole * 4 >= polls * 3, whole << " of " << polls << " polls read all " << n);
-}
-
 // A writer of `name` (R = `permits`) that waits `wait` in vain: `held` of its permits are held
 // by readers of another provider. The readers, and the first call of the writer's acquire.
 struct writer_waited {
@@ -112,8 +99,8 @@ writer_waited a_writer_waits(engine& e, const std::string& name, int permits, in
 
 BOOST_AUTO_TEST_SUITE(poll_group_suite)
 
-// The counts of a semaphore's and a waiting writer's polls are exact on virtual time:
-// poll_counts_suite (test/sim/poll_counts_test.cpp).
+// The counts of a semaphore's, a waiting writer's, a parked acquire's and paced looks' polls are
+// exact on virtual time: poll_counts_suite (test/sim/poll_counts_test.cpp).
 
 // A writer (R = 8) whose permits 1..7 are held by readers elsewhere: its seven blind takes come
 // back "not taken" together, and the seven reads that follow go out as one find
@@ -249,72 +236,6 @@ BOOST_AUTO_TEST_CASE(a_group_on_a_multi_threaded_executor_gets_the_permit_releas
   BOOST_TEST(!e.release(got));
   for (std::size_t i = 0; i < theirs.size(); ++i)
     if (i != 1) BOOST_TEST(!e.release(theirs[i]));
-}
-
-// Two waiting acquires of one semaphore in one provider: the second's waits are parked behind the
-// first's (coalescing, section 7) and, once their turns come, poll with one another: one find of
-// the four per poll. Before, a parked wait started alone: 72 single reads and no find in 700 ms.
-BOOST_AUTO_TEST_CASE(a_second_acquire_parked_behind_the_first_polls_with_one_find) {
-  engine e(fixed_backoff());
-  auto theirs = hold_permits(e, ml::detail::access::make_provider(other_provider(e)).create_semaphore("two", 4), 4);
-  auto sem = ml::detail::access::make_provider(e.p).create_semaphore("two", 4);
-  (void)run_op<one_result>(e, [&](auto h) { sem.async_try_acquire(h); });  // its declaration
-  auto d1 = std::make_shared<std::promise<one_result>>();
-  auto d2 = std::make_shared<std::promise<one_result>>();
-  auto f1 = d1->get_future();
-  auto f2 = d2->get_future();
-  sem.async_acquire_for(300ms, [d1](error_code ec, ml::lease got) { d1->set_value({ec, std::move(got)}); });
-  sem.async_acquire_for(900ms, [d2](error_code ec, ml::lease got) { d2->set_value({ec, std::move(got)}); });
-  BOOST_REQUIRE(e.wait(f1, 2s));
-  BOOST_TEST((std::get<0>(f1.get()) == ml::errc::timeout));
-  const auto from = e.store->calls().size();
-  BOOST_REQUIRE(e.wait(f2, 2s));
-  BOOST_TEST((std::get<0>(f2.get()) == ml::errc::timeout));
-  // About 600 ms of the second acquire's waits: each took its turn with a blind take and the read
-  // after it (alone), then polled with the others.
-  // Up to 400 ms after the first ended: clear of the second's deadline (600 ms after), where its
-  // waits fail one by one and the last looks may name fewer.
-  // The waits' turns come one by one, so one may land out of phase once (seen under ASan on a
-  // loaded machine). Before: no find, and 52 single reads.
-  const auto finds = finds_since(e, from, 400ms);
-  BOOST_TEST(finds.size() >= 4u, finds.size() << " finds");
-  most_polls_read_all(finds, 0, 4);
-  const auto alone = single_reads(e, from, "two#", 400ms);
-  BOOST_TEST(alone <= 4u + 4u, alone << " single reads: each wait's read after its blind take, a few more");
-  for (auto& l : theirs) BOOST_TEST(!e.release(l));
-}
-
-// In line with a backoff far longer than the lease (600 ms expiry, 2 s backoff): each wait
-// refreshes its entry and looks right after, paced as section 7 point 6 says, and those looks
-// (already due when asked for) go out in the group's one find too. Before, each went alone: 53
-// single reads against 25 finds in 2.5 s. Pacing still holds: no permit goes unlooked-at for
-// anywhere near the backoff.
-BOOST_AUTO_TEST_CASE(the_looks_paced_in_line_go_out_in_the_groups_find) {
-  auto slow = fast(600ms);
-  slow.backoff_min = 2000ms;
-  slow.backoff_max = 2000ms;
-  engine e(slow);
-  auto theirs = hold_permits(
-      e, ml::detail::access::make_provider(other_provider(e, fast(600ms))).create_semaphore("pace", 4), 4);
-  auto sem = ml::detail::access::make_provider(e.p).create_semaphore("pace", 4);
-  (void)run_op<one_result>(e, [&](auto h) { sem.async_try_acquire(h); });  // its declaration
-  const auto from = e.store->calls().size();
-  auto [ec, none] = run_op<one_result>(e, [&](auto h) { sem.async_acquire_for(1500ms, h); });
-  BOOST_TEST((ec == ml::errc::timeout), ec.message());
-  // The waits' refreshes are writes of their own, so one may land after another wait's look came
-  // due. Before: a look of its own per wait after every refresh, 29 single reads.
-  const auto finds = finds_since(e, from, 1400ms);
-  BOOST_TEST(finds.size() >= 5u, finds.size() << " finds");
-  most_polls_read_all(finds, 1, 4);
-  const auto alone = single_reads(e, from, "pace#", 1400ms);
-  BOOST_TEST(alone <= 1u + 4u + 4u, alone << " single reads: the look's read, each wait's first read, a few more");
-  std::vector<steady::time_point> looks;
-  for (const auto& f : finds) looks.push_back(f.at);
-  for (std::size_t i = 1; i < looks.size(); ++i)
-    BOOST_TEST((looks[i] - looks[i - 1] < 500ms), "poll " << i << " came "
-                   << std::chrono::duration_cast<std::chrono::milliseconds>(looks[i] - looks[i - 1]).count()
-                   << " ms after the one before");
-  for (auto& l : theirs) BOOST_TEST(!e.release(l));
 }
 
 // Two waits of one group that do not end together (not in a parallel group that cancels the

@@ -115,6 +115,69 @@ BOOST_AUTO_TEST_CASE(a_waiting_writer_polls_its_permits_with_one_find_each_time)
   BOOST_TEST(h.since(from, op::read, "rw4#").size() == 0u, "no permit read on its own");
 }
 
+// Two acquires of one semaphore in one process, the second parked behind the first: once the
+// first ends (300 ms), the second's waits take their turns, each with a blind take, and read and
+// poll together: every find of the four, no permit read on its own.
+BOOST_AUTO_TEST_CASE(a_second_acquire_parked_behind_the_first_polls_with_one_find_each_time) {
+  one_host h;
+  auto them = h.theirs.create_semaphore("two", 4);
+  std::vector<ml::lease> held;
+  for (int i = 0; i < 4; ++i) {
+    auto [ec, l] = h.run<ml::lease>([&](auto k) { them.async_acquire_for(1s, k); });
+    BOOST_REQUIRE(!ec);
+    held.push_back(std::move(l));
+  }
+  auto sem = h.mine.create_semaphore("two", 4);
+  (void)h.run<ml::lease>([&](auto k) { sem.async_try_acquire(k); });  // its declaration
+  std::optional<error_code> first, second;
+  sem.async_acquire_for(300ms, [&](error_code ec, ml::lease) { first = ec; });
+  sem.async_acquire_for(900ms, [&](error_code ec, ml::lease) { second = ec; });
+  h.p.mail = true;
+  BOOST_REQUIRE(h.w.run_until([&] { return first.has_value(); }, h.w.now() + 1h));
+  BOOST_TEST((*first == ml::errc::timeout));
+  const auto from = h.store->calls().size();
+  BOOST_REQUIRE(h.w.run_until([&] { return second.has_value(); }, h.w.now() + 1h));
+  BOOST_TEST((*second == ml::errc::timeout));
+  const auto finds = h.since(from, op::read_each, "two#");
+  BOOST_TEST(finds.size() >= 10u, finds.size() << " finds in the second's 600 ms alone");
+  for (std::size_t i = 0; i < finds.size(); ++i) BOOST_TEST(finds[i] == 4u, "find " << i << " read " << finds[i]);
+  // The reads after the waits' blind takes are gathered into one find too (read_gathering.hpp).
+  BOOST_TEST(h.since(from, op::read, "two#").size() == 0u, "no permit read on its own");
+}
+
+// In line with a backoff far longer than the lease (600 ms expiry, 2 s backoff): each wait
+// refreshes its entry and looks right after (section 7 point 6), and those looks go out in the
+// group's one find: every find of the four, no permit unlooked-at for 500 ms.
+BOOST_AUTO_TEST_CASE(the_looks_paced_in_line_go_out_in_the_groups_find_each_time) {
+  one_host h;
+  auto slow = fixed_backoff();
+  slow.expiry = 600ms;
+  slow.backoff_min = slow.backoff_max = 2000ms;
+  auto mine = ml::detail::access::make_provider(
+      std::make_shared<ml::detail::provider_impl>(h.p.io.get_executor(), h.store, slow, nullptr));
+  auto them = h.theirs.create_semaphore("pace", 4);
+  std::vector<ml::lease> held;
+  for (int i = 0; i < 4; ++i) {
+    auto [ec, l] = h.run<ml::lease>([&](auto k) { them.async_acquire_for(1s, k); });
+    BOOST_REQUIRE(!ec);
+    held.push_back(std::move(l));
+  }
+  auto sem = mine.create_semaphore("pace", 4);
+  (void)h.run<ml::lease>([&](auto k) { sem.async_try_acquire(k); });  // its declaration
+  const auto from = h.store->calls().size();
+  auto [ec, none] = h.run<ml::lease>([&](auto k) { sem.async_acquire_for(1500ms, k); });
+  BOOST_TEST((ec == ml::errc::timeout), ec.message());
+  const auto finds = h.since(from, op::read_each, "pace#");
+  BOOST_TEST(finds.size() >= 5u, finds.size() << " finds");
+  for (std::size_t i = 0; i < finds.size(); ++i) BOOST_TEST(finds[i] == 4u, "find " << i << " read " << finds[i]);
+  BOOST_TEST(h.since(from, op::read, "pace#").size() == 1u, "the look's read, and no other single read");
+  std::vector<mongolock::detail::steady_clock::time_point> looks;
+  const auto calls = h.store->calls();
+  for (std::size_t i = from; i < calls.size(); ++i)
+    if (calls[i].what == op::read_each) looks.push_back(calls[i].at);
+  for (std::size_t i = 1; i < looks.size(); ++i) BOOST_TEST((looks[i] - looks[i - 1] < 500ms), "poll " << i);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace
