@@ -167,6 +167,8 @@ void network::unreachable(ns window) {
 }
 
 void network::draw_fault(const std::string& who, op o, const std::string& name, bool majority_read) {
+  // No server to meet a fault: one queued now would wait for a later call of its kind.
+  if (store_->unreachable_now()) return;
   const ns now = world_.now();
   const auto met = [&](const fault& f, std::string_view what) {
     store_->inject(o, f);

@@ -90,6 +90,11 @@ void memory_store::unreachable_for(std::chrono::milliseconds window, std::chrono
   selection_ = selection;
 }
 
+bool memory_store::unreachable_now() const {
+  std::lock_guard g(mu_);
+  return ml::detail::steady_clock::now() < unreachable_until_;
+}
+
 template <class T>
 bool memory_store::out_of_reach(reply<outcome<T>>& r) {
   std::chrono::milliseconds wait{0};

@@ -114,6 +114,9 @@ class memory_store final : public mongolock::detail::lock_store {
   // server selection timeout), or when the window ends if that comes first (a real selection
   // would then succeed; answering "none" is the harder case for the caller).
   void unreachable_for(std::chrono::milliseconds window, std::chrono::milliseconds selection);
+  // Whether an unreachable_for window is on now (a call then meets no fault queued for it: the
+  // fault waits for the next call of its kind).
+  bool unreachable_now() const;
   // From now on, every committed state of every document is kept with its time, for
   // fault::as_of (off by default: the benchmark's model runs millions of writes).
   void keep_history();
