@@ -48,6 +48,8 @@ class process_clock final : public mongolock::detail::time_source {
 
   // The true time at which this process's clock has moved `local` on from now (rounded up).
   ns true_after(ns local) const;
+  // How far this process's clocks move in `d` of true time (at most a nanosecond more).
+  ns local_length_of(ns d) const { return d + ns{d.count() / 1'000'000 * rate_ppm_ + 1}; }
 
  private:
   ns local_elapsed() const;

@@ -59,14 +59,15 @@ asio::awaitable<std::tuple<error_code, Value>> workload::acquire(rng& r, const S
                                                                  std::string& how) {
   const auto wait = ms(r.between(ns{0}, o_.wait_max));
   const auto began = ml::detail::steady_clock::now();
+  if (trace_.detailed()) trace_.detail(who_, name, "  begins an acquire of " + std::to_string(wait.count()) + " ms");
   const ns paused_before = p_.paused_total;
   std::tuple<error_code, Value> got;
   switch (r.below(4)) {
     case 0: {
       how = "acquire_for " + std::to_string(wait.count()) + " ms";
       got = co_await surface.async_acquire_for(wait, tuple_await);
-      // A pause of the process holds its timers back too (by its clock, which may run 10 % fast).
-      const ns frozen = (p_.paused_total - paused_before) * 11 / 10;
+      // A pause of the process holds its timers back too, by its own clock's length of it.
+      const ns frozen = p_.clock.local_length_of(p_.paused_total - paused_before);
       // A timeout of 0 is one look, bounded by the driver's timeouts as a try is (acquire_surface.hpp).
       // A set's two give-backs are each waited for up to a grace past the deadline (design.md section 8).
       const ns grace = std::is_same_v<Value, ml::multi_lease> ? 2 * ns{ml::detail::give_back_grace} : ns{0};
