@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 namespace mongolock::detail {
+
 void random_bytes(unsigned char* out, std::size_t n) {
   if (auto* s = installed_random_source()) return s->fill(out, n);
   std::size_t got = 0;
