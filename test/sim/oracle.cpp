@@ -25,13 +25,12 @@ void oracle::fail(const std::string& name, const std::string& what) {
   failing_name_ = name;
 }
 
-void oracle::exclusive(process& p, const std::string& who, const ml::lease& l, const char* when) {
+void oracle::exclusive(const std::string& who, const ml::lease& l, const char* when) {
   for (const holder& h : live_[l.name()]) {
     if (h.l == &l || !in_force(*h.p, *h.l)) continue;
     fail(l.name(), "two holders: " + who + " " + when + " token " + std::to_string(l.fencing_token()) + " while " +
                        h.who + "'s token " + std::to_string(h.l->fencing_token()) + " is in force");
   }
-  (void)p;
 }
 
 void oracle::granted(process& p, const std::string& who, const ml::lease& l, const std::string& resource,
@@ -49,11 +48,11 @@ void oracle::granted(process& p, const std::string& who, const ml::lease& l, con
     fail(name, who + " granted token " + std::to_string(l.fencing_token()) + " after a grant of token " +
                    std::to_string(last));
   last = std::max(last, l.fencing_token());
-  exclusive(p, who, l, "granted");
+  exclusive(who, l, "granted");
   live_[name].push_back({&p, who, &l});
 }
 
-void oracle::step(process& p, const std::string& who, const ml::lease& l) { exclusive(p, who, l, "working under"); }
+void oracle::step(process&, const std::string& who, const ml::lease& l) { exclusive(who, l, "working under"); }
 
 void oracle::dropped(const ml::lease& l) {
   auto& v = live_[l.name()];

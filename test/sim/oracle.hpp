@@ -47,7 +47,7 @@ class oracle {
     std::string who;
     const mongolock::lease* l;
   };
-  void exclusive(process& p, const std::string& who, const mongolock::lease& l, const char* when);
+  void exclusive(const std::string& who, const mongolock::lease& l, const char* when);
 
   trace& trace_;
   std::map<std::string, std::vector<holder>> live_;

@@ -38,9 +38,19 @@ struct one_host {
   std::shared_ptr<test::memory_store> store = std::make_shared<test::memory_store>(p.io.get_executor());
   ml::provider mine = provider(), theirs = provider();
 
-  ml::provider provider() {
-    return ml::detail::access::make_provider(
-        std::make_shared<ml::detail::provider_impl>(p.io.get_executor(), store, fixed_backoff(), nullptr));
+  ml::provider provider(const ml::lock_options& o = fixed_backoff()) {
+    return ml::detail::access::make_provider(std::make_shared<ml::detail::provider_impl>(p.io.get_executor(), store, o, nullptr));
+  }
+  // Every permit of `name` (of `permits`) held by `theirs`.
+  std::vector<ml::lease> hold_permits(const std::string& name, int permits) {
+    auto them = theirs.create_semaphore(name, permits);
+    std::vector<ml::lease> held;
+    for (int i = 0; i < permits; ++i) {
+      auto [ec, l] = run<ml::lease>([&](auto k) { them.async_acquire_for(1s, k); });
+      BOOST_REQUIRE(!ec);
+      held.push_back(std::move(l));
+    }
+    return held;
   }
   // Starts an operation with a handler of (error_code, T) and runs the world until it completes.
   template <class T, class Start>
@@ -62,6 +72,11 @@ struct one_host {
   }
 };
 
+// Each find asked for all `n` permits still waited on.
+void every_find_reads(const std::vector<std::size_t>& finds, std::size_t n) {
+  for (std::size_t i = 0; i < finds.size(); ++i) BOOST_TEST(finds[i] == n, "find " << i << " read " << finds[i]);
+}
+
 BOOST_AUTO_TEST_SUITE(poll_counts_suite)
 
 // Four permits held elsewhere; a wait of 400 ms. The look: a blind take, its read, a find of the
@@ -69,13 +84,7 @@ BOOST_AUTO_TEST_SUITE(poll_counts_suite)
 // of all four, never a permit read alone.
 BOOST_AUTO_TEST_CASE(a_semaphore_wait_polls_all_its_permits_with_one_find_each_time) {
   one_host h;
-  auto them = h.theirs.create_semaphore("p4", 4);
-  std::vector<ml::lease> held;
-  for (int i = 0; i < 4; ++i) {
-    auto [ec, l] = h.run<ml::lease>([&](auto k) { them.async_acquire_for(1s, k); });
-    BOOST_REQUIRE(!ec);
-    held.push_back(std::move(l));
-  }
+  const auto held = h.hold_permits("p4", 4);
   auto sem = h.mine.create_semaphore("p4", 4);
   (void)h.run<ml::lease>([&](auto k) { sem.async_try_acquire(k); });  // its declaration
   const auto from = h.store->calls().size();
@@ -84,7 +93,7 @@ BOOST_AUTO_TEST_CASE(a_semaphore_wait_polls_all_its_permits_with_one_find_each_t
   BOOST_TEST((ec == ml::errc::timeout), ec.message());
   BOOST_TEST((h.w.now() - began).count() == sim::ns{400ms}.count());  // at its deadline, to the nanosecond
   const auto finds = h.since(from, op::read_each, "p4#");
-  for (std::size_t i = 0; i < finds.size(); ++i) BOOST_TEST(finds[i] == 4u, "find " << i << " read " << finds[i]);
+  every_find_reads(finds, 4);
   // The look's, the first reads', and one poll per 40 ms up to the deadline.
   BOOST_TEST(finds.size() == 2u + 9u, finds.size() << " finds");
   BOOST_TEST(h.since(from, op::read, "p4#").size() == 1u, "the look's read, and no other single read");
@@ -110,7 +119,7 @@ BOOST_AUTO_TEST_CASE(a_waiting_writer_polls_its_permits_with_one_find_each_time)
   BOOST_TEST((ec == ml::errc::timeout), ec.message());
   const auto finds = h.since(from, op::read_each, "rw4#");
   BOOST_REQUIRE(!finds.empty());
-  for (std::size_t i = 0; i < finds.size(); ++i) BOOST_TEST(finds[i] == 3u, "find " << i << " read " << finds[i]);
+  every_find_reads(finds, 3);
   BOOST_TEST(finds.size() == 1u + 9u, finds.size() << " finds");
   BOOST_TEST(h.since(from, op::read, "rw4#").size() == 0u, "no permit read on its own");
 }
@@ -120,13 +129,7 @@ BOOST_AUTO_TEST_CASE(a_waiting_writer_polls_its_permits_with_one_find_each_time)
 // poll together: every find of the four, no permit read on its own.
 BOOST_AUTO_TEST_CASE(a_second_acquire_parked_behind_the_first_polls_with_one_find_each_time) {
   one_host h;
-  auto them = h.theirs.create_semaphore("two", 4);
-  std::vector<ml::lease> held;
-  for (int i = 0; i < 4; ++i) {
-    auto [ec, l] = h.run<ml::lease>([&](auto k) { them.async_acquire_for(1s, k); });
-    BOOST_REQUIRE(!ec);
-    held.push_back(std::move(l));
-  }
+  const auto held = h.hold_permits("two", 4);
   auto sem = h.mine.create_semaphore("two", 4);
   (void)h.run<ml::lease>([&](auto k) { sem.async_try_acquire(k); });  // its declaration
   std::optional<error_code> first, second;
@@ -140,7 +143,7 @@ BOOST_AUTO_TEST_CASE(a_second_acquire_parked_behind_the_first_polls_with_one_fin
   BOOST_TEST((*second == ml::errc::timeout));
   const auto finds = h.since(from, op::read_each, "two#");
   BOOST_TEST(finds.size() >= 10u, finds.size() << " finds in the second's 600 ms alone");
-  for (std::size_t i = 0; i < finds.size(); ++i) BOOST_TEST(finds[i] == 4u, "find " << i << " read " << finds[i]);
+  every_find_reads(finds, 4);
   // The reads after the waits' blind takes are gathered into one find too (read_gathering.hpp).
   BOOST_TEST(h.since(from, op::read, "two#").size() == 0u, "no permit read on its own");
 }
@@ -153,15 +156,8 @@ BOOST_AUTO_TEST_CASE(the_looks_paced_in_line_go_out_in_the_groups_find_each_time
   auto slow = fixed_backoff();
   slow.expiry = 600ms;
   slow.backoff_min = slow.backoff_max = 2000ms;
-  auto mine = ml::detail::access::make_provider(
-      std::make_shared<ml::detail::provider_impl>(h.p.io.get_executor(), h.store, slow, nullptr));
-  auto them = h.theirs.create_semaphore("pace", 4);
-  std::vector<ml::lease> held;
-  for (int i = 0; i < 4; ++i) {
-    auto [ec, l] = h.run<ml::lease>([&](auto k) { them.async_acquire_for(1s, k); });
-    BOOST_REQUIRE(!ec);
-    held.push_back(std::move(l));
-  }
+  auto mine = h.provider(slow);
+  const auto held = h.hold_permits("pace", 4);
   auto sem = mine.create_semaphore("pace", 4);
   (void)h.run<ml::lease>([&](auto k) { sem.async_try_acquire(k); });  // its declaration
   const auto from = h.store->calls().size();
@@ -169,7 +165,7 @@ BOOST_AUTO_TEST_CASE(the_looks_paced_in_line_go_out_in_the_groups_find_each_time
   BOOST_TEST((ec == ml::errc::timeout), ec.message());
   const auto finds = h.since(from, op::read_each, "pace#");
   BOOST_TEST(finds.size() >= 5u, finds.size() << " finds");
-  for (std::size_t i = 0; i < finds.size(); ++i) BOOST_TEST(finds[i] == 4u, "find " << i << " read " << finds[i]);
+  every_find_reads(finds, 4);
   BOOST_TEST(h.since(from, op::read, "pace#").size() == 1u, "the look's read, and no other single read");
   std::vector<mongolock::detail::steady_clock::time_point> looks;
   const auto calls = h.store->calls();
