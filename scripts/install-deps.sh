@@ -8,7 +8,8 @@ packages=(
   libboost1.81-dev libboost-test1.81-dev   # never the unversioned 1.74 libboost-*-dev
   libmongoc-dev libbson-dev
   faketime                                 # clock-skew tests
-  clang-14 libclang-rt-14-dev              # libFuzzer targets (scripts/fuzz.sh)
+  clang-14 libclang-rt-14-dev              # the asan preset; libFuzzer targets (scripts/fuzz.sh)
+  procps                                   # pgrep, pkill: the test scripts stop what they started
   python3-pymongo                          # test tooling only: readiness probe, replSetInitiate
 )
 

@@ -9,13 +9,14 @@
 #     the tutorials the docs quote (built here only: they run nothing a sanitizer could check), and
 #     the simulation's corpus (scripts/sim.sh --corpus: thousands of seeds, too slow under a
 #     sanitizer; the sanitizer builds run its suite).
-#     Its tests run beside the ASan build, which runs at nice 19 (they mostly wait on timers and
-#     processes). With MONGOLOCK_SKIP_ASAN it builds and runs everything instead;
-#   - AddressSanitizer + UndefinedBehaviorSanitizer, -Werror: every other test (the asan test
-#     preset leaves out the consumer checks; the tests above that need the build without a
-#     sanitizer exist only there);
-#   - ThreadSanitizer: the in-process suites, where the io_context threads and the driver's worker
-#     threads meet.
+#     Its tests run beside the ASan build, then the TSan build, then the fuzz smoke, one after the
+#     other at nice 19 (the tests mostly wait on timers and processes). With MONGOLOCK_SKIP_ASAN it
+#     builds and runs everything instead;
+#   - AddressSanitizer + UndefinedBehaviorSanitizer (clang 14), -Werror: every other test (the
+#     asan test preset leaves out the consumer checks; the tests above that need the build without
+#     a sanitizer exist only there), beside the TSan build;
+#   - ThreadSanitizer: the suites where the io_context threads and the driver's worker threads
+#     meet (not the sans-I/O machines', which have no thread).
 #   MONGOLOCK_SKIP_ASAN=1 / MONGOLOCK_SKIP_TSAN=1   skip a sanitizer pass (quick local runs)
 #   MONGOLOCK_TEST_URI=...  run the integration tests against your own server instead
 set -euo pipefail
@@ -55,36 +56,55 @@ run_preset() {
   test_preset "$preset" "$@"
 }
 
-if [ -z "${MONGOLOCK_SKIP_ASAN:-}" ]; then
-  build_preset dev mongolock-cli fork_check supervisor_clock_ahead wall_clock_offset mongolock-soak mongolock-bench mongolock-model \
-    mongolock-worker mongolock-leader mongolock-http-backend mongolock-tutorials mongolock-sim
-  # The dev tests wait on processes and timers far more than they compute (the cron stress is a
-  # schedule of 1.2 s periods), so the ASan build runs beside them at the lowest priority: the
-  # tests' processes take the CPU whenever they want it, as if alone; the build gets the rest.
-  step "tests (dev), beside the asan build at nice 19 (their output follows the build's)"
-  dev_log=build/dev/ci-tests.log
-  ctest --preset dev -j2 -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*|integration\.soak|sim_corpus)$' > "$dev_log" 2>&1 &
-  dev_tests=$!
-  build_failed=0
-  NICE=19 build_preset asan || build_failed=1
-  step "tests (dev): waiting for them"
-  dev_failed=0
-  wait "$dev_tests" || dev_failed=1
-  cat "$dev_log"
-  [ "$dev_failed" = 0 ] || echo "FAILED: tests (dev)"
-  [ "$build_failed" = 0 ] || echo "FAILED: build (asan)"
-  [ "$dev_failed$build_failed" = 00 ] || exit 1
-else
+tsan_targets=(unit_tests engine_tests integration_tests)
+if [ -n "${MONGOLOCK_SKIP_ASAN:-}" ]; then
   run_preset dev
+  step "fuzz smoke (scripts/fuzz.sh: clang, libFuzzer, ASan + UBSan)"
+  scripts/fuzz.sh "${MONGOLOCK_FUZZ_SECONDS:-5}"
+  [ -n "${MONGOLOCK_SKIP_TSAN:-}" ] || run_preset tsan "${tsan_targets[@]}"
+  step "all tests passed"
+  exit 0
 fi
-step "fuzz smoke (scripts/fuzz.sh: clang, libFuzzer, ASan + UBSan)"
-scripts/fuzz.sh "${MONGOLOCK_FUZZ_SECONDS:-5}"
-if [ -z "${MONGOLOCK_SKIP_ASAN:-}" ]; then
-  test_preset asan
-fi
+
+build_preset dev mongolock-cli fork_check supervisor_clock_ahead wall_clock_offset mongolock-soak mongolock-bench mongolock-model \
+  mongolock-worker mongolock-leader mongolock-http-backend mongolock-tutorials mongolock-sim
+
+# The tests wait on processes and timers far more than they compute (the cron stress is a
+# schedule of 1.2 s periods; the corpus runs at nice 10), so the rest is built beside them at the
+# lowest priority, one step after the other: the tests' processes take the CPU whenever they want
+# it, as if alone; the builds get what is left. Each background step writes its output to
+# build/ci/STEP.log and its status to build/ci/STEP.rc; a test step waits for the build it needs.
+ci=build/ci
+rm -rf "$ci"; mkdir -p "$ci"
+in_background() {  # in_background STEP COMMAND...
+  local step=$1; shift
+  if "$@" > "$ci/$step.log" 2>&1; then echo 0 > "$ci/$step.rc"; else echo 1 > "$ci/$step.rc"; fi
+}
+(
+  NICE=19 in_background asan build_preset asan
+  [ -n "${MONGOLOCK_SKIP_TSAN:-}" ] || NICE=19 in_background tsan build_preset tsan "${tsan_targets[@]}"
+  in_background fuzz nice -n 19 scripts/fuzz.sh "${MONGOLOCK_FUZZ_SECONDS:-5}"
+) &
+builds=$!
+# A failed run stops the builds still under way (the background step, its make and compilers).
+stop_tree() { local c; for c in $(pgrep -P "$1"); do stop_tree "$c"; done; kill "$1" 2>/dev/null || true; }
+trap 'stop_tree $builds' EXIT
+# await STEP: waits for the background step; prints its output; fails the run if it failed.
+await() {
+  step "waiting for the background $1"
+  while [ ! -e "$ci/$1.rc" ]; do sleep 1; done
+  cat "$ci/$1.log"
+  [ "$(cat "$ci/$1.rc")" = 0 ] || { echo "FAILED: $1 (its output above)"; exit 1; }
+}
+
+step "tests (dev), beside the asan build, then the tsan build, at nice 19"
+test_preset dev -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*|integration\.soak|sim_corpus)$'
+await asan
+test_preset asan
 if [ -z "${MONGOLOCK_SKIP_TSAN:-}" ]; then
-  # Its test preset selects the suites and the suppressions (test/tsan.supp); the build, only
-  # what those suites run (none of them starts the examples or the tool).
-  run_preset tsan unit_tests sansio_tests engine_tests integration_tests
+  await tsan
+  test_preset tsan
 fi
+await fuzz
+trap - EXIT
 step "all tests passed"

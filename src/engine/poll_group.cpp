@@ -78,9 +78,11 @@ void poll_group::leave(std::uint64_t id) {
   asio::post(strand_, [self = shared_from_this(), id] {
     self->members_.erase(id);
     self->pending_.erase(id);
-    auto gone = std::ranges::partition(self->asked_, [id](const asked& a) { return a.id != id; });
-    for (auto& a : gone) a.reply(aborted());
-    self->asked_.erase(gone.begin(), gone.end());
+    // std::partition, not std::ranges::partition: clang 14 cannot compile libstdc++ 12's ranges.
+    auto& all = self->asked_;
+    const auto gone = std::partition(all.begin(), all.end(), [id](const asked& a) { return a.id != id; });
+    for (auto a = gone; a != all.end(); ++a) a->reply(aborted());
+    all.erase(gone, all.end());
     self->rearm();
     self->maybe_send();
   });

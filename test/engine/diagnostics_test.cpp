@@ -72,10 +72,10 @@ BOOST_AUTO_TEST_CASE(a_failed_release_says_what_becomes_of_the_lock) {
   auto [ec, held] = e.acquire("x", 1s);
   BOOST_REQUIRE(!ec);
   e.store->inject(op::release, {fault::kind::unavailable});
-  auto [failed, why] = with_reason(e, [&](ml::diagnostics& d, auto h) { held.async_release(d, h); });
+  auto [failed, why] = with_reason(e, [&, &held = held](ml::diagnostics& d, auto h) { held.async_release(d, h); });
   BOOST_TEST((failed == ml::errc::server_unavailable));
   BOOST_TEST(why == "no server selected; the lock expires on its own");
-  auto [again, already] = with_reason(e, [&](ml::diagnostics& d, auto h) { held.async_release(d, h); });
+  auto [again, already] = with_reason(e, [&, &held = held](ml::diagnostics& d, auto h) { held.async_release(d, h); });
   BOOST_TEST((again == ml::errc::not_held));
   BOOST_TEST(already == "the lease was already released");
   ml::lease empty;
@@ -89,7 +89,7 @@ BOOST_AUTO_TEST_CASE(an_unconfirmed_release_says_it_is_retried) {
   auto [ec, held] = e.acquire("x", 1s);
   BOOST_REQUIRE(!ec);
   e.store->inject(op::release, {fault::kind::write_concern_error});
-  auto [failed, why] = with_reason(e, [&](ml::diagnostics& d, auto h) { held.async_release(d, h); });
+  auto [failed, why] = with_reason(e, [&, &held = held](ml::diagnostics& d, auto h) { held.async_release(d, h); });
   BOOST_TEST((failed == ml::errc::ambiguous_result));
   BOOST_TEST(why == "writeConcernError: waiting for replication timed out; the release is retried in the background");
 }

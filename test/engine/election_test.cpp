@@ -71,17 +71,17 @@ BOOST_AUTO_TEST_CASE(a_campaign_makes_a_leader_observers_see) {
   BOOST_TEST(seen.value == "10.0.0.1:8080");
   BOOST_TEST(seen.term == lead.term());
   BOOST_TEST(seen.owner == lead.get_lease().owner_id());
-  auto proclaimed = engine::ec_future([&](auto h) { lead.async_proclaim("10.0.0.1:9090", h); });
+  auto proclaimed = engine::ec_future([&, &lead = lead](auto h) { lead.async_proclaim("10.0.0.1:9090", h); });
   BOOST_REQUIRE(e.wait(proclaimed, 2s));
   BOOST_TEST(!proclaimed.get());
   BOOST_TEST(lead.value() == "10.0.0.1:9090");
   BOOST_TEST(leader(e, el).value == "10.0.0.1:9090");
   BOOST_TEST(leader(e, el).term == lead.term(), "a proclaim keeps the term");
-  auto resigned = engine::ec_future([&](auto h) { lead.async_resign(h); });
+  auto resigned = engine::ec_future([&, &lead = lead](auto h) { lead.async_resign(h); });
   BOOST_REQUIRE(e.wait(resigned, 2s));
   BOOST_TEST(!resigned.get());
   BOOST_TEST(!leader(e, el).has_leader);
-  auto late = engine::ec_future([&](auto h) { lead.async_proclaim("x", h); });
+  auto late = engine::ec_future([&, &lead = lead](auto h) { lead.async_proclaim("x", h); });
   BOOST_REQUIRE(e.wait(late, 2s));
   BOOST_TEST((late.get() == ml::errc::released));
 }
@@ -104,7 +104,7 @@ BOOST_AUTO_TEST_CASE(an_observer_sees_each_leader_in_rising_terms) {
     BOOST_REQUIRE(e.wait(next, 3s));
     seen.push_back(std::get<1>(next.get()));
     if (seen.back().value == "a") {
-      auto resigned = engine::ec_future([&](auto h) { a.async_resign(h); });
+      auto resigned = engine::ec_future([&, &a = a](auto h) { a.async_resign(h); });
       BOOST_REQUIRE(e.wait(resigned, 2s));
     }
   }
@@ -137,10 +137,10 @@ BOOST_AUTO_TEST_CASE(a_new_term_never_shows_the_previous_leaders_value) {
   BOOST_REQUIRE(!ec);
   e.store->inject(op::take, {fault::kind::hang, 2000ms});  // b's take: applied now, answered later
   auto b_wins = start_campaign(election_of(second, "val"), "new");
-  auto resigned = engine::ec_future([&](auto h) { a.async_resign(h); });
+  auto resigned = engine::ec_future([&, &a = a](auto h) { a.async_resign(h); });
   BOOST_REQUIRE(e.wait(resigned, 2s));
   // b's take is in (the new term is in the document); it cannot proclaim before the reply.
-  BOOST_REQUIRE(run_until(e, [&] { return e.store->get("val").held.token > a.term(); }, 2s));
+  BOOST_REQUIRE(run_until(e, [&, &a = a] { return e.store->get("val").held.token > a.term(); }, 2s));
   auto mid = leader(e, el);
   BOOST_TEST(!mid.has_leader, "term " << mid.term << " shows '" << mid.value << "'");
   BOOST_REQUIRE(e.wait(b_wins, 5s));
@@ -171,7 +171,7 @@ BOOST_AUTO_TEST_CASE(bad_values_are_refused_before_any_server_call) {
   for (auto& c : e.store->calls()) BOOST_TEST((c.what != op::take), "a take for " << c.name);
   auto [ec, lead] = campaign(e, election_of(e.p, "bad"), "ok");
   BOOST_REQUIRE(!ec);
-  auto refused = engine::ec_future([&](auto h) { lead.async_proclaim(std::string(5000, 'x'), h); });
+  auto refused = engine::ec_future([&, &lead = lead](auto h) { lead.async_proclaim(std::string(5000, 'x'), h); });
   BOOST_REQUIRE(e.wait(refused, 2s));
   BOOST_TEST((refused.get() == ml::errc::invalid_options));
   BOOST_TEST(lead.value() == "ok");

@@ -46,7 +46,7 @@ BOOST_AUTO_TEST_CASE(watchdog_loss_frees_the_lock_only_two_margins_later) {
   // delayed release is scheduled, and a stall of this thread after it cannot eat into the two
   // margins measured below.
   std::optional<steady::time_point> lost_at;
-  auto lost = engine::ec_future([&](auto h) {
+  auto lost = engine::ec_future([&, &l = l](auto h) {
     l.async_wait_lost([&lost_at, h](error_code ec) {
       lost_at = steady::now();
       h(ec);
@@ -118,7 +118,7 @@ BOOST_AUTO_TEST_CASE(a_wipe_under_a_holder_ends_its_lease_at_its_next_renewal) {
   auto newcomer = wait_for_lock(other_provider(e), "wiped", 1s);
   BOOST_REQUIRE(run_until(e, [&] { return newcomer->done; }, 1s));
   BOOST_TEST(!newcomer->ec, "the blind take created the document at once");
-  BOOST_REQUIRE(run_until(e, [&] { return !old.held(); }, 1s));
+  BOOST_REQUIRE(run_until(e, [&, &old = old] { return !old.held(); }, 1s));
   BOOST_TEST((steady::now() - wiped_at < 450ms), "ended by its renewal, not its deadline");
   BOOST_TEST(newcomer->held.held());
 }
@@ -271,9 +271,9 @@ BOOST_AUTO_TEST_CASE(cancelling_one_of_several_waits_on_a_lease_leaves_the_other
   auto [ec, l] = e.acquire("waits", 1s);
   BOOST_REQUIRE(!ec);
   asio::cancellation_signal first;
-  auto cancelled = engine::ec_future([&](auto h) { l.async_wait_lost(asio::bind_cancellation_slot(first.slot(), h)); });
-  auto second = engine::ec_future([&](auto h) { l.async_wait_lost(h); });
-  auto third = engine::ec_future([&](auto h) { l.async_wait_lost(h); });
+  auto cancelled = engine::ec_future([&, &l = l](auto h) { l.async_wait_lost(asio::bind_cancellation_slot(first.slot(), h)); });
+  auto second = engine::ec_future([&, &l = l](auto h) { l.async_wait_lost(h); });
+  auto third = engine::ec_future([&, &l = l](auto h) { l.async_wait_lost(h); });
   e.run_for(20ms);
   first.emit(asio::cancellation_type::terminal);
   BOOST_REQUIRE(e.wait(cancelled, 1s));

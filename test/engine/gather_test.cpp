@@ -222,7 +222,7 @@ BOOST_AUTO_TEST_CASE(a_lost_member_does_not_hold_back_the_release_of_the_others)
   doc.held.owner = "intruder";
   doc.held.token += 100;
   e.store->put("lost-a", doc);
-  BOOST_REQUIRE(run_until(e, [&] { return held.leases()[0].status() == ml::errc::lease_lost; }, 3s));
+  BOOST_REQUIRE(run_until(e, [&, &held = held] { return held.leases()[0].status() == ml::errc::lease_lost; }, 3s));
   const auto before = e.p->grouped->gatherings_at_bound();
   BOOST_TEST((release(e, held) == ml::errc::lease_lost));
   BOOST_TEST(e.store->get("lost-b").held.owner.empty());

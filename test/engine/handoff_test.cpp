@@ -125,7 +125,7 @@ BOOST_AUTO_TEST_CASE(a_waiter_cancelled_during_its_hand_off_leaves_the_lock_free
   auto next = wait_for_lock(e.p, "gone", std::nullopt, stop.slot());
   e.run_for(30ms);
   e.store->inject(op::take, fault(fault::kind::hang, 100ms));
-  auto released = engine::ec_future([&](auto h) { first.async_release(h); });
+  auto released = engine::ec_future([&, &first = first](auto h) { first.async_release(h); });
   e.run_for(30ms);
   stop.emit(asio::cancellation_type::terminal);
   BOOST_REQUIRE(e.wait(released, 1s));
@@ -156,7 +156,7 @@ BOOST_AUTO_TEST_CASE(a_waiter_timing_out_during_a_slow_hand_off_completes_on_tim
   // The hand-off's reply takes 2 s: completing when it answers would take 2 s or more, on time
   // 150 ms; 1200 ms leaves a stalled run room between the two.
   e.store->inject(op::take, fault(fault::kind::hang, 2000ms));
-  auto released = engine::ec_future([&](auto h) { first.async_release(h); });
+  auto released = engine::ec_future([&, &first = first](auto h) { first.async_release(h); });
   BOOST_REQUIRE(run_until(e, [&] { return out->done; }, 4s));
   BOOST_TEST((out->ec == ml::errc::timeout), out->ec.message());
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t0);

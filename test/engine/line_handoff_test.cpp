@@ -402,11 +402,11 @@ BOOST_AUTO_TEST_CASE(the_release_puts_its_next_waiter_in_line_in_the_same_update
   auto [us, them, theirs, ours, first] = with_both_waiting(e, "both");
   const auto before = e.store->calls().size();
   BOOST_TEST(!e.release(first));
-  BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 2s));
+  BOOST_REQUIRE(run_until(e, [&, &theirs = theirs] { return theirs->done; }, 2s));
   BOOST_TEST(!theirs->ec, theirs->ec.message());
   BOOST_TEST(e.store->get("both").line.size() == 1u, "ours is in line");
   BOOST_TEST(!e.release(theirs->held));
-  BOOST_REQUIRE(run_until(e, [&] { return ours->done; }, 2s));
+  BOOST_REQUIRE(run_until(e, [&, &ours = ours] { return ours->done; }, 2s));
   BOOST_TEST(!ours->ec, ours->ec.message());
   BOOST_TEST(ours->held.fencing_token() == first.fencing_token() + 2);
   BOOST_TEST(count_since(e, before, op::take) == 2u, "two hand-offs");
@@ -512,13 +512,13 @@ BOOST_AUTO_TEST_CASE(an_ambiguous_hand_off_takes_out_the_entry_it_enrolled) {
   const auto before = e.store->calls().size();
   e.store->inject(op::take, {fault::kind::stream_error_after});  // applied, reply lost
   BOOST_TEST((e.release(first) == ml::errc::ambiguous_result));
-  BOOST_REQUIRE(run_until(e, [&] { return theirs->done; }, 2s));
+  BOOST_REQUIRE(run_until(e, [&, &theirs = theirs] { return theirs->done; }, 2s));
   BOOST_TEST(!theirs->ec, theirs->ec.message());
   e.run_for(300ms);
   BOOST_TEST(count_since(e, before, op::leave_line) >= 1u, "the enrolled entry is left");
   BOOST_TEST(e.store->get("enrolled").line.size() == 1u, "only our waiter's own join");
   BOOST_TEST(!e.release(theirs->held));
-  BOOST_REQUIRE(run_until(e, [&] { return ours->done; }, 2s));
+  BOOST_REQUIRE(run_until(e, [&, &ours = ours] { return ours->done; }, 2s));
   BOOST_TEST(!ours->ec, ours->ec.message());
   BOOST_TEST(!e.release(ours->held));
 }

@@ -61,7 +61,7 @@ BOOST_AUTO_TEST_CASE(an_uncommitted_write_is_seen_locally_only_and_rolled_back) 
   BOOST_REQUIRE(!ec);
   const auto before = e.store->get("u");
   e.store->inject(op::release, {fault::kind::uncommitted});
-  auto r = call<bool>(e, [&](auto h) { e.store->release("u", held.owner_id(), held.fencing_token(), h); });
+  auto r = call<bool>(e, [&, &held = held](auto h) { e.store->release("u", held.owner_id(), held.fencing_token(), h); });
   BOOST_TEST(r.ambiguous);
   const auto local = read(e, "u", ml::detail::read_mode::primary);
   BOOST_TEST(local.held.owner.empty(), "the primary freed it");
@@ -143,7 +143,7 @@ BOOST_AUTO_TEST_CASE(a_late_resend_restores_the_first_attempts_triple_after_the_
   BOOST_REQUIRE(!ec);
   const auto before = e.store->get("l").held;
   e.store->inject(op::release, fault::resend(50ms, 200ms));
-  auto r = call<bool>(e, [&](auto h) { e.store->release("l", held.owner_id(), held.fencing_token(), h); });
+  auto r = call<bool>(e, [&, &held = held](auto h) { e.store->release("l", held.owner_id(), held.fencing_token(), h); });
   BOOST_TEST(r.ambiguous);
   const auto rolled_back = read(e, "l", ml::detail::read_mode::primary);
   BOOST_TEST(rolled_back.held.owner == held.owner_id(), "the failover took the release away");

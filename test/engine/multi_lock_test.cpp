@@ -64,12 +64,12 @@ BOOST_AUTO_TEST_CASE(holds_every_lock_in_name_order_each_with_its_own_token) {
   BOOST_REQUIRE(grouped.size() == 1u);
   BOOST_TEST(grouped.front().name == "m-a,m-b,m-c", "the three blind takes of the first look in one command");
   BOOST_TEST(e.store->count(op::take) == 0u);
-  auto released = engine::ec_future([&](auto h) { held.async_release(h); });
+  auto released = engine::ec_future([&, &held = held](auto h) { held.async_release(h); });
   BOOST_REQUIRE(e.wait(released, 2s));
   BOOST_TEST(!released.get());
   for (auto n : {"m-a", "m-b", "m-c"}) BOOST_TEST(is_free(e, n), n);
   BOOST_TEST((held.status() == ml::errc::released));
-  auto again = engine::ec_future([&](auto h) { held.async_release(h); });
+  auto again = engine::ec_future([&, &held = held](auto h) { held.async_release(h); });
   BOOST_REQUIRE(e.wait(again, 2s));
   BOOST_TEST((again.get() == ml::errc::not_held));
 }
@@ -268,7 +268,7 @@ BOOST_AUTO_TEST_CASE(losing_any_member_cancels_the_guarded_work) {
   engine e(fast(600ms));
   auto [ec, held] = acquire(e, multi(e.p, {"g-1", "g-2", "g-3"}), 1s);
   BOOST_REQUIRE(!ec);
-  auto lost = engine::ec_future([&](auto h) { held.async_wait_lost(h); });
+  auto lost = engine::ec_future([&, &held = held](auto h) { held.async_wait_lost(h); });
   auto work = [&]() -> asio::awaitable<void> {
     asio::steady_timer t(co_await asio::this_coro::executor, 30s);
     co_await t.async_wait(asio::use_awaitable);
@@ -295,7 +295,7 @@ BOOST_AUTO_TEST_CASE(losing_any_member_cancels_the_guarded_work) {
   BOOST_TEST((lost.get() == ml::errc::lease_lost));
   BOOST_TEST((held.status() == ml::errc::lease_lost));
   BOOST_TEST(held.leases()[0].held(), "the other members are still held until released");
-  auto released = engine::ec_future([&](auto h) { held.async_release(h); });
+  auto released = engine::ec_future([&, &held = held](auto h) { held.async_release(h); });
   BOOST_REQUIRE(e.wait(released, 2s));
   BOOST_TEST((released.get() == ml::errc::lease_lost), "the first error in name order");
   BOOST_TEST(is_free(e, "g-1"));

@@ -260,7 +260,7 @@ BOOST_AUTO_TEST_CASE(a_lost_lease_refuses_a_fenced_write) {
   auto set = provider_on(e).create_multi_lock({"m1", "m2"}).async_acquire(asio::use_future);
   BOOST_REQUIRE(e.wait(set, 3s));
   auto held = set.get();
-  auto lost = engine::ec_future([&](auto h) { l.async_wait_lost(h); });
+  auto lost = engine::ec_future([&, &l = l](auto h) { l.async_wait_lost(h); });
   auto set_lost = engine::ec_future([&](auto h) { held.async_wait_lost(h); });
   for (const char* name : {"x", "m2"}) {
     auto stolen = e.store->get(name);

@@ -101,7 +101,7 @@ BOOST_AUTO_TEST_CASE(a_waiting_writer_goes_before_readers_that_came_after_it) {
   });
   // The writer holds p#w and the free permit, and is in line for the reader's (observed, not
   // assumed after a fixed time).
-  BOOST_REQUIRE(run_until(e, [&] {
+  BOOST_REQUIRE(run_until(e, [&, &first_reader = first_reader] {
     const auto other = first_reader.name() == "p#1" ? "p#2" : "p#1";
     return !is_free(e, "p#w") && !is_free(e, other) && !e.store->get(first_reader.name()).line.empty();
   }, 3s));

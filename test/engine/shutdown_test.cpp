@@ -139,7 +139,7 @@ BOOST_AUTO_TEST_CASE(shutdown_releases_leases_wakes_waiters_and_refuses_new_acqu
   engine e;
   auto [ec, held] = e.acquire("a", 1s);
   BOOST_REQUIRE(!ec);
-  auto ended = engine::ec_future([&](auto h) { held.async_wait_lost(h); });
+  auto ended = engine::ec_future([&, &held = held](auto h) { held.async_wait_lost(h); });
   e.store->put("b", held_by("ffffffffffffffffffffffffffffffff"));
   auto waiting = acquire_in_background(e, "b", 10s);
   e.run_for(50ms);

@@ -21,7 +21,7 @@ BOOST_AUTO_TEST_CASE(resume_past_the_deadline_loses_the_lease) {
   engine e(fast(1000ms));
   auto [ec, held] = e.acquire("sleeper", 1s);
   BOOST_REQUIRE(!ec);
-  auto ended = engine::ec_future([&](auto h) { held.async_wait_lost(h); });
+  auto ended = engine::ec_future([&, &held = held](auto h) { held.async_wait_lost(h); });
   e.run_for(100ms);
   const auto renewals = e.store->count(op::renew);
   boot_clock::simulate_suspend(5s);

@@ -74,17 +74,17 @@ BOOST_AUTO_TEST_CASE(proclaim_and_resign_give_their_reasons) {
   auto [ec, leading] = run<ml::leadership>(e, [&](auto h) { el.candidate("a").async_acquire(h); });
   BOOST_REQUIRE(!ec);
   ml::diagnostics d;
-  auto bad = run_ec(e, [&](auto h) { leading.async_proclaim("", d, h); });
+  auto bad = run_ec(e, [&, &leading = leading](auto h) { leading.async_proclaim("", d, h); });
   BOOST_TEST((bad == ml::errc::invalid_options));
   BOOST_TEST(d.reason == "an election value must not be empty");
   d.reason = "stale";
-  BOOST_TEST(!run_ec(e, [&](auto h) { leading.async_proclaim("b", d, h); }));
+  BOOST_TEST(!run_ec(e, [&, &leading = leading](auto h) { leading.async_proclaim("b", d, h); }));
   BOOST_TEST(d.reason.empty());
-  BOOST_TEST(!run_ec(e, [&](auto h) { leading.async_resign(d, h); }));
-  auto after = run_ec(e, [&](auto h) { leading.async_proclaim("c", d, h); });
+  BOOST_TEST(!run_ec(e, [&, &leading = leading](auto h) { leading.async_resign(d, h); }));
+  auto after = run_ec(e, [&, &leading = leading](auto h) { leading.async_proclaim("c", d, h); });
   BOOST_TEST((after == ml::errc::released));
   BOOST_TEST(d.reason == "the leadership was resigned: nothing to proclaim");
-  auto again = run_ec(e, [&](auto h) { leading.async_resign(d, h); });
+  auto again = run_ec(e, [&, &leading = leading](auto h) { leading.async_resign(d, h); });
   BOOST_TEST((again == ml::errc::not_held));
   BOOST_TEST(d.reason == "the lease was already released");
   ml::leadership none;
@@ -130,14 +130,14 @@ BOOST_AUTO_TEST_CASE(a_multi_lease_release_names_the_first_failing_lease) {
   stolen.held.owner = "thief";
   stolen.held.token += 1;
   e.store->put("mb", stolen);
-  BOOST_REQUIRE(run_until(e, [&] { return !both.leases()[1].held(); }, 3s));
+  BOOST_REQUIRE(run_until(e, [&, &both = both] { return !both.leases()[1].held(); }, 3s));
   ml::diagnostics d;
-  auto lost = run_ec(e, [&](auto h) { both.async_release(d, h); });
+  auto lost = run_ec(e, [&, &both = both](auto h) { both.async_release(d, h); });
   BOOST_TEST((lost == ml::errc::lease_lost), lost.message());
   BOOST_TEST(starts_with(d.reason, "lock 'mb': "), d.reason);
   BOOST_TEST(d.reason.size() > std::string("lock 'mb': ").size(), d.reason);
   // Both fail now: the first in name order speaks.
-  auto again = run_ec(e, [&](auto h) { both.async_release(d, h); });
+  auto again = run_ec(e, [&, &both = both](auto h) { both.async_release(d, h); });
   BOOST_TEST((again == ml::errc::not_held));
   BOOST_TEST(d.reason == "lock 'ma': the lease was already released");
   ml::multi_lease empty;
@@ -206,7 +206,7 @@ BOOST_AUTO_TEST_CASE(a_rw_lock_write_try_confirms_a_silent_reader_only_when_aske
       run<ml::multi_lease>(e, [&](auto h) { l.writer().async_try_acquire({.confirm_silent_holder = true}, d, h); });
   BOOST_TEST(!ec, ec.message() << ": " << d.reason);
   BOOST_TEST(all.leases().size() == 3u);
-  BOOST_TEST(!run_ec(e, [&](auto h) { all.async_release(h); }));
+  BOOST_TEST(!run_ec(e, [&, &all = all](auto h) { all.async_release(h); }));
 }
 
 // A set stops at its first held part: a confirmation cut short there is busy, as a lock's is; a
@@ -251,7 +251,7 @@ BOOST_AUTO_TEST_CASE(a_multi_lock_try_confirms_a_silent_member_only_when_asked) 
   auto [ec, both] = run<ml::multi_lease>(e, [&](auto h) { m.async_try_acquire({.confirm_silent_holder = true}, h); });
   BOOST_TEST(!ec, ec.message());
   BOOST_TEST(both.leases().size() == 2u);
-  BOOST_TEST(!run_ec(e, [&](auto h) { both.async_release(h); }));
+  BOOST_TEST(!run_ec(e, [&, &both = both](auto h) { both.async_release(h); }));
 }
 
 BOOST_AUTO_TEST_CASE(a_multi_lock_try_is_bounded_by_within) {
@@ -292,7 +292,7 @@ BOOST_AUTO_TEST_CASE(a_try_campaign_confirms_a_silent_leader_only_when_asked) {
   BOOST_TEST(!ec, ec.message() << ": " << d.reason);
   BOOST_TEST(leading.value() == "v");
   BOOST_TEST(leading.term() > 3);
-  BOOST_TEST(!run_ec(e, [&](auto h) { leading.async_resign(h); }));
+  BOOST_TEST(!run_ec(e, [&, &leading = leading](auto h) { leading.async_resign(h); }));
 }
 
 // One options type: a lock's own options are a lock_options, whose collection fields

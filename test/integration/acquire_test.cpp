@@ -110,7 +110,7 @@ BOOST_FIXTURE_TEST_CASE(cancel_while_call_in_flight_never_leaks_the_lock, io_fix
       co_return co_await b.create_lock(name).async_acquire_for(2000ms, asio::as_tuple(asio::deferred));
     }());
     BOOST_TEST_REQUIRE(!ec, "iteration " << i << ": " << ec.message());
-    run([&]() -> asio::awaitable<void> { co_await got.async_release(); }());
+    run([&, &got = got]() -> asio::awaitable<void> { co_await got.async_release(); }());
   }
   BOOST_TEST(aborted > 0);
 }

@@ -1,6 +1,7 @@
 #include "scenario.hpp"
 
-#if defined(__SANITIZE_ADDRESS__)
+#include "asan.hpp"
+#if MONGOLOCK_TEST_ASAN
 #include <sanitizer/lsan_interface.h>
 #endif
 
@@ -217,7 +218,7 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
         if (x.hosts[k]->crashed) return;
         x.hosts[k]->crashed = true;
         x.tr->note(x.loads[k]->who(), "", "crashed");
-#if defined(__SANITIZE_ADDRESS__)
+#if MONGOLOCK_TEST_ASAN
         // A crashed process's memory is gone: here it stays, its leases still referring to their
         // provider (a cycle that only their end breaks), and LeakSanitizer is told so.
         __lsan_ignore_object(x.providers[k]);

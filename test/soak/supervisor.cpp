@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "asan.hpp"
 #include "fault_proxy.hpp"
 #include "soak.hpp"
 
@@ -233,7 +234,7 @@ int supervise(options o) {
   }
   s = sum_stats(o.dir);
   const auto v = read_journals(o.dir);
-#if defined(__SANITIZE_ADDRESS__)
+#if MONGOLOCK_TEST_ASAN
   // ASan's quarantine keeps freed memory for a while, so RSS grows by design; its leak check at
   // each worker's exit (a non-zero status: "workers failed") replaces this one.
   const bool leak = false;

@@ -193,7 +193,10 @@ BOOST_AUTO_TEST_CASE(a_hand_off_to_the_line_matches_the_head_and_enrolls_with_th
   ml::detail::build_refresh("jobs", "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4", 8, &rf, &rc);
   BOOST_TEST(json(&rf) == R"({ "_id" : "jobs", "line.d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4" : 8 })");
   BOOST_TEST(json(&rc) == R"({ "$inc" : { "line_beat" : 1 } })");
-  for (auto* b : {&filter, &change, &rf, &rc}) bson_destroy(b);
+  bson_destroy(&filter);
+  bson_destroy(&change);
+  bson_destroy(&rf);
+  bson_destroy(&rc);
 }
 
 // Every renewal names this process: a lock handed over by another process shows its real
