@@ -158,8 +158,42 @@ asio::awaitable<void> workload::user(rng r) {
   --running_;
 }
 
+// What is missing from a grant of `kind` on `resource` (empty if nothing): a rw_lock's writer
+// holds NAME#w and every permit, a reader and a semaphore's holder one permit, a multi-lock each of
+// its locks (design.md sections 8 and 10). The oracle judges each name alone, so a writer granted
+// without one of the permits would stand beside a reader of it unseen.
+std::string workload::missing(const std::string& resource, const std::string& kind, const holding& h) const {
+  std::vector<std::string> got, want;
+  for (const auto* l : h.parts()) got.push_back(l->name());
+  std::sort(got.begin(), got.end());
+  const bool set = static_cast<bool>(h.many);
+  const int permits = kind == "semaphore" ? o_.permits : o_.readers;
+  if (kind == "multi") {
+    const auto plus = resource.find('+');
+    want = {resource.substr(0, plus), resource.substr(plus + 1)};
+  } else if (kind == "rw_lock" && set) {
+    want.push_back(resource + "#w");
+    for (int k = 1; k <= permits; ++k) want.push_back(resource + "#" + std::to_string(k));
+  } else if (kind == "lock") {
+    want = {resource};
+  } else {  // one permit: whichever it is
+    for (int k = 1; k <= permits; ++k)
+      if (got.size() == 1 && got[0] == resource + "#" + std::to_string(k)) want = got;
+    if (want.empty()) want = {"one of " + resource + "#1.." + std::to_string(permits)};
+  }
+  std::sort(want.begin(), want.end());
+  if (got == want) return {};
+  std::string text = "holds";
+  for (const auto& n : got) text += " " + n;
+  text += "; its kind takes";
+  for (const auto& n : want) text += " " + n;
+  return text;
+}
+
 asio::awaitable<void> workload::hold(rng& r, const std::string& resource, const std::string& kind, holding h) {
   const auto parts = h.parts();
+  if (const auto gap = missing(resource, kind, h); !gap.empty())
+    oracle_.fail(resource, who_ + " granted a " + kind + " that " + gap);
   for (const auto* l : parts) oracle_.granted(p_, who_, *l, resource, kind);
   const ns until = ml::detail::steady_clock::now().time_since_epoch() + r.between(ns{0}, o_.hold_max);
   while (ml::detail::steady_clock::now().time_since_epoch() < until) {

@@ -57,6 +57,7 @@ class workload {
   boost::asio::awaitable<std::tuple<boost::system::error_code, Value>> acquire(rng& r, const Surface& surface,
                                                                                 const std::string& name, std::string& how);
   boost::asio::awaitable<void> hold(rng& r, const std::string& resource, const std::string& kind, holding h);
+  std::string missing(const std::string& resource, const std::string& kind, const holding& h) const;
 
   process& p_;
   std::string who_;
