@@ -5,9 +5,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -96,32 +94,16 @@ asio::awaitable<int> dispatch(mongolock::client& db, mongolock::provider& locks,
   }
 }
 
-// How long a process that never held a lease waits for the tidying of its acquire (a take given
-// back, its entry in a lock's line left): a server that answers does it in milliseconds; one that
-// does not would hold the exit up by a server selection per call, past --wait (docs/cli.md).
-// What is left undone ends on the server by itself: a line entry costs the next waiter one
-// window, a take that landed after all is a holder that never renews (docs/design.md sections 7
-// and 2).
-constexpr auto tidy_up_allowance = std::chrono::milliseconds{500};
-
 // The command, then a clean exit: a take whose acquire was interrupted (SIGINT while waiting)
 // may still be answered by the server; shutdown gives it back before the process ends instead
-// of leaving the lock held until --ttl. Its own failure does not change the exit code. `rc` is
-// set before the shutdown begins: when the allowance runs out, `io` stops with it unfinished.
-asio::awaitable<void> dispatch_then_shut_down(mongolock::client& db, mongolock::provider& locks,
-                                              const cli::options& o, asio::io_context& io, int& rc) {
-  rc = co_await dispatch(db, locks, o);
-  asio::steady_timer allowance(io);
-  if (locks.snapshot().acquisitions == 0) {
-    allowance.expires_after(tidy_up_allowance);
-    allowance.async_wait([&io](error_code ec) {
-      if (!ec) io.stop();
-    });
-  }
+// of leaving the lock held until --ttl. Its own failure does not change the exit code.
+asio::awaitable<int> dispatch_then_shut_down(mongolock::client& db, mongolock::provider& locks,
+                                             const cli::options& o) {
+  const int rc = co_await dispatch(db, locks, o);
   mongolock::diagnostics why;
   auto [ec] = co_await locks.async_shutdown(why, asio::as_tuple(asio::use_awaitable));
-  allowance.cancel();
   if (ec && o.verbose) std::cerr << "mongolock: shutdown: " << ec.message() << " (" << why.reason << ")\n";
+  co_return rc;
 }
 
 }  // namespace
@@ -156,16 +138,17 @@ int main(int argc, char** argv) {
     mongolock::client db(io.get_executor(), o.uri, co);
     mongolock::provider locks(db, o.database, o.collection, lo);
     int rc = cli::exit_software;
-    asio::co_spawn(io, dispatch_then_shut_down(db, locks, o, io, rc), [&](std::exception_ptr e) {
+    asio::co_spawn(io, dispatch_then_shut_down(db, locks, o), [&](std::exception_ptr e, int r) {
+      rc = r;
       if (e) {
         try { std::rethrow_exception(e); } catch (const std::exception& x) { std::cerr << "mongolock: " << readable(x) << "\n"; }
         rc = cli::exit_software;
       }
     });
     io.run();
-    // Done: the command ran, async_shutdown finished every release (or the tidy-up allowance
-    // ran out). Exit without ~client, which joins the driver's workers: one may still sit in
-    // server selection for a call nobody waits for (up to the URI's serverSelectionTimeoutMS).
+    // Done: the command ran, async_shutdown finished every release. Exit without ~client, which
+    // joins the driver's workers: one may still sit in server selection for a call nobody waits
+    // for (up to the URI's serverSelectionTimeoutMS), and --wait must bound the whole run.
     std::cout.flush();
     std::cerr.flush();
     std::fflush(nullptr);
