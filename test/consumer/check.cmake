@@ -5,7 +5,9 @@
 #     against it with find_package;
 #   MODE=subdirectory: test/consumer_subdir adds the source tree with add_subdirectory, as a
 #     shared library (BUILD_SHARED_LIBS=ON), in a project where Boost.Test cannot be found. No
-#     build type: the check is about the build's wiring, and unoptimized code compiles fastest.
+#     build type: the check is about the build's wiring, and unoptimized code compiles fastest;
+#     with clang 14 when there is one (the project's scripts install it): it compiles the library
+#     in half GCC 12's time, and the install check above builds with the default compiler.
 set(prefix ${WORK_DIR}/prefix)
 file(REMOVE_RECURSE ${WORK_DIR})
 function(run)
@@ -15,8 +17,13 @@ function(run)
   endif()
 endfunction()
 if(MODE STREQUAL "subdirectory")
+  find_program(clang NAMES clang++-14)
+  set(compiler "")
+  if(clang)
+    set(compiler -DCMAKE_CXX_COMPILER=${clang})
+  endif()
   run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/test/consumer_subdir -B ${WORK_DIR}/consumer
-      -DMONGOLOCK_SOURCE_DIR=${SOURCE_DIR}
+      -DMONGOLOCK_SOURCE_DIR=${SOURCE_DIR} ${compiler}
       # A consumer without Boost.Test: configuring fails if mongolock asks for it.
       -DCMAKE_DISABLE_FIND_PACKAGE_boost_unit_test_framework=ON)
   run(${CMAKE_COMMAND} --build ${WORK_DIR}/consumer -j2)
