@@ -40,6 +40,13 @@ class client {
   boost::asio::any_io_executor get_executor() const;
   // The URI with any password replaced by ****.
   const std::string& redacted_uri() const;
+  // Whether a server may still answer or apply what this client sends: one it can write to is
+  // known (the driver's view of the deployment), or a command it wrote is not yet answered. False
+  // once every server is unknown or unreachable and every call is still looking for one (a call
+  // selecting a server has sent nothing). A process leaving before its shutdown ends can tell
+  // from it whether waiting on could still change anything on a server (the mongolock tool's run
+  // does, when it got no lock: docs/cli.md).
+  bool server_in_reach() const noexcept;
 
   // Pings the server and reads its version. Completes with errc::server_unavailable when no
   // server answers within server_selection_timeout. Cancellation: terminal (partial and total are

@@ -27,6 +27,7 @@ client::~client() { impl_->shutdown(); }
 
 asio::any_io_executor client::get_executor() const { return impl_->ex; }
 const std::string& client::redacted_uri() const { return impl_->db->redacted_uri(); }
+bool client::server_in_reach() const noexcept { return impl_->db->server_in_reach(); }
 
 namespace {
 asio::awaitable<std::tuple<error_code, server_version>> version_body(std::shared_ptr<detail::client_impl> impl) {

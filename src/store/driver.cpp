@@ -131,7 +131,31 @@ std::unique_ptr<driver> driver::create(std::string_view uri_text, const client_o
   }
   mongoc_client_pool_set_error_api(pool, MONGOC_ERROR_API_VERSION_2);
   mongoc_client_pool_max_size(pool, static_cast<std::uint32_t>(opts.worker_threads));
-  return std::unique_ptr<driver>(new driver(uri, pool, redact_uri(text)));
+  std::unique_ptr<driver> d(new driver(uri, pool, redact_uri(text)));
+  d->watch_the_server();
+  return d;
+}
+
+// Before any client is popped from the pool: a client popped earlier would have no callbacks.
+// The command events come on the worker threads, inside the blocking call; the topology events
+// on the pool's monitoring threads.
+void driver::watch_the_server() {
+  mongoc_apm_callbacks_t* callbacks = mongoc_apm_callbacks_new();
+  mongoc_apm_set_command_started_cb(callbacks, [](const mongoc_apm_command_started_t* e) {
+    static_cast<driver*>(mongoc_apm_command_started_get_context(e))->awaiting_reply_.fetch_add(1, std::memory_order_relaxed);
+  });
+  mongoc_apm_set_command_succeeded_cb(callbacks, [](const mongoc_apm_command_succeeded_t* e) {
+    static_cast<driver*>(mongoc_apm_command_succeeded_get_context(e))->awaiting_reply_.fetch_sub(1, std::memory_order_relaxed);
+  });
+  mongoc_apm_set_command_failed_cb(callbacks, [](const mongoc_apm_command_failed_t* e) {
+    static_cast<driver*>(mongoc_apm_command_failed_get_context(e))->awaiting_reply_.fetch_sub(1, std::memory_order_relaxed);
+  });
+  mongoc_apm_set_topology_changed_cb(callbacks, [](const mongoc_apm_topology_changed_t* e) {
+    const bool writable = mongoc_topology_description_has_writable_server(mongoc_apm_topology_changed_get_new_description(e));
+    static_cast<driver*>(mongoc_apm_topology_changed_get_context(e))->writable_.store(writable, std::memory_order_relaxed);
+  });
+  watched_ = mongoc_client_pool_set_apm_callbacks(pool_, callbacks, this);
+  mongoc_apm_callbacks_destroy(callbacks);
 }
 
 driver::~driver() {

@@ -3,6 +3,8 @@
 #include <mongoc/mongoc.h>
 
 #include <boost/system/error_code.hpp>
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -48,12 +50,26 @@ class driver {
 
   const std::string& redacted_uri() const { return redacted_uri_; }
 
+  // Whether a server may still answer or apply what this driver sends: one it can write to is
+  // known (by the driver's topology events), or a command it wrote is not yet answered or failed
+  // (by its command events: each started command ends in exactly one succeeded or failed event).
+  // False once neither holds: every server unknown or unreachable, and every call still looking
+  // for one (a call selecting a server or connecting has sent nothing). True whatever happens if
+  // the events could not be registered.
+  bool server_in_reach() const noexcept {
+    return !watched_ || writable_.load(std::memory_order_relaxed) || awaiting_reply_.load(std::memory_order_relaxed) != 0;
+  }
+
  private:
   driver(mongoc_uri_t* uri, mongoc_client_pool_t* pool, std::string redacted)
       : uri_(uri), pool_(pool), redacted_uri_(std::move(redacted)) {}
+  void watch_the_server();
   mongoc_uri_t* uri_;
   mongoc_client_pool_t* pool_;
   std::string redacted_uri_;
+  bool watched_ = false;
+  std::atomic<bool> writable_{false};
+  std::atomic<std::int64_t> awaiting_reply_{0};
 };
 
 }  // namespace mongolock::detail

@@ -219,4 +219,34 @@ BOOST_AUTO_TEST_CASE(a_wait_rides_out_a_server_restart) {
   fs::remove_all(dir);
 }
 
+// docs/cli.md: "a `--wait` above 0 bounds the wait for the lock", and a run that got no lock exits
+// at most about 1 s after it once no server is in reach. A run waits with --wait 3s on a held
+// lock; 1.5 s in, the server is killed and stays down. The run exits 75 (a server that answered it
+// before stopped answering) about 1 s past its bound, not once the calls it abandoned (a server
+// selection in flight, its leave from the lock's line) have each waited out a server selection.
+BOOST_AUTO_TEST_CASE(a_bounded_wait_ends_at_its_bound_with_the_server_gone) {
+  private_server server("cli-gone-server");
+  if (!server.available()) return;
+  const auto dir = scratch("cli-gone");
+  const auto ran = dir / "ran";
+  auto holder = cli_on(server, dir, "holder", {"--ttl", "3s", "run", "gone", "--", "sh", "-c", "echo held >> " + ran.string() + "; exec sleep 60"});
+  const auto t_held = clock::now();
+  while (slurp(ran).empty() && ms_since(t_held) < 10000) std::this_thread::sleep_for(20ms);
+  BOOST_REQUIRE_MESSAGE(!slurp(ran).empty(), "the holder did not run: " << slurp(dir / "holder"));
+  const auto t_start = clock::now();
+  auto waiter = cli_on(server, dir, "waiter", {"--wait", "3s", "run", "gone", "--", "sh", "-c", "echo waited >> " + ran.string()});
+  std::this_thread::sleep_for(1500ms);  // it has reached the server and found the lock held
+  server.kill();
+  const int rc = waiter->wait_exit_for(30s);
+  const auto ms = ms_since(t_start);
+  BOOST_TEST_MESSAGE("waiter: exit " << rc << " after " << ms << " ms");
+  BOOST_TEST(rc == 75, slurp(dir / "waiter"));
+  // The bound, its second, and 2 s for a loaded machine and a sanitizer: less than one abandoned
+  // call's server selection (5 s from the kill) would take.
+  BOOST_TEST(ms < 6000, ms << " ms: " << slurp(dir / "waiter"));
+  BOOST_TEST(holder->wait_exit_for(20s) == 74, slurp(dir / "holder"));
+  BOOST_TEST(slurp(ran) == "held\n");
+  fs::remove_all(dir);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -548,4 +548,36 @@ BOOST_FIXTURE_TEST_CASE(resets_during_acquire_end_clearly_and_leave_nothing_held
   BOOST_TEST(outcomes.size() == names.size());
 }
 
+// client::server_in_reach: true once a server the client can write to is known, and while a
+// command it wrote is unanswered; false for a client whose calls are all still looking for a
+// server (the mongolock tool stops waiting for its tidying up on that: docs/cli.md). Against a
+// port nobody listens on, it stays false for the whole selection, and the call then fails.
+BOOST_FIXTURE_TEST_CASE(a_server_is_in_reach_once_known_and_never_while_every_call_looks_for_one, proxied) {
+  connect(1500ms, 5000ms);
+  auto p = through_proxy(fast_options());
+  const auto read_on = [&](ml::provider& from) {
+    return asio::co_spawn(asio::make_strand(io), [&from]() -> asio::awaitable<error_code> {
+      auto [ec, info] = co_await from.async_inspect("in-reach", asio::as_tuple(asio::use_awaitable));
+      co_return ec;
+    }, asio::use_future);
+  };
+  BOOST_REQUIRE(!read_on(p).get());
+  BOOST_TEST(via->server_in_reach());
+  proxy->latency(800ms);
+  auto slow = read_on(p);
+  std::this_thread::sleep_for(400ms);
+  BOOST_TEST(via->server_in_reach());
+  BOOST_TEST(!slow.get());
+
+  ml::client nowhere(io.get_executor(), "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=1500");
+  BOOST_TEST(!nowhere.server_in_reach());
+  ml::provider lost(nowhere, "mongolock_test", "locks", fast_options());
+  auto selecting = read_on(lost);
+  for (int i = 0; i < 10; ++i) {
+    std::this_thread::sleep_for(100ms);
+    BOOST_TEST(!nowhere.server_in_reach(), "at " << (i + 1) * 100 << " ms of the selection");
+  }
+  BOOST_TEST((selecting.get() == ml::errc::server_unavailable));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

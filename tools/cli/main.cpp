@@ -4,11 +4,15 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include "args.hpp"
@@ -94,16 +98,48 @@ asio::awaitable<int> dispatch(mongolock::client& db, mongolock::provider& locks,
   }
 }
 
+// A process that never held a lease waits for the tidying up of its acquire (a take whose reply
+// came late given back, its entry in a lock's line left) only while a server is in reach: one it
+// can write to is known, or a command it sent is unanswered (it may yet be applied). Once none
+// has been for `out_of_reach_enough`, its calls are all still looking for a server, and waiting
+// on would hold the exit up by a server selection per call, past --wait (docs/cli.md). What is
+// left undone ends on the server by itself: a line entry costs the next waiter one window, a
+// take that landed after all is a holder that never renews (docs/design.md sections 7 and 2).
+constexpr auto out_of_reach_enough = std::chrono::milliseconds{500};
+constexpr auto reach_check = std::chrono::milliseconds{50};
+
+struct reach_watch {
+  explicit reach_watch(asio::io_context& io) : tick(io) {}
+  asio::steady_timer tick;
+  bool done = false;  // the shutdown ended
+};
+
+asio::awaitable<void> stop_when_out_of_reach(mongolock::client& db, asio::io_context& io,
+                                             std::shared_ptr<reach_watch> w) {
+  auto out = std::chrono::milliseconds{0};
+  while (out < out_of_reach_enough) {
+    w->tick.expires_after(reach_check);
+    co_await w->tick.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (w->done) co_return;
+    out = db.server_in_reach() ? std::chrono::milliseconds{0} : out + reach_check;
+  }
+  io.stop();
+}
+
 // The command, then a clean exit: a take whose acquire was interrupted (SIGINT while waiting)
 // may still be answered by the server; shutdown gives it back before the process ends instead
-// of leaving the lock held until --ttl. Its own failure does not change the exit code.
-asio::awaitable<int> dispatch_then_shut_down(mongolock::client& db, mongolock::provider& locks,
-                                             const cli::options& o) {
-  const int rc = co_await dispatch(db, locks, o);
+// of leaving the lock held until --ttl. Its own failure does not change the exit code. `rc` is
+// set before the shutdown begins: `io` may stop with it unfinished.
+asio::awaitable<void> dispatch_then_shut_down(mongolock::client& db, mongolock::provider& locks,
+                                              const cli::options& o, asio::io_context& io, int& rc) {
+  rc = co_await dispatch(db, locks, o);
+  auto watch = std::make_shared<reach_watch>(io);
+  if (locks.snapshot().acquisitions == 0) asio::co_spawn(io, stop_when_out_of_reach(db, io, watch), asio::detached);
   mongolock::diagnostics why;
   auto [ec] = co_await locks.async_shutdown(why, asio::as_tuple(asio::use_awaitable));
+  watch->done = true;
+  watch->tick.cancel();
   if (ec && o.verbose) std::cerr << "mongolock: shutdown: " << ec.message() << " (" << why.reason << ")\n";
-  co_return rc;
 }
 
 }  // namespace
@@ -138,17 +174,16 @@ int main(int argc, char** argv) {
     mongolock::client db(io.get_executor(), o.uri, co);
     mongolock::provider locks(db, o.database, o.collection, lo);
     int rc = cli::exit_software;
-    asio::co_spawn(io, dispatch_then_shut_down(db, locks, o), [&](std::exception_ptr e, int r) {
-      rc = r;
+    asio::co_spawn(io, dispatch_then_shut_down(db, locks, o, io, rc), [&](std::exception_ptr e) {
       if (e) {
         try { std::rethrow_exception(e); } catch (const std::exception& x) { std::cerr << "mongolock: " << readable(x) << "\n"; }
         rc = cli::exit_software;
       }
     });
     io.run();
-    // Done: the command ran, async_shutdown finished every release. Exit without ~client, which
-    // joins the driver's workers: one may still sit in server selection for a call nobody waits
-    // for (up to the URI's serverSelectionTimeoutMS), and --wait must bound the whole run.
+    // Done: the command ran, async_shutdown finished every release (or a run that held nothing
+    // stopped waiting for it). Exit without ~client, which joins the driver's workers: one may still sit in
+    // server selection for a call nobody waits for (up to the URI's serverSelectionTimeoutMS).
     std::cout.flush();
     std::cerr.flush();
     std::fflush(nullptr);
