@@ -6,9 +6,9 @@
 #     which install this build; the CLI's fork check with its preload shim; the cron stress with
 #     its wall clock shim; the soak's memory-growth check), built with only the targets those
 #     need, and the simulation's corpus (scripts/sim.sh --corpus: thousands of seeds, too slow
-#     under a sanitizer; the sanitizer builds run its suite). GCC 12 compiles it: the other
-#     compiler of the two (the ASan build's is clang 14, which also compiles the examples, the
-#     benchmark and the tutorials the docs quote).
+#     under a sanitizer; the sanitizer builds run its suite). GCC 12 compiles it; the ASan
+#     build's compiler is clang 14, so both compile the library, and clang the examples, the
+#     benchmark and the tutorials the docs quote.
 #     Its tests run beside the ASan build, then the TSan build, then the fuzz smoke, one after the
 #     other at nice 19 (the tests mostly wait on timers and processes). With MONGOLOCK_SKIP_ASAN it
 #     builds and runs everything instead;

@@ -140,19 +140,21 @@ std::unique_ptr<driver> driver::create(std::string_view uri_text, const client_o
 // The command events come on the worker threads, inside the blocking call; the topology events
 // on the pool's monitoring threads.
 void driver::watch_the_server() {
+  static constexpr auto self = [](void* context) -> driver& { return *static_cast<driver*>(context); };
   mongoc_apm_callbacks_t* callbacks = mongoc_apm_callbacks_new();
   mongoc_apm_set_command_started_cb(callbacks, [](const mongoc_apm_command_started_t* e) {
-    static_cast<driver*>(mongoc_apm_command_started_get_context(e))->awaiting_reply_.fetch_add(1, std::memory_order_relaxed);
+    self(mongoc_apm_command_started_get_context(e)).awaiting_reply_.fetch_add(1, std::memory_order_relaxed);
   });
   mongoc_apm_set_command_succeeded_cb(callbacks, [](const mongoc_apm_command_succeeded_t* e) {
-    static_cast<driver*>(mongoc_apm_command_succeeded_get_context(e))->awaiting_reply_.fetch_sub(1, std::memory_order_relaxed);
+    self(mongoc_apm_command_succeeded_get_context(e)).awaiting_reply_.fetch_sub(1, std::memory_order_relaxed);
   });
   mongoc_apm_set_command_failed_cb(callbacks, [](const mongoc_apm_command_failed_t* e) {
-    static_cast<driver*>(mongoc_apm_command_failed_get_context(e))->awaiting_reply_.fetch_sub(1, std::memory_order_relaxed);
+    self(mongoc_apm_command_failed_get_context(e)).awaiting_reply_.fetch_sub(1, std::memory_order_relaxed);
   });
   mongoc_apm_set_topology_changed_cb(callbacks, [](const mongoc_apm_topology_changed_t* e) {
-    const bool writable = mongoc_topology_description_has_writable_server(mongoc_apm_topology_changed_get_new_description(e));
-    static_cast<driver*>(mongoc_apm_topology_changed_get_context(e))->writable_.store(writable, std::memory_order_relaxed);
+    const auto* now = mongoc_apm_topology_changed_get_new_description(e);
+    const bool writable = mongoc_topology_description_has_writable_server(now);
+    self(mongoc_apm_topology_changed_get_context(e)).writable_.store(writable, std::memory_order_relaxed);
   });
   watched_ = mongoc_client_pool_set_apm_callbacks(pool_, callbacks, this);
   mongoc_apm_callbacks_destroy(callbacks);

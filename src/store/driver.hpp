@@ -57,7 +57,8 @@ class driver {
   // for one (a call selecting a server or connecting has sent nothing). True whatever happens if
   // the events could not be registered.
   bool server_in_reach() const noexcept {
-    return !watched_ || writable_.load(std::memory_order_relaxed) || awaiting_reply_.load(std::memory_order_relaxed) != 0;
+    return !watched_ || writable_.load(std::memory_order_relaxed) ||
+           awaiting_reply_.load(std::memory_order_relaxed) != 0;
   }
 
  private:

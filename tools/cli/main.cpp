@@ -134,7 +134,8 @@ asio::awaitable<void> dispatch_then_shut_down(mongolock::client& db, mongolock::
                                               const cli::options& o, asio::io_context& io, int& rc) {
   rc = co_await dispatch(db, locks, o);
   auto watch = std::make_shared<reach_watch>(io);
-  if (locks.snapshot().acquisitions == 0) asio::co_spawn(io, stop_when_out_of_reach(db, io, watch), asio::detached);
+  if (locks.snapshot().acquisitions == 0)  // it never held a lease
+    asio::co_spawn(io, stop_when_out_of_reach(db, io, watch), asio::detached);
   mongolock::diagnostics why;
   auto [ec] = co_await locks.async_shutdown(why, asio::as_tuple(asio::use_awaitable));
   watch->done = true;
@@ -182,8 +183,8 @@ int main(int argc, char** argv) {
     });
     io.run();
     // Done: the command ran, async_shutdown finished every release (or a run that held nothing
-    // stopped waiting for it). Exit without ~client, which joins the driver's workers: one may still sit in
-    // server selection for a call nobody waits for (up to the URI's serverSelectionTimeoutMS).
+    // stopped waiting for it). Exit without ~client, which joins the driver's workers: one may
+    // still sit in server selection for a call nobody waits for (up to serverSelectionTimeoutMS).
     std::cout.flush();
     std::cerr.flush();
     std::fflush(nullptr);
