@@ -191,6 +191,17 @@ std::unique_ptr<child> cli_on(const private_server& server, const fs::path& dir,
   return std::make_unique<child>(argv, dir / out);
 }
 
+// A run holding `name` with a 3 s ttl, its command appending "held" to dir/ran then sleeping;
+// returned once the command ran.
+std::unique_ptr<child> holding(const private_server& server, const fs::path& dir, const std::string& name) {
+  const auto ran = dir / "ran";
+  auto holder = cli_on(server, dir, "holder", {"--ttl", "3s", "run", name, "--", "sh", "-c", "echo held >> " + ran.string() + "; exec sleep 60"});
+  const auto t_held = clock::now();
+  while (slurp(ran).empty() && ms_since(t_held) < 10000) std::this_thread::sleep_for(20ms);
+  BOOST_REQUIRE_MESSAGE(!slurp(ran).empty(), "the holder did not run: " << slurp(dir / "holder"));
+  return holder;
+}
+
 // docs/cli.md: "a server outage inside it is waited out: the lock is taken once a server answers
 // again, if `--wait` has time left". A run waits with --wait 60s on a lock whose holder has a 3 s
 // ttl; the server is killed (the holder's lease ends at its deadline, its command stopped, exit
@@ -201,10 +212,7 @@ BOOST_AUTO_TEST_CASE(a_wait_rides_out_a_server_restart) {
   if (!server.available()) return;
   const auto dir = scratch("cli-restart");
   const auto ran = dir / "ran";
-  auto holder = cli_on(server, dir, "holder", {"--ttl", "3s", "run", "restart", "--", "sh", "-c", "echo held >> " + ran.string() + "; exec sleep 60"});
-  const auto t_held = clock::now();
-  while (slurp(ran).empty() && ms_since(t_held) < 10000) std::this_thread::sleep_for(20ms);
-  BOOST_REQUIRE_MESSAGE(!slurp(ran).empty(), "the holder did not run: " << slurp(dir / "holder"));
+  auto holder = holding(server, dir, "restart");
   auto waiter = cli_on(server, dir, "waiter", {"--wait", "60s", "run", "restart", "--", "sh", "-c", "echo waited >> " + ran.string()});
   std::this_thread::sleep_for(1500ms);  // it has reached the server and found the lock held
   server.kill();
@@ -229,10 +237,7 @@ BOOST_AUTO_TEST_CASE(a_bounded_wait_ends_at_its_bound_with_the_server_gone) {
   if (!server.available()) return;
   const auto dir = scratch("cli-gone");
   const auto ran = dir / "ran";
-  auto holder = cli_on(server, dir, "holder", {"--ttl", "3s", "run", "gone", "--", "sh", "-c", "echo held >> " + ran.string() + "; exec sleep 60"});
-  const auto t_held = clock::now();
-  while (slurp(ran).empty() && ms_since(t_held) < 10000) std::this_thread::sleep_for(20ms);
-  BOOST_REQUIRE_MESSAGE(!slurp(ran).empty(), "the holder did not run: " << slurp(dir / "holder"));
+  auto holder = holding(server, dir, "gone");
   const auto t_start = clock::now();
   auto waiter = cli_on(server, dir, "waiter", {"--wait", "3s", "run", "gone", "--", "sh", "-c", "echo waited >> " + ran.string()});
   std::this_thread::sleep_for(1500ms);  // it has reached the server and found the lock held
