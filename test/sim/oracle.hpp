@@ -35,11 +35,6 @@ class oracle {
   const std::optional<std::string>& failure() const { return failure_; }
   const std::string& failing_name() const { return failing_name_; }
   std::size_t grants() const { return grants_; }
-  // The kind `name` was first granted as ("lock", "semaphore", "rw_lock"), or empty.
-  std::string kind_of(const std::string& name) const {
-    auto it = kind_of_.find(name);
-    return it == kind_of_.end() ? std::string() : it->second;
-  }
 
  private:
   struct holder {

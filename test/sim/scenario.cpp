@@ -338,15 +338,20 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
   };
   for (const auto& name : d.names)
     take(name, 1, [&](auto t, auto h) { lock(name).async_acquire_for(t, std::move(h)); });
-  // A semaphore or rw_lock whose name a plain lock took first is that lock's.
+  // A semaphore or rw_lock whose name a plain lock took first is that lock's: the document says
+  // which (a take that was never granted, its outcome unknown, may have fixed the kind).
+  const auto plain = [&](const std::string& name) {
+    const auto doc = net.store().get(name);
+    return doc.exists && !doc.declared;
+  };
   for (const auto& name : {d.semaphore, d.rw})
-    if (!name.empty() && x.judge->kind_of(name) == "lock")
+    if (!name.empty() && plain(name))
       take(name, 1, [&](auto t, auto h) { lock(name).async_acquire_for(t, std::move(h)); });
-  if (!d.rw.empty() && x.judge->kind_of(d.rw) != "lock")  // the writer takes every permit
+  if (!d.rw.empty() && !plain(d.rw))  // the writer takes every permit
     take(d.rw, 1 + d.readers, [&](auto t, auto h) {
       prov.create_rw_lock(d.rw, {.max_readers = d.readers}).writer().async_acquire_for(t, std::move(h));
     });
-  if (!d.semaphore.empty() && x.judge->kind_of(d.semaphore) != "lock") {
+  if (!d.semaphore.empty() && !plain(d.semaphore)) {
     // Every permit, one acquire each, all held until the last.
     std::vector<ml::lease> permits;
     for (int i = 0; i < d.permits; ++i)
