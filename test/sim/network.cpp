@@ -127,6 +127,29 @@ network::network(world& w, process& server, rng r, net_faults f, trace& t)
   const inside in(server_);
   store_ = std::make_shared<test::memory_store>(server_.io.get_executor());
   store_->keep_history();  // for the stale snapshots of a failover
+  store_->on_call([this](const test::call_record& c) {
+    if (!sending_) return;
+    const auto note = [&](const std::string& owner) {
+      if (owner.empty()) return;
+      // An owner first reaches the server in its own process's call (a join or a take).
+      const auto& sender = owner_of_.emplace(owner, *sending_).first->second;
+      if (sender == *sending_) last_own_call_[owner] = world_.now();
+    };
+    // A hand-off: a releaser's take that writes the head of the line in as holder (the head may
+    // be a waiter of its own process, even one long gone).
+    const auto releaser = owner_of_.find(c.from);
+    if (c.what == test::op::take && c.from != c.owner && releaser != owner_of_.end() && releaser->second == *sending_) {
+      sending_ = nullptr;
+      return;
+    }
+    if (c.what == test::op::write_grouped)
+      for (const auto& o : c.owners) note(o);
+    else
+      note(c.owner);
+    if (trace_.detailed() && c.what != test::op::write_grouped && !c.owner.empty())
+      trace_.detail(*sending_, c.name, "    of owner " + c.owner.substr(0, 8));
+    sending_ = nullptr;
+  });
 }
 
 std::shared_ptr<ml::detail::lock_store> network::link_for(process& client, std::string who) {

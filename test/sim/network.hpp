@@ -4,7 +4,9 @@
 // resend, stale snapshots) run by its own process on true time, and a link per simulated process
 // that carries each call there and its reply back, with a latency drawn per message. Faults are
 // drawn per call from the run's seed; failovers and unreachable windows are the scenario's.
+#include <map>
 #include <memory>
+#include <string>
 
 #include "memory_store.hpp"
 #include "sim_random.hpp"
@@ -50,6 +52,10 @@ class network {
   // still make some).
   void close() { closed_ = true; }
 
+  // Each owner's last call that its own process sent, in true time (a hand-off, a release that
+  // writes the next waiter in as holder, is the releaser's call, not the new holder's).
+  const std::map<std::string, ns>& last_own_calls() const { return last_own_call_; }
+
   // Runs `f` on the server process `d` from now (call inside the server process).
   void after(ns d, std::function<void()> f);
   // Carries a call from `from` to the server and its reply back; `o`: its kind, for faults.
@@ -70,6 +76,9 @@ class network {
   trace& trace_;
   std::shared_ptr<test::memory_store> store_;
   bool calm_ = false, closed_ = false;
+  const std::string* sending_ = nullptr;           // who sends the call the store is taking
+  std::map<std::string, std::string> owner_of_;    // an owner's process: the first to send it
+  std::map<std::string, ns> last_own_call_;
   ns deposed_until_{0}, stale_until_{0}, stale_from_{0}, lag_{0};
 };
 
@@ -83,6 +92,7 @@ void network::carry(process& from, const std::string& who, test::op o, const std
     after(latency(), [this, &from, who, o, name, majority_read, call = std::move(call), r = std::move(r)]() mutable {
       draw_fault(who, o, name, majority_read);
       if (trace_.detailed()) trace_.detail(who, name, "  " + std::string(op_name(o)) + " arrives");
+      sending_ = &who;  // for the store's record of the call, which it makes as the call begins
       call([this, &from, who, o, name, r = std::move(r)](mongolock::detail::outcome<T> v) mutable {
         if (trace_.detailed())
           trace_.detail(who, name, "  " + std::string(op_name(o)) + " answered: " + (v.ec ? v.ec.message() : "ok") +
@@ -93,6 +103,7 @@ void network::carry(process& from, const std::string& who, test::op o, const std
           from.mail = true;
         });
       });
+      sending_ = nullptr;
     });
   });
 }

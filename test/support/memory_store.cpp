@@ -152,6 +152,7 @@ lock_doc memory_store::committed_as_of(const std::string& name, ml::detail::stea
 
 void memory_store::log(call_record rec) {
   rec.at = ml::detail::steady_clock::now();
+  if (on_call_) on_call_(rec);
   std::lock_guard g(mu_);
   calls_.push_back(std::move(rec));
 }
@@ -332,7 +333,9 @@ void memory_store::list(reply<outcome<std::vector<named_doc>>> r) {
 
 void memory_store::take(const take_request& t, reply<outcome<bool>> r) {
   note_arrival(t);
-  write<bool>(op::take, {op::take, t.name, t.owner, t.token}, std::move(r),
+  call_record rec{op::take, t.name, t.owner, t.token};
+  if (t.observed.exists) rec.from = t.observed.held.owner;
+  write<bool>(op::take, std::move(rec), std::move(r),
               [this, t, beat = fresh_beat(), now = wall_ms()] { return apply_take(t, beat, now); });
 }
 
@@ -432,6 +435,10 @@ void memory_store::write_grouped(const std::vector<grouped_write>& writes,
   static const char* const kinds[] = {"take", "release", "join", "leave"};
   const auto* kind = writes.empty() ? "" : kinds[static_cast<int>(writes.front().what)];
   call_record rec{op::write_grouped, names, kind, static_cast<std::int64_t>(writes.size())};
+  for (auto& w : writes)
+    rec.owners.push_back(w.what == grouped_write::kind::take      ? w.take.owner
+                         : w.what == grouped_write::kind::release ? w.release.owner
+                                                                  : w.line.owner);
   auto stamped = writes;
   for (auto& w : stamped) {
     w.beat = fresh_beat();

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,8 @@ struct call_record {
   std::string name, owner;
   std::int64_t token = 0;
   mongolock::detail::steady_clock::time_point at;  // when the call arrived
+  std::vector<std::string> owners;                 // a grouped write's: each statement's owner
+  std::string from;                                // a take's: the holder it swaps out, if any
 };
 
 class memory_store final : public mongolock::detail::lock_store {
@@ -93,6 +96,8 @@ class memory_store final : public mongolock::detail::lock_store {
   void wipe();
   lock_doc get(const std::string& name) const;
   std::vector<call_record> calls() const;
+  // Called with each call's record as it arrives (on the caller's thread, outside the store's lock).
+  void on_call(std::function<void(const call_record&)> f) { on_call_ = std::move(f); }
   std::size_t count(op o) const;
   // Documents in the collection, declarations included.
   std::size_t documents() const;
@@ -206,6 +211,7 @@ class memory_store final : public mongolock::detail::lock_store {
   }
   std::map<op, std::deque<fault>> faults_;
   std::vector<call_record> calls_;
+  std::function<void(const call_record&)> on_call_;
   bool accepting_ = true;
   // Every take, renewal and release writes a beat no write carried before (as mongo_commands.cpp's random
   // ones), from a counter that no rollback() takes back. Drawn once per call, outside `apply`,
