@@ -9,13 +9,13 @@
 #     under a sanitizer; the sanitizer builds run its suite). GCC 12 compiles it; the ASan
 #     build's compiler is clang 14, so both compile the library, and clang the examples, the
 #     benchmark and the tutorials the docs quote.
-#     Its tests run beside the ASan build, then the TSan build, then the fuzz smoke, one after the
-#     other at nice 19 (the tests mostly wait on timers and processes). With MONGOLOCK_SKIP_ASAN it
-#     builds and runs everything instead;
+#     It is built and tested while the sanitizer builds run in the background at low priority
+#     (the tests mostly wait on timers and processes). With MONGOLOCK_SKIP_ASAN it builds and runs
+#     everything instead;
 #   - AddressSanitizer + UndefinedBehaviorSanitizer (clang 14), -Werror: every other test (the
 #     asan test preset leaves out the consumer checks; the tests above that need the build without
-#     a sanitizer exist only there), beside the TSan build;
-#   - ThreadSanitizer: the suites where the io_context threads and the driver's worker threads
+#     a sanitizer exist only there), beside the TSan build and its tests;
+#   - ThreadSanitizer (clang 14), -Werror: the suites where the io_context threads and the driver's worker threads
 #     meet (not the sans-I/O machines', which have no thread).
 #   MONGOLOCK_SKIP_ASAN=1 / MONGOLOCK_SKIP_TSAN=1   skip a sanitizer pass (quick local runs)
 #   MONGOLOCK_TEST_URI=...  run the integration tests against your own server instead
@@ -66,13 +66,13 @@ if [ -n "${MONGOLOCK_SKIP_ASAN:-}" ]; then
   exit 0
 fi
 
-build_preset dev mongolock-cli fork_check supervisor_clock_ahead wall_clock_offset mongolock-soak mongolock-sim
-
-# The tests wait on processes and timers far more than they compute (the cron stress is a
-# schedule of 1.2 s periods; the corpus runs at nice 10), so the rest is built beside them at the
-# lowest priority, one step after the other: the tests' processes take the CPU whenever they want
-# it, as if alone; the builds get what is left. Each background step writes its output to
-# build/ci/STEP.log and its status to build/ci/STEP.rc; a test step waits for the build it needs.
+# The sanitizer builds start first, in the background at low priority: the dev build, its tests and
+# then the ASan tests take the CPU whenever they want it (they wait on timers and processes far
+# more than they compute: the cron stress is a schedule of 1.2 s periods, the corpus runs at nice
+# 10), the builds get what is left. The ASan chain at nice 17, so that it is built first (its
+# tests are the longest of the tail), then its fuzz smoke. The TSan chain at nice 19, its tests at
+# normal priority as soon as it is built, beside the ASan tests. Each background step writes its
+# output to build/ci/STEP.log and its status to build/ci/STEP.rc; a step waits for what it needs.
 ci=build/ci
 rm -rf "$ci"; mkdir -p "$ci"
 in_background() {  # in_background STEP COMMAND...
@@ -80,14 +80,24 @@ in_background() {  # in_background STEP COMMAND...
   if "$@" > "$ci/$step.log" 2>&1; then echo 0 > "$ci/$step.rc"; else echo 1 > "$ci/$step.rc"; fi
 }
 (
-  NICE=19 in_background asan build_preset asan
-  [ -n "${MONGOLOCK_SKIP_TSAN:-}" ] || NICE=19 in_background tsan build_preset tsan "${tsan_targets[@]}"
+  NICE=17 in_background asan build_preset asan
   in_background fuzz nice -n 19 scripts/fuzz.sh "${MONGOLOCK_FUZZ_SECONDS:-5}"
 ) &
-builds=$!
-# A failed run stops the builds still under way (the background step, its make and compilers).
+chains=($!)
+if [ -z "${MONGOLOCK_SKIP_TSAN:-}" ]; then
+  (
+    NICE=19 in_background tsan build_preset tsan "${tsan_targets[@]}"
+    if [ "$(cat "$ci/tsan.rc")" = 0 ]; then
+      in_background tsan_tests test_preset tsan
+    else
+      echo "not run: the tsan build failed" > "$ci/tsan_tests.log"; echo 1 > "$ci/tsan_tests.rc"
+    fi
+  ) &
+  chains+=($!)
+fi
+# A failed run stops the chains still under way (their steps, make, compilers and tests).
 stop_tree() { local c; for c in $(pgrep -P "$1"); do stop_tree "$c"; done; kill "$1" 2>/dev/null || true; }
-trap 'stop_tree $builds' EXIT
+trap 'for c in "${chains[@]}"; do stop_tree "$c"; done' EXIT
 # await STEP: waits for the background step; prints its output; fails the run if it failed.
 await() {
   step "waiting for the background $1"
@@ -96,13 +106,14 @@ await() {
   [ "$(cat "$ci/$1.rc")" = 0 ] || { echo "FAILED: $1 (its output above)"; exit 1; }
 }
 
-step "tests (dev), beside the asan build, then the tsan build, at nice 19"
+build_preset dev mongolock-cli fork_check supervisor_clock_ahead wall_clock_offset mongolock-soak mongolock-sim
+step "tests (dev), beside the sanitizer builds"
 test_preset dev -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*|integration\.soak|sim_corpus)$'
 await asan
 test_preset asan
 if [ -z "${MONGOLOCK_SKIP_TSAN:-}" ]; then
   await tsan
-  test_preset tsan
+  await tsan_tests
 fi
 await fuzz
 trap - EXIT
