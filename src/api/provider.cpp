@@ -89,7 +89,9 @@ asio::awaitable<std::tuple<error_code, std::size_t>> release_all_body(std::share
 }
 
 // Ends and releases every live lease, then waits until no background work is left or
-// lock_options::expiry has passed (by then what it would free has expired on its own).
+// lock_options::expiry has passed (by then what it would free has expired on its own), or the
+// give-back ladder and its last reply if longer (docs/design.md section 4, "Shutdown": a take of
+// unknown outcome may land until its last attempt, and would then hold the lock for a lease).
 asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_impl> p, diagnostics* d) {
   const auto started = steady::now();
   const auto live = p->close();
@@ -106,7 +108,8 @@ asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_i
   // timer below must only be touched from one strand.
   auto ex = co_await asio::this_coro::executor;
   co_await asio::post(ex, asio::use_awaitable);
-  auto bound = std::make_shared<detail::steady_timer>(ex, started + p->opts.expiry);
+  const auto wait = std::max(p->opts.expiry, detail::give_back_ladder + detail::give_back_last_reply);
+  auto bound = std::make_shared<detail::steady_timer>(ex, started + wait);
   auto idle = std::make_shared<std::atomic<bool>>(false);
   // Posted to this strand, so it runs after the wait below has started, even when already idle.
   // A weak reference: after a timeout the waiter stays registered and must not keep the timer.
@@ -118,8 +121,8 @@ asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_i
   });
   co_await bound->async_wait(asio::as_tuple(asio::use_awaitable));
   if (!*idle) {
-    const auto why = "background releases still under way after the lease expiry (" +
-                     std::to_string(p->opts.expiry.count()) + " ms)";
+    const auto why = "background releases still under way after " + std::to_string(wait.count()) +
+                     " ms (the lease expiry, or the give-back ladder if longer)";
     p->log(log_level::warning, [&] { return "shutdown: " + why; });
     co_return std::tuple{settle(*p, d, "shutdown", make_error_code(errc::timeout), why)};
   }

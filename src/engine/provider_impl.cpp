@@ -28,8 +28,6 @@ void provider_impl::release_in_background(std::string name, std::string owner, s
     // Freed, or (for a take we know landed) nothing left to free.
     if (!r.ec && (r.value || !unconfirmed)) return;
     if (!r.ec && attempt >= 3) return;  // the unconfirmed take never landed
-    static constexpr std::chrono::milliseconds retry_after[] = {
-        std::chrono::milliseconds(250), std::chrono::milliseconds(1000), std::chrono::milliseconds(4000)};
     const bool retry = !r.ec || r.ec == errc::server_unavailable || r.ec == errc::ambiguous_result;
     if (!retry || attempt >= 3 || !self->store->accepting()) {
       const auto why = "background release of '" + name + "' failed: " + r.message + " (the lock expires on its own)";
@@ -37,7 +35,8 @@ void provider_impl::release_in_background(std::string name, std::string owner, s
       self->life.note_failure(r.ec ? r.ec : make_error_code(errc::server_unavailable), why);
       return;
     }
-    self->release_in_background(name, owner, token, retry_after[attempt], unconfirmed, attempt + 1);
+    self->release_in_background(name, owner, token, give_back_retries[static_cast<std::size_t>(attempt)], unconfirmed,
+                                attempt + 1);
   };
   ops.release(name, owner, token, std::nullopt, asio::bind_executor(strand, std::move(answered)));
 }

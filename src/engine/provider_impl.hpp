@@ -36,6 +36,15 @@ std::uint64_t new_seed();
 // This process as a lock holder: gethostname(2), getpid(2) and the client's label.
 holder_meta this_process(std::string label);
 
+// A background release's retries (docs/design.md section 4, "Give-back"): attempts at 0, 0.25,
+// 1.25 and 5.25 s. Shutdown waits for the whole ladder, however short the lease (section 4,
+// "Shutdown"), and for its last reply up to `give_back_last_reply`.
+inline constexpr std::array<std::chrono::milliseconds, 3> give_back_retries{
+    std::chrono::milliseconds(250), std::chrono::milliseconds(1000), std::chrono::milliseconds(4000)};
+inline constexpr std::chrono::milliseconds give_back_ladder =
+    give_back_retries[0] + give_back_retries[1] + give_back_retries[2];
+inline constexpr std::chrono::milliseconds give_back_last_reply{1000};
+
 struct provider_impl : std::enable_shared_from_this<provider_impl> {
   // `ex`: where the provider's own operations run (each on a strand of it).
   provider_impl(boost::asio::any_io_executor e, std::shared_ptr<lock_store> s, lock_options o, log_function l,

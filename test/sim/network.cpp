@@ -129,27 +129,36 @@ network::network(world& w, process& server, rng r, net_faults f, trace& t)
   store_->keep_history();  // for the stale snapshots of a failover
   store_->on_call([this](const test::call_record& c) {
     if (!sending_) return;
-    const auto note = [&](const std::string& owner) {
-      if (owner.empty()) return;
-      // An owner first reaches the server in its own process's call (a join or a take).
-      const auto& sender = owner_of_.emplace(owner, *sending_).first->second;
-      if (sender == *sending_) last_own_call_[owner] = world_.now();
-    };
-    // A hand-off: a releaser's take that writes the head of the line in as holder (the head may
-    // be a waiter of its own process, even one long gone).
-    const auto releaser = owner_of_.find(c.from);
-    if (c.what == test::op::take && c.from != c.owner && releaser != owner_of_.end() && releaser->second == *sending_) {
-      sending_ = nullptr;
-      return;
-    }
-    if (c.what == test::op::write_grouped)
-      for (const auto& o : c.owners) note(o);
+    if (c.parts.empty())
+      heard(c, *sending_);
     else
-      note(c.owner);
-    if (trace_.detailed() && c.what != test::op::write_grouped && !c.owner.empty())
-      trace_.detail(*sending_, c.name, "    of owner " + c.owner.substr(0, 8));
+      for (const auto& part : c.parts) heard(part, *sending_);
     sending_ = nullptr;
   });
+}
+
+void network::heard(const test::call_record& c, const std::string& sender) {
+  using test::op;
+  if (c.owner.empty() || c.what == op::write_grouped) return;
+  // A hand-off: a releaser's take that writes the head of the line in as holder (the head may be a
+  // waiter of the releaser's own process, even one long gone).
+  // It gives the releaser's lock back, and may put the releaser's next local waiter in line.
+  const ns now = world_.now();
+  if (!c.enrolled.empty() && owner_of_.emplace(c.enrolled, sender).first->second == sender)
+    last_own_call_[c.enrolled] = now;
+  const auto releaser = owner_of_.find(c.from);
+  if (c.what == op::take && c.from != c.owner && releaser != owner_of_.end() && releaser->second == sender) {
+    last_give_back_[c.from] = now;
+    return;
+  }
+  // An owner first reaches the server in its own process's call (a join or a take).
+  if (owner_of_.emplace(c.owner, sender).first->second != sender) return;
+  if (c.what == op::release || c.what == op::release_owners)
+    last_give_back_[c.owner] = now;  // a give-back may be retried long after its acquire ended
+  else
+    last_own_call_[c.owner] = now;
+  if (c.what == op::take) own_takes_.push_back({c.name, c.owner, c.token, now});
+  if (trace_.detailed()) trace_.detail(sender, c.name, "    of owner " + c.owner.substr(0, 8));
 }
 
 std::shared_ptr<ml::detail::lock_store> network::link_for(process& client, std::string who) {

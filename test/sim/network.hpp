@@ -6,7 +6,9 @@
 // drawn per call from the run's seed; failovers and unreachable windows are the scenario's.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "memory_store.hpp"
 #include "sim_random.hpp"
@@ -52,9 +54,27 @@ class network {
   // still make some).
   void close() { closed_ = true; }
 
-  // Each owner's last call that its own process sent, in true time (a hand-off, a release that
-  // writes the next waiter in as holder, is the releaser's call, not the new holder's).
+  // Each owner's last call that its own process sent as its acquire (a take or a line write), in
+  // true time: not a hand-off (a releaser's take that writes the next waiter in as holder), nor a
+  // release of it.
   const std::map<std::string, ns>& last_own_calls() const { return last_own_call_; }
+  // The process that sent an owner first ("p3"), or null.
+  const std::string* process_of(const std::string& owner) const {
+    const auto it = owner_of_.find(owner);
+    return it == owner_of_.end() ? nullptr : &it->second;
+  }
+  // Each take an owner's own process sent (not a hand-off), as it arrived, in true time.
+  struct take_sent {
+    std::string name, owner;
+    std::int64_t token = 0;
+    ns at{0};
+  };
+  const std::vector<take_sent>& own_takes() const { return own_takes_; }
+  // An owner's last release (single, or by owner ids) its own process sent, in true time.
+  std::optional<ns> last_give_back(const std::string& owner) const {
+    const auto it = last_give_back_.find(owner);
+    return it == last_give_back_.end() ? std::nullopt : std::optional<ns>(it->second);
+  }
 
   // Runs `f` on the server process `d` from now (call inside the server process).
   void after(ns d, std::function<void()> f);
@@ -78,7 +98,9 @@ class network {
   bool calm_ = false, closed_ = false;
   const std::string* sending_ = nullptr;           // who sends the call the store is taking
   std::map<std::string, std::string> owner_of_;    // an owner's process: the first to send it
-  std::map<std::string, ns> last_own_call_;
+  std::map<std::string, ns> last_own_call_, last_give_back_;
+  std::vector<take_sent> own_takes_;
+  void heard(const test::call_record& c, const std::string& sender);
   ns deposed_until_{0}, stale_until_{0}, stale_from_{0}, lag_{0};
 };
 

@@ -50,6 +50,7 @@ void oracle::granted(process& p, const std::string& who, const ml::lease& l, con
   last = std::max(last, l.fencing_token());
   exclusive(who, l, "granted");
   live_[name].push_back({&p, who, &l});
+  granted_to_.emplace(name, l.owner_id());
 }
 
 void oracle::step(process&, const std::string& who, const ml::lease& l) { exclusive(who, l, "working under"); }

@@ -6,6 +6,7 @@
 // order they happen. A crashed process holds nothing (it can do no work).
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@ class oracle {
   const std::optional<std::string>& failure() const { return failure_; }
   const std::string& failing_name() const { return failing_name_; }
   std::size_t grants() const { return grants_; }
+  // Whether `owner` was granted `name` (a lock, a permit, a part of a set).
+  bool granted_to(const std::string& name, const std::string& owner) const { return granted_to_.count({name, owner}) > 0; }
 
  private:
   struct holder {
@@ -48,6 +51,7 @@ class oracle {
   std::map<std::string, std::vector<holder>> live_;
   std::map<std::string, std::int64_t> last_token_;
   std::map<std::string, std::string> kind_of_;  // a name's kind, from its first grant
+  std::set<std::pair<std::string, std::string>> granted_to_;  // (name, owner)
   std::optional<std::string> failure_;
   std::string failing_name_;
   std::size_t grants_ = 0;

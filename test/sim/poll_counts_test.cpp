@@ -6,13 +6,9 @@
 #include <boost/test/unit_test.hpp>
 #include <optional>
 
-#include "engine/access.hpp"
-#include "engine/provider_impl.hpp"
-#include "memory_store.hpp"
-#include "mongolock/provider.hpp"
 #include "mongolock/rw_lock.hpp"
 #include "mongolock/semaphore.hpp"
-#include "world.hpp"
+#include "one_host.hpp"
 
 namespace {
 
@@ -31,47 +27,6 @@ ml::lock_options fixed_backoff() {
   return o;
 }
 
-struct one_host {
-  sim::world w;
-  sim::process& p = w.add_process();
-  const sim::inside in{p};
-  std::shared_ptr<test::memory_store> store = std::make_shared<test::memory_store>(p.io.get_executor());
-  ml::provider mine = provider(), theirs = provider();
-
-  ml::provider provider(const ml::lock_options& o = fixed_backoff()) {
-    return ml::detail::access::make_provider(std::make_shared<ml::detail::provider_impl>(p.io.get_executor(), store, o, nullptr));
-  }
-  // Every permit of `name` (of `permits`) held by `theirs`.
-  std::vector<ml::lease> hold_permits(const std::string& name, int permits) {
-    auto them = theirs.create_semaphore(name, permits);
-    std::vector<ml::lease> held;
-    for (int i = 0; i < permits; ++i) {
-      auto [ec, l] = run<ml::lease>([&](auto k) { them.async_acquire_for(1s, k); });
-      BOOST_REQUIRE(!ec);
-      held.push_back(std::move(l));
-    }
-    return held;
-  }
-  // Starts an operation with a handler of (error_code, T) and runs the world until it completes.
-  template <class T, class Start>
-  std::pair<error_code, T> run(Start start) {
-    std::optional<std::pair<error_code, T>> got;
-    start([&got](error_code ec, T v) { got.emplace(ec, std::move(v)); });
-    p.mail = true;
-    BOOST_REQUIRE(w.run_until([&] { return got.has_value(); }, w.now() + 1h));
-    return std::move(*got);
-  }
-  // The calls of kind `o` since call `from` whose name starts with `prefix`, and how many names each asked.
-  std::vector<std::size_t> since(std::size_t from, op o, const std::string& prefix) const {
-    std::vector<std::size_t> out;
-    const auto calls = store->calls();
-    for (std::size_t i = from; i < calls.size(); ++i)
-      if (calls[i].what == o && calls[i].name.rfind(prefix, 0) == 0)
-        out.push_back(o == op::read_each ? static_cast<std::size_t>(calls[i].token) : 1);
-    return out;
-  }
-};
-
 // Each find asked for all `n` permits still waited on.
 void every_find_reads(const std::vector<std::size_t>& finds, std::size_t n) {
   for (std::size_t i = 0; i < finds.size(); ++i) BOOST_TEST(finds[i] == n, "find " << i << " read " << finds[i]);
@@ -83,7 +38,7 @@ BOOST_AUTO_TEST_SUITE(poll_counts_suite)
 // four; then the waits' first reads, one find of the four; then a poll every 40 ms, each one find
 // of all four, never a permit read alone.
 BOOST_AUTO_TEST_CASE(a_semaphore_wait_polls_all_its_permits_with_one_find_each_time) {
-  one_host h;
+  sim::one_host h{fixed_backoff()};
   const auto held = h.hold_permits("p4", 4);
   auto sem = h.mine.create_semaphore("p4", 4);
   (void)h.run<ml::lease>([&](auto k) { sem.async_try_acquire(k); });  // its declaration
@@ -103,7 +58,7 @@ BOOST_AUTO_TEST_CASE(a_semaphore_wait_polls_all_its_permits_with_one_find_each_t
 // the free permit, then waits on three; the reads after its three missed takes are one find, and
 // so is every poll, never a permit read alone.
 BOOST_AUTO_TEST_CASE(a_waiting_writer_polls_its_permits_with_one_find_each_time) {
-  one_host h;
+  sim::one_host h{fixed_backoff()};
   ml::rw_options o;
   o.max_readers = 4;
   auto them = h.theirs.create_rw_lock("rw4", o);
@@ -128,7 +83,7 @@ BOOST_AUTO_TEST_CASE(a_waiting_writer_polls_its_permits_with_one_find_each_time)
 // first ends (300 ms), the second's waits take their turns, each with a blind take, and read and
 // poll together: every find of the four, no permit read on its own.
 BOOST_AUTO_TEST_CASE(a_second_acquire_parked_behind_the_first_polls_with_one_find_each_time) {
-  one_host h;
+  sim::one_host h{fixed_backoff()};
   const auto held = h.hold_permits("two", 4);
   auto sem = h.mine.create_semaphore("two", 4);
   (void)h.run<ml::lease>([&](auto k) { sem.async_try_acquire(k); });  // its declaration
@@ -152,7 +107,7 @@ BOOST_AUTO_TEST_CASE(a_second_acquire_parked_behind_the_first_polls_with_one_fin
 // refreshes its entry and looks right after (section 7 point 6), and those looks go out in the
 // group's one find: every find of the four, no permit unlooked-at for 500 ms.
 BOOST_AUTO_TEST_CASE(the_looks_paced_in_line_go_out_in_the_groups_find_each_time) {
-  one_host h;
+  sim::one_host h{fixed_backoff()};
   auto slow = fixed_backoff();
   slow.expiry = 600ms;
   slow.backoff_min = slow.backoff_max = 2000ms;

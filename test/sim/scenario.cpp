@@ -364,6 +364,27 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
     }
   }
   if (failed()) return finish();
+  // A take that applied and was never granted is given back, whatever the faults (design.md
+  // section 4: a judged miss, a take abandoned in flight, a grant refused by a shutdown): its
+  // process sends a release of its owner after it, unless the process crashed.
+  {
+    std::map<std::string, bool> crashed;
+    for (std::size_t i = 0; i < x.loads.size(); ++i) crashed[x.loads[i]->who()] = x.hosts[i]->crashed;
+    std::map<std::string, std::set<std::pair<std::string, std::int64_t>>> held_states;  // each name's (owner, token)
+    for (const auto& t : net.own_takes()) {
+      const auto* who = net.process_of(t.owner);
+      if (!who || crashed[*who] || x.judge->granted_to(t.name, t.owner)) continue;
+      auto [it, first] = held_states.try_emplace(t.name);
+      if (first)
+        for (const auto& [at, doc] : net.store().history_of(t.name)) it->second.emplace(doc.held.owner, doc.held.token);
+      const bool applied = it->second.count({t.owner, t.token}) > 0;
+      const auto back = net.last_give_back(t.owner);
+      if (applied && (!back || *back < t.at))
+        x.judge->fail(t.name, *who + "'s take of owner " + t.owner.substr(0, 8) + " token " + std::to_string(t.token) +
+                                  ", arrived at " + seconds(t.at) + ", applied, was never granted and never given back");
+    }
+  }
+  if (failed()) return finish();
   // 4. Nothing is stuck: a new process takes each lock within a window for its holder and one for
   // each line entry left by a waiter that is gone (design.md section 7), and frees it.
   auto& late = w.add_process(0, 1h, wall_base);

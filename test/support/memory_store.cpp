@@ -335,6 +335,7 @@ void memory_store::take(const take_request& t, reply<outcome<bool>> r) {
   note_arrival(t);
   call_record rec{op::take, t.name, t.owner, t.token};
   if (t.observed.exists) rec.from = t.observed.held.owner;
+  if (t.enroll) rec.enrolled = t.enroll->owner;
   write<bool>(op::take, std::move(rec), std::move(r),
               [this, t, beat = fresh_beat(), now = wall_ms()] { return apply_take(t, beat, now); });
 }
@@ -435,10 +436,20 @@ void memory_store::write_grouped(const std::vector<grouped_write>& writes,
   static const char* const kinds[] = {"take", "release", "join", "leave"};
   const auto* kind = writes.empty() ? "" : kinds[static_cast<int>(writes.front().what)];
   call_record rec{op::write_grouped, names, kind, static_cast<std::int64_t>(writes.size())};
-  for (auto& w : writes)
-    rec.owners.push_back(w.what == grouped_write::kind::take      ? w.take.owner
-                         : w.what == grouped_write::kind::release ? w.release.owner
-                                                                  : w.line.owner);
+  for (auto& w : writes) {
+    switch (w.what) {
+      case grouped_write::kind::take:
+        rec.parts.push_back({op::take, w.take.name, w.take.owner, w.take.token});
+        if (w.take.observed.exists) rec.parts.back().from = w.take.observed.held.owner;
+        if (w.take.enroll) rec.parts.back().enrolled = w.take.enroll->owner;
+        break;
+      case grouped_write::kind::release:
+        rec.parts.push_back({op::release, w.release.name, w.release.owner, w.release.token});
+        break;
+      case grouped_write::kind::join: rec.parts.push_back({op::join_line, w.line.name, w.line.owner}); break;
+      case grouped_write::kind::leave: rec.parts.push_back({op::leave_line, w.line.name, w.line.owner}); break;
+    }
+  }
   auto stamped = writes;
   for (auto& w : stamped) {
     w.beat = fresh_beat();
@@ -491,6 +502,7 @@ void memory_store::release_owners(const std::vector<std::string>& names, const s
   std::string joined;
   for (auto& n : names) joined += (joined.empty() ? "" : ",") + n;
   call_record rec{op::release_owners, joined, {}, static_cast<std::int64_t>(owners.size())};
+  for (const auto& o : owners) rec.parts.push_back({op::release_owners, {}, o});
   write<std::int64_t>(op::release_owners, std::move(rec), std::move(r), [this, names, owners, beat = fresh_beat()] {
     std::int64_t n = 0;
     for (auto& [name, doc] : docs_) {

@@ -80,8 +80,11 @@ struct call_record {
   std::string name, owner;
   std::int64_t token = 0;
   mongolock::detail::steady_clock::time_point at;  // when the call arrived
-  std::vector<std::string> owners;                 // a grouped write's: each statement's owner
   std::string from;                                // a take's: the holder it swaps out, if any
+  std::string enrolled;  // a hand-off's: the releaser's next local waiter it puts in line, if any
+  // A grouped write's statements, each as the single call it stands for (a take, a release, a
+  // join_line, a leave_line); a release_owners' owners, one part each.
+  std::vector<call_record> parts;
 };
 
 class memory_store final : public mongolock::detail::lock_store {
