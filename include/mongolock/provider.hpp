@@ -117,9 +117,9 @@ class provider {
   // after its acquire was cancelled or timed out (given back), releases being retried, a lost
   // lease's delayed release. Completion: void(error_code): {} once all of it is done; the error
   // of a release that gave up (that lock then expires on its own); or errc::timeout if work is
-  // still under way after lock_options::expiry, or after 6.25 s if that is longer (a release
-  // retried for a take of unknown outcome tries until 5.25 s). Idempotent. Cancellation: not
-  // supported.
+  // still under way after lock_options::expiry (longer while a release retried for a take of
+  // unknown outcome is still trying: its last try comes 5.25 s and three replies after its first).
+  // Idempotent. Cancellation: not supported.
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>
   auto async_shutdown(Token&& token = {}) {

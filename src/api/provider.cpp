@@ -88,10 +88,10 @@ asio::awaitable<std::tuple<error_code, std::size_t>> release_all_body(std::share
   co_return std::tuple{settle(*p, d, "release all", {}, ""), static_cast<std::size_t>(r.value)};
 }
 
-// Ends and releases every live lease, then waits until no background work is left or
-// lock_options::expiry has passed (by then what it would free has expired on its own), or the
-// give-back ladder and its last reply if longer (docs/design.md section 4, "Shutdown": a take of
-// unknown outcome may land until its last attempt, and would then hold the lock for a lease).
+// Ends and releases every live lease, then waits until no background work is left, or until
+// lock_options::expiry has passed and no give-back ladder on a healthy server is still at work
+// (docs/design.md section 4, "Shutdown": a take of unknown outcome may still land before the
+// ladder's last attempt, which frees it).
 asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_impl> p, diagnostics* d) {
   const auto started = steady::now();
   const auto live = p->close();
@@ -108,8 +108,8 @@ asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_i
   // timer below must only be touched from one strand.
   auto ex = co_await asio::this_coro::executor;
   co_await asio::post(ex, asio::use_awaitable);
-  const auto wait = std::max(p->opts.expiry, detail::give_back_ladder + detail::give_back_last_reply);
-  auto bound = std::make_shared<detail::steady_timer>(ex, started + wait);
+  const auto until = [&] { return std::max(started + p->opts.expiry, p->life.ladder_until()); };
+  auto bound = std::make_shared<detail::steady_timer>(ex, until());
   auto idle = std::make_shared<std::atomic<bool>>(false);
   // Posted to this strand, so it runs after the wait below has started, even when already idle.
   // A weak reference: after a timeout the waiter stays registered and must not keep the timer.
@@ -119,10 +119,16 @@ asio::awaitable<std::tuple<error_code>> shutdown_body(std::shared_ptr<provider_i
       if (auto t = weak.lock()) t->cancel();
     });
   });
-  co_await bound->async_wait(asio::as_tuple(asio::use_awaitable));
+  // At least one wait (the idle notice may be queued behind this coroutine); a ladder that began
+  // or stepped on while waiting moves the bound on.
+  do {
+    bound->expires_at(until());
+    co_await bound->async_wait(asio::as_tuple(asio::use_awaitable));
+  } while (!*idle && until() > steady::now());
   if (!*idle) {
-    const auto why = "background releases still under way after " + std::to_string(wait.count()) +
-                     " ms (the lease expiry, or the give-back ladder if longer)";
+    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - started);
+    const auto why = "background releases still under way after " + std::to_string(waited.count()) +
+                     " ms (the lease expiry, and every give-back ladder on a healthy server)";
     p->log(log_level::warning, [&] { return "shutdown: " + why; });
     co_return std::tuple{settle(*p, d, "shutdown", make_error_code(errc::timeout), why)};
   }

@@ -36,9 +36,9 @@ std::uint64_t new_seed();
 // This process as a lock holder: gethostname(2), getpid(2) and the client's label.
 holder_meta this_process(std::string label);
 
-// A background release's retries (docs/design.md section 4, "Give-back"): attempts at 0, 0.25,
-// 1.25 and 5.25 s. Shutdown waits for the whole ladder, however short the lease (section 4,
-// "Shutdown"), and for its last reply up to `give_back_last_reply`.
+// A background release's retries (docs/design.md section 4, "Give-back"): after 0.25, 1 and 4 s,
+// each counted from the reply before it. Shutdown waits for a ladder on a healthy server, however
+// short the lease (section 4, "Shutdown"), allowing `give_back_last_reply` for a reply.
 inline constexpr std::array<std::chrono::milliseconds, 3> give_back_retries{
     std::chrono::milliseconds(250), std::chrono::milliseconds(1000), std::chrono::milliseconds(4000)};
 inline constexpr std::chrono::milliseconds give_back_ladder =

@@ -1,5 +1,7 @@
 #include "engine/provider_life.hpp"
 
+#include <algorithm>
+
 namespace mongolock::detail {
 
 void provider_life::start_work() {
@@ -77,6 +79,16 @@ std::size_t provider_life::live_count() const {
 void provider_life::note_failure(boost::system::error_code ec, std::string why) {
   std::lock_guard g(mu_);
   failure_ = {ec, std::move(why)};
+}
+
+void provider_life::note_ladder_until(steady_clock::time_point t) {
+  std::lock_guard g(mu_);
+  ladder_until_ = std::max(ladder_until_, t);
+}
+
+steady_clock::time_point provider_life::ladder_until() const {
+  std::lock_guard g(mu_);
+  return ladder_until_;
 }
 
 provider_life::noted_failure provider_life::failure() const {

@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/clocks.hpp"
+
 namespace mongolock::detail {
 
 struct lease_state;
@@ -51,6 +53,13 @@ class provider_life {
   void note_failure(boost::system::error_code ec, std::string why);
   noted_failure failure() const;
 
+  // How long a give-back ladder may still be at work (design.md section 4, "Give-back"): a ladder
+  // notes, as it starts and after each reply without an error, the latest instant its remaining
+  // attempts and a reply may take, and shutdown waits at least that long. A ladder whose calls
+  // fail (an outage: it cannot finish anyway) extends it no further than its start's note.
+  void note_ladder_until(steady_clock::time_point t);
+  steady_clock::time_point ladder_until() const;
+
  private:
   mutable std::mutex mu_;
   std::atomic<bool> closing_{false};  // written under mu_
@@ -59,6 +68,7 @@ class provider_life {
   std::uint64_t next_canceller_ = 0;
   std::unordered_map<std::uint64_t, std::function<void()>> cancellers_;
   noted_failure failure_;
+  steady_clock::time_point ladder_until_{};
   std::unordered_map<std::string, std::weak_ptr<lease_state>> live_;
 };
 

@@ -75,8 +75,12 @@ void election::start_campaign(lock l, std::string value, detail::acquire_mode mo
       if (d) d->reason = r.ec ? r.message : "the lease was lost before the leader's value was written";
       co_return campaign_result{r.ec ? r.ec : make_error_code(errc::lease_lost), leadership{}};
     }
-    if (!won.held()) {  // lost while the value was being written: not a leadership to hand out
-      if (d) d->reason = "the lease was lost while the leader's value was being written";
+    // Lost while the value was being written, or past its deadline (a process woken from a pause
+    // may run the write's reply before the watchdog): not a leadership to hand out.
+    if (!won.held() || won.time_left() <= std::chrono::milliseconds{0}) {
+      if (d)
+        d->reason = won.held() ? "the lease ran out (its deadline passed) before the value's write was answered"
+                               : "the lease was lost while the leader's value was being written";
       co_return campaign_result{make_error_code(errc::lease_lost), leadership{}};
     }
     if (d) d->reason.clear();
@@ -129,15 +133,22 @@ void election::observer::start_next(lock l, std::chrono::milliseconds every,
     if (auto ec = validate_lock_name(name, &why)) co_return read_failed(d, ec, why);
     auto ex = co_await asio::this_coro::executor;  // named: GCC 12 and co_await in constructor arguments
     detail::steady_timer timer(ex);
+    // A cancellation that came while no operation of ours could take it (between a timer's
+    // completion and this coroutine's resumption) is only recorded: asked after every wait.
+    const auto cancelled = []() -> asio::awaitable<bool> {
+      co_return (co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none;
+    };
     for (bool first = true;; first = false) {
       if (!first) {
         timer.expires_after(every);
         auto [waited] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-        if (waited) co_return read_failed(d, asio::error::operation_aborted, "cancelled while waiting for the next poll");
+        if (waited || co_await cancelled())
+          co_return read_failed(d, asio::error::operation_aborted, "cancelled while waiting for the next poll");
       }
       auto read = e.read(name);
       auto r = co_await std::move(read);
       if (r.ec) co_return read_failed(d, r.ec, "polling the leader of '" + name + "': " + r.message);
+      if (co_await cancelled()) co_return read_failed(d, asio::error::operation_aborted, "cancelled while polling");
       auto now = to_leader(r.value);
       if (!*last || **last != now) {
         *last = now;

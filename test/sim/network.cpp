@@ -161,6 +161,17 @@ void network::heard(const test::call_record& c, const std::string& sender) {
   if (trace_.detailed()) trace_.detail(sender, c.name, "    of owner " + c.owner.substr(0, 8));
 }
 
+void network::ttl_monitor(ns idle, std::function<void(const std::string&)> removed) {
+  after(std::chrono::seconds{60}, [this, idle, removed = std::move(removed)]() mutable {
+    if (closed_) return;
+    for (const auto& name : store_->expire_idle(ms_of(idle), ml::detail::wall_ms())) {
+      trace_.note("server", name, "removed by the TTL monitor");
+      removed(name);
+    }
+    ttl_monitor(idle, std::move(removed));
+  });
+}
+
 std::shared_ptr<ml::detail::lock_store> network::link_for(process& client, std::string who) {
   return std::make_shared<link>(*this, client, std::move(who));
 }

@@ -47,6 +47,9 @@ class network {
   void failover(ns deposed, ns election, ns stale_for, ns lag);
   // No server can be selected for `window` (its calls wait for the selection timeout).
   void unreachable(ns window);
+  // MongoDB's TTL monitor: every 60 s from now, documents idle for `idle` by the server's wall
+  // clock are removed, each told to `removed` (call inside the server process).
+  void ttl_monitor(ns idle, std::function<void(const std::string&)> removed);
   // From now on, calls meet no fault and no latency from the tail (what is in flight finishes as
   // drawn).
   void calm() { calm_ = true; }

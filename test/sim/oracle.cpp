@@ -53,6 +53,18 @@ void oracle::granted(process& p, const std::string& who, const ml::lease& l, con
   granted_to_.emplace(name, l.owner_id());
 }
 
+void oracle::leads(const std::string& who, const std::string& name, const ml::leader_info& seen) {
+  if (!seen.has_leader) return;
+  const auto [it, first] = terms_.try_emplace({name, seen.term}, seen);
+  if (first) {
+    trace_.note(who, name, "leader " + seen.value + " term " + std::to_string(seen.term));
+    return;
+  }
+  if (it->second.owner != seen.owner || it->second.value != seen.value)
+    fail(name, who + " saw term " + std::to_string(seen.term) + " led by " + seen.owner.substr(0, 8) + " (" + seen.value +
+                   "); it was led by " + it->second.owner.substr(0, 8) + " (" + it->second.value + ")");
+}
+
 void oracle::step(process&, const std::string& who, const ml::lease& l) { exclusive(who, l, "working under"); }
 
 void oracle::dropped(const ml::lease& l) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "mongolock/election.hpp"
 #include "mongolock/lease.hpp"
 #include "trace.hpp"
 #include "world.hpp"
@@ -32,7 +33,13 @@ class oracle {
   // Whether `l` of process `p` is in force now.
   static bool in_force(process& p, const mongolock::lease& l);
 
+  // A leader of election `name` as seen by `who` (the leader itself, or an observer): every
+  // sight of one term names one owner and one value, the winner's process.
+  void leads(const std::string& who, const std::string& name, const mongolock::leader_info& seen);
   void fail(const std::string& name, const std::string& what);
+  // The document `name` is gone (the TTL monitor removed it, idle): the name may be taken as
+  // another kind from now on.
+  void removed(const std::string& name) { kind_of_.erase(name); }
   const std::optional<std::string>& failure() const { return failure_; }
   const std::string& failing_name() const { return failing_name_; }
   std::size_t grants() const { return grants_; }
@@ -52,6 +59,7 @@ class oracle {
   std::map<std::string, std::int64_t> last_token_;
   std::map<std::string, std::string> kind_of_;  // a name's kind, from its first grant
   std::set<std::pair<std::string, std::string>> granted_to_;  // (name, owner)
+  std::map<std::pair<std::string, std::int64_t>, mongolock::leader_info> terms_;  // (election, term)
   std::optional<std::string> failure_;
   std::string failing_name_;
   std::size_t grants_ = 0;

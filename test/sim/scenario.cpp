@@ -35,6 +35,10 @@ struct drawn {
   std::string semaphore, rw;
   int permits = 2, readers = 2;
   bool multi = false, mix_kinds = false;
+  std::string election;
+  // The TTL monitor removes documents idle for idle_cleanup (its least, 1 h; every host's), and
+  // the users keep quiet that long and two minutes more at the start of the calm.
+  bool ttl = false;
   net_faults net;
   int failovers = 0, outages = 0, pauses = 0, crashes = 0;
   // Processes shut down in the calm while their users still wait and work (a service stopping):
@@ -126,13 +130,21 @@ void draw_more(drawn& d, rng& r) {
   d.early_shutdowns = !d.fault_free && r.chance(0.3) ? static_cast<int>(r.between(1, std::max(1, d.processes / 2))) : 0;
   // They come after every late write of the faults has landed (see `calm_from` in run_seed).
   if (d.early_shutdowns > 0) d.calm = 90s;
+  if (r.chance(0.3)) d.election = "e";
+  d.ttl = r.chance(0.2);
+  if (d.ttl) {
+    for (auto& h : d.hosts) h.options.idle_cleanup = std::chrono::hours{1};
+    d.calm += std::chrono::hours{1} + 2min;
+  }
 }
 
 std::string describe(const drawn& d) {
   std::string s = std::to_string(d.processes) + " processes, " + std::to_string(d.names.size()) + " names" +
                   (d.semaphore.empty() ? "" : ", semaphore of " + std::to_string(d.permits)) +
                   (d.rw.empty() ? "" : ", rw_lock of " + std::to_string(d.readers) + " readers") +
-                  (d.multi ? ", multi-locks" : "") + (d.mix_kinds ? ", plain locks on their names" : "") + "; ";
+                  (d.multi ? ", multi-locks" : "") + (d.mix_kinds ? ", plain locks on their names" : "") +
+                  (d.election.empty() ? "" : ", an election") + (d.ttl ? ", a quiet hour and the TTL monitor" : "") +
+                  "; ";
   for (std::size_t i = 0; i < d.hosts.size(); ++i) {
     const auto& h = d.hosts[i];
     s += "p" + std::to_string(i) + "(E " + std::to_string(h.options.expiry.count()) + " ms, m " +
@@ -201,6 +213,7 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
     wo.semaphore = d.semaphore, wo.permits = d.permits;
     wo.rw = d.rw, wo.readers = d.readers;
     wo.multi = d.multi, wo.mix_kinds = d.mix_kinds;
+    wo.election = d.election;
     wo.users = h.users;
     wo.no_faults = d.fault_free;
     x.loads.push_back(std::make_unique<workload>(p, who, ml::detail::access::make_provider(impl), r.fork(), *x.judge,
@@ -211,17 +224,23 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
     x.loads.back()->start();
   }
 
-  // The faults of the first phase, at random times in it, on the server's (true) clock.
+  // The faults of the first phase, at random times in it, on the server's (true) clock. A failover
+  // or an outage drawn late in it lasts into the calm, until `faults_end`.
+  ns faults_end = d.faulty;
   {
     const inside in(server);
     for (int i = 0; i < d.failovers; ++i) {
       const ns deposed = r.between(ns{0}, ns{2s}), election = r.between(ns{500ms}, ns{12s}),
                stale = r.between(ns{0}, ns{10s}), lag = r.between(ns{0}, ns{5s});
-      net.after(r.between(ns{0}, d.faulty), [&net, deposed, election, stale, lag] { net.failover(deposed, election, stale, lag); });
+      const ns at = r.between(ns{0}, d.faulty);
+      net.after(at, [&net, deposed, election, stale, lag] { net.failover(deposed, election, stale, lag); });
+      faults_end = std::max(faults_end, at + deposed + election + stale);
     }
     for (int i = 0; i < d.outages; ++i) {
       const ns window = r.between(ns{500ms}, ns{20s});
-      net.after(r.between(ns{0}, d.faulty), [&net, window] { net.unreachable(window); });
+      const ns at = r.between(ns{0}, d.faulty);
+      net.after(at, [&net, window] { net.unreachable(window); });
+      faults_end = std::max(faults_end, at + window);
     }
     for (int i = 0; i < d.pauses; ++i) {
       process* p = x.hosts[r.below(x.hosts.size())];
@@ -267,6 +286,17 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
     for (int i = 0; i < d.early_shutdowns; ++i) {
       const std::size_t k = more.below(x.hosts.size());
       net.after(d.faulty + 50s + more.between(ns{0}, ns{40s}), [&shut_down, k] { shut_down(k); });
+    }
+    if (d.ttl) {
+      const auto idle = d.hosts.front().options.idle_cleanup;
+      net.after(d.faulty, [&x, idle] {
+        for (std::size_t k = 0; k < x.loads.size(); ++k) {
+          if (x.hosts[k]->crashed) continue;
+          const inside in(*x.hosts[k]);
+          x.loads[k]->quiet_for(x.hosts[k]->clock.local_length_of(idle + 2min));
+        }
+      });
+      net.ttl_monitor(idle, [&x](const std::string& name) { x.judge->removed(name); });
     }
   }
 
@@ -323,7 +353,7 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
   if (!w.run_until(users_done, calm_bound)) {
     for (std::size_t i = 0; i < x.loads.size(); ++i)
       if (!x.hosts[i]->crashed && x.loads[i]->running() > 0)
-        x.judge->fail(d.names.front(), x.loads[i]->who() + " still has " + std::to_string(x.loads[i]->running()) +
+        x.judge->fail("", x.loads[i]->who() + " still has " + std::to_string(x.loads[i]->running()) +
                                            " users in an operation " + seconds(calm_bound - d.faulty - d.calm) +
                                            " after the calm");
     return finish();
@@ -335,13 +365,14 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
     x.judge->fail("", std::to_string(shutting) + " processes still shutting down after 2 min of calm");
   w.run_until_idle(w.now() + 10min);
   if (failed()) return finish();
-  // Nothing is left held or in line by an acquire that made a call in the calm: there, every call
-  // succeeds, so a take that was not granted, a line entry of an acquire that ended and a lease
-  // that shutdown ended are all given back (design.md section 7). What the faults left is allowed
-  // for below. A call sent before the calm arrives at most a tail's latency into it, and applies
-  // at most a hang later (a slow request, a late apply).
+  // Nothing is left held or in line by an acquire that made a call once every call succeeds: a
+  // take that was not granted, a line entry of an acquire that ended and a lease that shutdown
+  // ended are all given back (design.md section 7). That is from the end of the last fault (an
+  // outage or a failover may last into the calm) plus a tail's latency and a hang: a call sent
+  // before arrives and applies by then (a slow request, a late apply). What the faults left is
+  // allowed for below.
   {
-    const ns calm_from = d.faulty + d.net.tail_max + d.net.hang_max + 1s;
+    const ns calm_from = faults_end + d.net.tail_max + d.net.hang_max + 1s;
     const auto& last_call = net.last_own_calls();
     std::set<std::string> names;
     for (const auto& c : net.store().calls()) {
@@ -420,7 +451,9 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
       x.judge->fail(what, "after every process shut down, a new process could not take " + what + " within " +
                               seconds(bound) + " (" + got.message() + ")");
   };
-  for (const auto& name : d.names)
+  auto plain_names = d.names;
+  if (!d.election.empty()) plain_names.push_back(d.election);  // an election's lock is a plain lock
+  for (const auto& name : plain_names)
     take(name, 1, [&](auto t, auto h) { lock(name).async_acquire_for(t, std::move(h)); });
   // A semaphore or rw_lock whose name a plain lock took first is that lock's: the document says
   // which (a take that was never granted, its outcome unknown, may have fixed the kind).

@@ -27,6 +27,8 @@ BOOST_AUTO_TEST_CASE(the_seeds_it_found_pass) {
       42425, 46369,
       49073,  // a take never granted, its outcome unknown, fixed a semaphore's name as a plain lock's
       3013,   // a shutdown in the calm gave up at a 5 s lease with give-backs still on their 5.25 s ladder
+      528,    // an election observer's cancellation, due with its poll after a pause, was lost: it polled on
+      4486,   // a campaign woken from a pause past its lease's deadline led with it (the watchdog ran after)
   };
   for (const auto seed : found) {
     const auto r = sim::run_seed(seed);

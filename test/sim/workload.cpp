@@ -39,15 +39,21 @@ void workload::start() {
     ++running_;
     asio::co_spawn(p_.io, user(rng_.fork()), asio::detached);
   }
+  if (!o_.election.empty()) {
+    ++running_;
+    asio::co_spawn(p_.io, observer(), asio::detached);
+  }
 }
 
-// What a user holds: one lease, or a set (a multi-lock's, a rw_lock writer's).
+// What a user holds: one lease, a set (a multi-lock's, a rw_lock writer's) or a leadership.
 struct workload::holding {
   ml::lease one;
   ml::multi_lease many;
+  ml::leadership leader;
   std::vector<const ml::lease*> parts() const {
     std::vector<const ml::lease*> v;
     if (one) v.push_back(&one);
+    if (leader) v.push_back(&leader.get_lease());
     if (many)
       for (const auto& l : many.leases()) v.push_back(&l);
     return v;
@@ -71,7 +77,10 @@ asio::awaitable<std::tuple<error_code, Value>> workload::acquire(rng& r, const S
       // A timeout of 0 is one look, bounded by the driver's timeouts as a try is (acquire_surface.hpp).
       // A set's two give-backs are each waited for up to a grace past the deadline (design.md section 8).
       const ns grace = std::is_same_v<Value, ml::multi_lease> ? 2 * ns{ml::detail::give_back_grace} : ns{0};
-      if (wait.count() > 0 && ml::detail::steady_clock::now() - began > wait + o_.timeout_slack + frozen + grace)
+      // A campaign's timeout bounds its acquire; the proclaim after it is bounded by the driver's
+      // timeouts (election.hpp), which the memory store does not have.
+      const bool campaign = std::is_same_v<Value, ml::leadership>;
+      if (!campaign && wait.count() > 0 && ml::detail::steady_clock::now() - began > wait + o_.timeout_slack + frozen + grace)
         oracle_.fail(name, who_ + " " + how + " completed after " + seconds(ml::detail::steady_clock::now() - began) +
                                " (" + std::get<0>(got).message() + ")");
       break;
@@ -105,9 +114,13 @@ ml::rw_lock workload::rw_lock(const std::string& name) const {
   return provider_.create_rw_lock(name, o);
 }
 
+void workload::quiet_for(ns d) { quiet_until_ = ml::detail::steady_clock::now().time_since_epoch() + d; }
+
 asio::awaitable<void> workload::user(rng r) {
   while (!stopping_) {
     co_await sleep_for(r.between(ns{0}, o_.think_max));
+    for (ns now; !stopping_ && (now = ml::detail::steady_clock::now().time_since_epoch()) < quiet_until_;)
+      co_await sleep_for(std::min(quiet_until_ - now, o_.think_max));
     if (stopping_) break;
     ++operations_;
     // What to take: a plain lock, most often; whatever else this run has.
@@ -115,6 +128,7 @@ asio::awaitable<void> workload::user(rng r) {
     if (!o_.semaphore.empty()) kinds.push_back(1);
     if (!o_.rw.empty()) kinds.push_back(2), kinds.push_back(3);
     if (o_.multi && o_.names.size() >= 2) kinds.push_back(4);
+    if (!o_.election.empty()) kinds.push_back(5);
     std::string name = o_.names[r.below(o_.names.size())], how;
     std::string kind = "lock";
     error_code ec;
@@ -143,6 +157,13 @@ asio::awaitable<void> workload::user(rng r) {
         std::tie(ec, h.many) = co_await acquire<ml::multi_lease>(r, side, name, how);
         break;
       }
+      case 5: {
+        name = o_.election, kind = "election";
+        how = "campaign ";
+        const auto candidate = provider_.create_election(name).candidate(who_);
+        std::tie(ec, h.leader) = co_await acquire<ml::leadership>(r, candidate, name, how);
+        break;
+      }
       default: {
         auto first = r.below(o_.names.size()), second = (first + 1 + r.below(o_.names.size() - 1)) % o_.names.size();
         name = o_.names[first] + "+" + o_.names[second], kind = "multi";
@@ -154,6 +175,25 @@ asio::awaitable<void> workload::user(rng r) {
     }
     trace_.note(who_, name, how + ": " + (ec ? ec.message() : "granted"));
     if (!ec) co_await hold(r, name, kind, std::move(h));
+  }
+  --running_;
+}
+
+// Follows the election's leaders until the users stop: each change it sees goes to the oracle.
+// Each wait for a change is cancelled after a while, so that a stop is seen.
+asio::awaitable<void> workload::observer() {
+  auto leaders = provider_.create_election(o_.election).observe();
+  while (!stopping_) {
+    asio::cancellation_signal cancel;
+    ml::detail::steady_timer at(co_await asio::this_coro::executor, o_.think_max);
+    at.async_wait([&cancel](error_code e) {
+      if (!e) cancel.emit(asio::cancellation_type::terminal);
+    });
+    auto [ec, seen] = co_await leaders.async_next(asio::bind_cancellation_slot(cancel.slot(), tuple_await));
+    at.cancel();
+    if (trace_.detailed()) trace_.detail(who_, o_.election, "  observer's wait: " + ec.message());
+    if (!ec && seen.term != 0) oracle_.leads(who_ + "'s observer", o_.election, seen);
+    if (ec && ec != asio::error::operation_aborted) co_await sleep_for(o_.think_max / 4);
   }
   --running_;
 }
@@ -174,7 +214,7 @@ std::string workload::missing(const std::string& resource, const std::string& ki
   } else if (kind == "rw_lock" && set) {
     want.push_back(resource + "#w");
     for (int k = 1; k <= permits; ++k) want.push_back(resource + "#" + std::to_string(k));
-  } else if (kind == "lock") {
+  } else if (kind == "lock" || kind == "election") {
     want = {resource};
   } else {  // one permit: whichever it is
     for (int k = 1; k <= permits; ++k)
@@ -195,6 +235,7 @@ asio::awaitable<void> workload::hold(rng& r, const std::string& resource, const 
   if (const auto gap = missing(resource, kind, h); !gap.empty())
     oracle_.fail(resource, who_ + " granted a " + kind + " that " + gap);
   for (const auto* l : parts) oracle_.granted(p_, who_, *l, resource, kind);
+  if (h.leader) oracle_.leads(who_, resource, {.has_leader = true, .value = who_, .term = h.leader.term(), .owner = h.leader.get_lease().owner_id()});
   const ns until = ml::detail::steady_clock::now().time_since_epoch() + r.between(ns{0}, o_.hold_max);
   while (ml::detail::steady_clock::now().time_since_epoch() < until) {
     co_await sleep_for(r.between(ns{0}, o_.hold_max / 4));
@@ -215,6 +256,8 @@ asio::awaitable<void> workload::hold(rng& r, const std::string& resource, const 
   error_code ec;
   if (h.one)
     std::tie(ec) = co_await h.one.async_release(tuple_await);
+  else if (h.leader)
+    std::tie(ec) = co_await h.leader.async_resign(tuple_await);
   else
     std::tie(ec) = co_await h.many.async_release(tuple_await);
   trace_.note(who_, resource, "release: " + (ec ? ec.message() : std::string("freed")));

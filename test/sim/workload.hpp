@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "mongolock/election.hpp"
 #include "mongolock/provider.hpp"
 #include "oracle.hpp"
 #include "sim_random.hpp"
@@ -26,6 +27,9 @@ struct workload_options {
   std::string rw;
   int readers = 2;
   bool multi = false, mix_kinds = false;
+  // An election, when named: users campaign for it (their process's name as the value) and one
+  // observer per process follows its leaders.
+  std::string election;
   int users = 2;
   // A run without any fault: a lease lost there fails it (design.md section 5: renewals first).
   bool no_faults = false;
@@ -43,6 +47,10 @@ class workload {
   void start();
   // No user begins another operation (the one under way finishes).
   void stop() { stopping_ = true; }
+  // No user begins another operation for `d` from now by this process's clock (the one under way
+  // finishes): a quiet stretch, long enough for the TTL monitor to remove idle documents. Call it
+  // inside the process.
+  void quiet_for(ns d);
   int running() const { return running_; }
   const std::string& who() const { return who_; }
   mongolock::provider& provider() { return provider_; }
@@ -52,6 +60,7 @@ class workload {
   struct holding;
   mongolock::rw_lock rw_lock(const std::string& name) const;
   boost::asio::awaitable<void> user(rng r);
+  boost::asio::awaitable<void> observer();
   // One acquire of `surface` (a lock, semaphore, rw_lock side or multi-lock) in a mode drawn from `r`.
   template <class Value, class Surface>
   boost::asio::awaitable<std::tuple<boost::system::error_code, Value>> acquire(rng& r, const Surface& surface,
@@ -67,6 +76,7 @@ class workload {
   trace& trace_;
   workload_options o_;
   bool stopping_ = false;
+  ns quiet_until_{0};
   int running_ = 0;
   std::size_t operations_ = 0;
 };

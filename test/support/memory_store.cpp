@@ -42,6 +42,20 @@ void memory_store::wipe() {
   docs_.clear();
   if (committed_) committed_->clear();
 }
+std::vector<std::string> memory_store::expire_idle(std::chrono::milliseconds idle, std::int64_t now_ms) {
+  std::lock_guard g(mu_);
+  const auto expired = [&](const auto& entry) {
+    const auto& d = entry.second;
+    return d.idle_since_ms > 0 && d.idle_since_ms + idle.count() <= now_ms;
+  };
+  std::vector<std::string> gone;
+  for (const auto& entry : docs_)
+    if (expired(entry)) gone.push_back(entry.first);
+  std::erase_if(docs_, expired);
+  if (committed_) std::erase_if(*committed_, expired);
+  note_history();
+  return gone;
+}
 lock_doc memory_store::get(const std::string& name) const {
   std::lock_guard g(mu_);
   auto it = docs_.find(name);

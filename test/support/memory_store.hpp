@@ -97,6 +97,10 @@ class memory_store final : public mongolock::detail::lock_store {
   void put(const std::string& name, lock_doc doc);
   // An operator's wipe of the collection (both views).
   void wipe();
+  // One pass of MongoDB's TTL monitor over the idle_since index: every document whose idle_since
+  // is at least `idle` before `now_ms` (the server's wall clock) is removed, from both views.
+  // Returns the names the primary's view lost.
+  std::vector<std::string> expire_idle(std::chrono::milliseconds idle, std::int64_t now_ms);
   lock_doc get(const std::string& name) const;
   std::vector<call_record> calls() const;
   // Called with each call's record as it arrives (on the caller's thread, outside the store's lock).
