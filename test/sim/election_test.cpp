@@ -26,7 +26,8 @@ BOOST_AUTO_TEST_CASE(an_observer_cancelled_during_its_read_ends_its_wait) {
   h.store->inject(op::read, test::fault(test::fault::kind::hang, 5000ms));
   boost::asio::cancellation_signal cancel;
   std::optional<error_code> got;
-  leaders.async_next(boost::asio::bind_cancellation_slot(cancel.slot(), [&](error_code e, ml::leader_info) { got = e; }));
+  leaders.async_next(
+      boost::asio::bind_cancellation_slot(cancel.slot(), [&](error_code e, ml::leader_info) { got = e; }));
   h.p.mail = true;
   h.w.run_until([] { return false; }, h.w.now() + 4s);
   BOOST_REQUIRE(!got);

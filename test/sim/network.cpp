@@ -140,12 +140,12 @@ network::network(world& w, process& server, rng r, net_faults f, trace& t)
 void network::heard(const test::call_record& c, const std::string& sender) {
   using test::op;
   if (c.owner.empty() || c.what == op::write_grouped) return;
-  // A hand-off: a releaser's take that writes the head of the line in as holder (the head may be a
-  // waiter of the releaser's own process, even one long gone).
-  // It gives the releaser's lock back, and may put the releaser's next local waiter in line.
   const ns now = world_.now();
+  // A hand-off may put the releaser's next local waiter in line: a waiter of the sender's process.
   if (!c.enrolled.empty() && owner_of_.emplace(c.enrolled, sender).first->second == sender)
     last_own_call_[c.enrolled] = now;
+  // A hand-off: a releaser's take that writes the head of the line in as holder (the head may be a
+  // waiter of the releaser's own process, even one long gone). It gives the releaser's lock back.
   const auto releaser = owner_of_.find(c.from);
   if (c.what == op::take && c.from != c.owner && releaser != owner_of_.end() && releaser->second == sender) {
     last_give_back_[c.from] = now;

@@ -61,8 +61,8 @@ void oracle::leads(const std::string& who, const std::string& name, const ml::le
     return;
   }
   if (it->second.owner != seen.owner || it->second.value != seen.value)
-    fail(name, who + " saw term " + std::to_string(seen.term) + " led by " + seen.owner.substr(0, 8) + " (" + seen.value +
-                   "); it was led by " + it->second.owner.substr(0, 8) + " (" + it->second.value + ")");
+    fail(name, who + " saw term " + std::to_string(seen.term) + " led by " + seen.owner.substr(0, 8) + " (" +
+                   seen.value + "); it was led by " + it->second.owner.substr(0, 8) + " (" + it->second.value + ")");
 }
 
 void oracle::step(process&, const std::string& who, const ml::lease& l) { exclusive(who, l, "working under"); }

@@ -44,7 +44,9 @@ class oracle {
   const std::string& failing_name() const { return failing_name_; }
   std::size_t grants() const { return grants_; }
   // Whether `owner` was granted `name` (a lock, a permit, a part of a set).
-  bool granted_to(const std::string& name, const std::string& owner) const { return granted_to_.count({name, owner}) > 0; }
+  bool granted_to(const std::string& name, const std::string& owner) const {
+    return granted_to_.count({name, owner}) > 0;
+  }
 
  private:
   struct holder {

@@ -158,7 +158,8 @@ std::string describe(const drawn& d) {
        (n.slow_requests ? " slow-requests" : "") + (n.refusals ? " refusals" : "") + (n.unavailable ? " unavailable" : "") +
        (n.resends ? " resends" : "") + "; selection " + seconds(n.selection) + "; failovers " +
        std::to_string(d.failovers) + ", outages " + std::to_string(d.outages) + ", pauses " + std::to_string(d.pauses) +
-       ", crashes " + std::to_string(d.crashes) + ", shutdowns in the calm " + std::to_string(d.early_shutdowns) + (d.fault_free ? "; no fault at all" : "");
+       ", crashes " + std::to_string(d.crashes) + ", shutdowns in the calm " + std::to_string(d.early_shutdowns) +
+       (d.fault_free ? "; no fault at all" : "");
   return s;
 }
 
@@ -386,7 +387,8 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
       auto it = last_call.find(owner);
       if (it != last_call.end() && it->second > calm_from)
         x.judge->fail(name, what + " by " + owner.substr(0, 8) + ", whose last call came at " + seconds(it->second) +
-                                " (every call from " + seconds(calm_from) + " on meets no fault), after every process shut down");
+                                " (every call from " + seconds(calm_from) +
+                                " on meets no fault), after every process shut down");
     };
     for (const auto& name : names) {
       const auto doc = net.store().get(name);
@@ -412,7 +414,8 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
       const auto back = net.last_give_back(t.owner);
       if (applied && (!back || *back < t.at))
         x.judge->fail(t.name, *who + "'s take of owner " + t.owner.substr(0, 8) + " token " + std::to_string(t.token) +
-                                  ", arrived at " + seconds(t.at) + ", applied, was never granted and never given back");
+                                  ", arrived at " + seconds(t.at) +
+                                  ", applied, was never granted and never given back");
     }
   }
   if (failed()) return finish();

@@ -80,7 +80,8 @@ asio::awaitable<std::tuple<error_code, Value>> workload::acquire(rng& r, const S
       // A campaign's timeout bounds its acquire; the proclaim after it is bounded by the driver's
       // timeouts (election.hpp), which the memory store does not have.
       const bool campaign = std::is_same_v<Value, ml::leadership>;
-      if (!campaign && wait.count() > 0 && ml::detail::steady_clock::now() - began > wait + o_.timeout_slack + frozen + grace)
+      const bool late = ml::detail::steady_clock::now() - began > wait + o_.timeout_slack + frozen + grace;
+      if (!campaign && wait.count() > 0 && late)
         oracle_.fail(name, who_ + " " + how + " completed after " + seconds(ml::detail::steady_clock::now() - began) +
                                " (" + std::get<0>(got).message() + ")");
       break;
@@ -235,7 +236,11 @@ asio::awaitable<void> workload::hold(rng& r, const std::string& resource, const 
   if (const auto gap = missing(resource, kind, h); !gap.empty())
     oracle_.fail(resource, who_ + " granted a " + kind + " that " + gap);
   for (const auto* l : parts) oracle_.granted(p_, who_, *l, resource, kind);
-  if (h.leader) oracle_.leads(who_, resource, {.has_leader = true, .value = who_, .term = h.leader.term(), .owner = h.leader.get_lease().owner_id()});
+  if (h.leader) {
+    const ml::leader_info mine{
+        .has_leader = true, .value = who_, .term = h.leader.term(), .owner = h.leader.get_lease().owner_id()};
+    oracle_.leads(who_, resource, mine);
+  }
   const ns until = ml::detail::steady_clock::now().time_since_epoch() + r.between(ns{0}, o_.hold_max);
   while (ml::detail::steady_clock::now().time_since_epoch() < until) {
     co_await sleep_for(r.between(ns{0}, o_.hold_max / 4));
