@@ -15,16 +15,27 @@ using namespace std::chrono_literals;
 using boost::system::error_code;
 using test::op;
 
+// One host whose providers hold 3 s leases; theirs holds "x".
+ml::lock_options short_leases() {
+  ml::lock_options o;
+  o.expiry = 3s;
+  return o;
+}
+struct x_held_by_theirs : sim::one_host {
+  x_held_by_theirs() : one_host(short_leases()) {
+    auto [taken, l] = run<ml::lease>([&](auto k) { theirs.create_lock("x").async_acquire_for(1s, k); });
+    BOOST_REQUIRE(!taken);
+    held = std::move(l);
+  }
+  ml::lease held;
+};
+
 BOOST_AUTO_TEST_SUITE(give_back_suite)
 
 // Theirs holds the lock; my acquire's blind take meets a stream error before it was sent (not
 // applied, but ambiguous to me), so its token is unconfirmed; my provider shuts down while I wait.
 BOOST_AUTO_TEST_CASE(a_shutdown_waits_for_the_give_back_ladder_past_a_short_expiry) {
-  ml::lock_options o;
-  o.expiry = 3s;
-  sim::one_host h{o};
-  auto [taken, held] = h.run<ml::lease>([&](auto k) { h.theirs.create_lock("x").async_acquire_for(1s, k); });
-  BOOST_REQUIRE(!taken);
+  x_held_by_theirs h;
   h.store->inject(op::take, test::fault(test::fault::kind::stream_error_before));
   std::optional<error_code> waited;
   h.mine.create_lock("x").async_acquire([&](error_code ec, ml::lease) { waited = ec; });
@@ -44,11 +55,7 @@ BOOST_AUTO_TEST_CASE(a_shutdown_waits_for_the_give_back_ladder_past_a_short_expi
 // The ladder starts after the shutdown: my acquire timed out with its take in flight (abandoned),
 // and the take's reply, a stream error 4 s after it was sent, comes 2.5 s into the shutdown.
 BOOST_AUTO_TEST_CASE(a_shutdown_waits_for_a_ladder_that_starts_after_it) {
-  ml::lock_options o;
-  o.expiry = 3s;
-  sim::one_host h{o};
-  auto [taken, held] = h.run<ml::lease>([&](auto k) { h.theirs.create_lock("x").async_acquire_for(1s, k); });
-  BOOST_REQUIRE(!taken);
+  x_held_by_theirs h;
   h.store->inject(op::take, test::fault(test::fault::kind::stream_error_before, 4000ms));
   const auto sent = h.w.now();
   auto [timed_out, none] = h.run<ml::lease>([&](auto k) { h.mine.create_lock("x").async_acquire_for(1s, k); });
