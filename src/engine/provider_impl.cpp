@@ -18,7 +18,7 @@ void provider_impl::release_in_background(std::string name, std::string owner, s
   auto strand = asio::make_strand(ex);
   auto working = begin_work();  // held until this attempt ends (the next one takes its own)
   if (unconfirmed && attempt == 0)
-    life.note_ladder_until(steady_clock::now() + after + give_back_ladder + give_back_last_reply);
+    life.note_ladder_until(steady_clock::now() + after + give_back_left(0));
   if (after.count() > 0) {
     auto timer = std::make_shared<detail::steady_timer>(strand, after);
     timer->async_wait([self, timer, name, owner, token, unconfirmed, attempt, working](error_code) {
@@ -38,11 +38,8 @@ void provider_impl::release_in_background(std::string name, std::string owner, s
       return;
     }
     const auto step = static_cast<std::size_t>(attempt);
-    if (!r.ec) {  // a ladder on a healthy server: shutdown waits for its remaining steps
-      auto rest = give_back_last_reply;
-      for (auto i = step; i < give_back_retries.size(); ++i) rest += give_back_retries[i];
-      self->life.note_ladder_until(steady_clock::now() + rest);
-    }
+    // A ladder on a healthy server: shutdown waits for its remaining steps.
+    if (!r.ec) self->life.note_ladder_until(steady_clock::now() + give_back_left(step));
     self->release_in_background(name, owner, token, give_back_retries[step], unconfirmed, attempt + 1);
   };
   ops.release(name, owner, token, std::nullopt, asio::bind_executor(strand, std::move(answered)));

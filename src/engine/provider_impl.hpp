@@ -41,9 +41,13 @@ holder_meta this_process(std::string label);
 // short the lease (section 4, "Shutdown"), allowing `give_back_last_reply` for a reply.
 inline constexpr std::array<std::chrono::milliseconds, 3> give_back_retries{
     std::chrono::milliseconds(250), std::chrono::milliseconds(1000), std::chrono::milliseconds(4000)};
-inline constexpr std::chrono::milliseconds give_back_ladder =
-    give_back_retries[0] + give_back_retries[1] + give_back_retries[2];
 inline constexpr std::chrono::milliseconds give_back_last_reply{1000};
+// How long a ladder's retries from `step` on, and a reply, may still take.
+constexpr std::chrono::milliseconds give_back_left(std::size_t step) {
+  auto left = give_back_last_reply;
+  for (auto i = step; i < give_back_retries.size(); ++i) left += give_back_retries[i];
+  return left;
+}
 
 struct provider_impl : std::enable_shared_from_this<provider_impl> {
   // `ex`: where the provider's own operations run (each on a strand of it).

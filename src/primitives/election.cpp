@@ -77,7 +77,7 @@ void election::start_campaign(lock l, std::string value, detail::acquire_mode mo
     }
     // Lost while the value was being written, or past its deadline (a process woken from a pause
     // may run the write's reply before the watchdog): not a leadership to hand out.
-    if (!won.held() || won.time_left() <= std::chrono::milliseconds{0}) {
+    if (won.time_left() <= std::chrono::milliseconds{0}) {  // 0 too for a lease no longer held
       if (d)
         d->reason = won.held() ? "the lease ran out (its deadline passed) before the value's write was answered"
                                : "the lease was lost while the leader's value was being written";

@@ -117,11 +117,16 @@ ml::rw_lock workload::rw_lock(const std::string& name) const {
 
 void workload::quiet_for(ns d) { quiet_until_ = ml::detail::steady_clock::now().time_since_epoch() + d; }
 
+// Sleeps out the quiet stretch, if one is under way, in steps that see a stop.
+asio::awaitable<void> workload::keep_quiet() {
+  for (ns now; !stopping_ && (now = ml::detail::steady_clock::now().time_since_epoch()) < quiet_until_;)
+    co_await sleep_for(std::min(quiet_until_ - now, o_.think_max));
+}
+
 asio::awaitable<void> workload::user(rng r) {
   while (!stopping_) {
     co_await sleep_for(r.between(ns{0}, o_.think_max));
-    for (ns now; !stopping_ && (now = ml::detail::steady_clock::now().time_since_epoch()) < quiet_until_;)
-      co_await sleep_for(std::min(quiet_until_ - now, o_.think_max));
+    co_await keep_quiet();
     if (stopping_) break;
     ++operations_;
     // What to take: a plain lock, most often; whatever else this run has.
@@ -187,8 +192,7 @@ asio::awaitable<void> workload::observer() {
   while (!stopping_) {
     // Quiet with the users (a poll every tenth of a lease through an idle hour costs the corpus more
     // than the rest of the seed).
-    for (ns now; !stopping_ && (now = ml::detail::steady_clock::now().time_since_epoch()) < quiet_until_;)
-      co_await sleep_for(std::min(quiet_until_ - now, o_.think_max));
+    co_await keep_quiet();
     asio::cancellation_signal cancel;
     ml::detail::steady_timer at(co_await asio::this_coro::executor, o_.think_max);
     at.async_wait([&cancel](error_code e) {

@@ -61,6 +61,7 @@ class workload {
   mongolock::rw_lock rw_lock(const std::string& name) const;
   boost::asio::awaitable<void> user(rng r);
   boost::asio::awaitable<void> observer();
+  boost::asio::awaitable<void> keep_quiet();
   // One acquire of `surface` (a lock, semaphore, rw_lock side or multi-lock) in a mode drawn from `r`.
   template <class Value, class Surface>
   boost::asio::awaitable<std::tuple<boost::system::error_code, Value>> acquire(rng& r, const Surface& surface,
