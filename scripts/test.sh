@@ -12,12 +12,12 @@
 #     It is built and tested while the sanitizer builds run in the background at low priority
 #     (the tests mostly wait on timers and processes). With MONGOLOCK_SKIP_ASAN it builds and runs
 #     everything instead;
-#   - ThreadSanitizer (clang 14), -Werror: the suites where the io_context threads and the
+#   - AddressSanitizer + UndefinedBehaviorSanitizer (clang 14), -Werror: every other test (the
+#     asan test preset leaves out the consumer checks; the tests above that need the build
+#     without a sanitizer exist only there), beside the TSan build;
+#   - ThreadSanitizer (clang 14), -Werror, last: the suites where the io_context threads and the
 #     driver's worker threads meet (not the sans-I/O machines', which have no thread), beside the
-#     ASan build;
-#   - AddressSanitizer + UndefinedBehaviorSanitizer (clang 14), -Werror, last: every other test
-#     (the asan test preset leaves out the consumer checks; the tests above that need the build
-#     without a sanitizer exist only there), beside the fuzz smoke.
+#     fuzz smoke.
 #   MONGOLOCK_SKIP_ASAN=1 / MONGOLOCK_SKIP_TSAN=1   skip a sanitizer pass (quick local runs)
 #   MONGOLOCK_TEST_URI=...  run the integration tests against your own server instead
 set -euo pipefail
@@ -68,13 +68,13 @@ if [ -n "${MONGOLOCK_SKIP_ASAN:-}" ]; then
 fi
 
 # The sanitizer builds run in the background at the lowest priority, one after the other, from the
-# start: the dev build, its tests and then the TSan tests take the CPU whenever they want it (the
+# start: the dev build and its tests, then the ASan tests, take the CPU whenever they want it (the
 # tests wait on timers and processes far more than they compute: the cron stress is a schedule of
-# 1.2 s periods, the corpus runs at nice 10), the builds get what is left. First the TSan build,
-# whose tests then run at normal priority beside the ASan build (they use a fifth of a core), then
-# the ASan build, whose tests come last, beside the fuzz smoke. Tests of one build never run
-# beside another's: a rehearsal that ran the TSan tests beside the ASan tests lost a 1 s lease in
-# integration.lease, and one that ran both builds at once finished the ASan build 369 s later.
+# 1.2 s periods, the corpus runs at nice 10), the builds get what is left. First the ASan build,
+# whose tests then run beside the TSan build, then the fuzz smoke; the TSan tests come last. Tests
+# of one build never run beside another's: a rehearsal that ran the TSan tests beside the ASan
+# tests lost a 1 s lease in integration.lease, and one that ran both builds at once finished the
+# ASan build 369 s later.
 # Each background step writes its output to build/ci/STEP.log and its status to build/ci/STEP.rc;
 # a step waits for what it needs.
 ci=build/ci
@@ -84,22 +84,12 @@ in_background() {  # in_background STEP COMMAND...
   if "$@" > "$ci/$step.log" 2>&1; then echo 0 > "$ci/$step.rc"; else echo 1 > "$ci/$step.rc"; fi
 }
 (
-  if [ -z "${MONGOLOCK_SKIP_TSAN:-}" ]; then
-    NICE=19 in_background tsan build_preset tsan "${tsan_targets[@]}"
-    # After the dev tests (they must not share the CPU with it either).
-    if [ "$(cat "$ci/tsan.rc")" = 0 ]; then
-      while [ ! -e "$ci/dev_tests.done" ]; do sleep 1; done
-      in_background tsan_tests test_preset tsan &
-    else
-      echo "not run: the tsan build failed" > "$ci/tsan_tests.log"; echo 1 > "$ci/tsan_tests.rc"
-    fi
-  fi
   NICE=19 in_background asan build_preset asan
+  [ -n "${MONGOLOCK_SKIP_TSAN:-}" ] || NICE=19 in_background tsan build_preset tsan "${tsan_targets[@]}"
   in_background fuzz nice -n 19 scripts/fuzz.sh "${MONGOLOCK_FUZZ_SECONDS:-5}"
-  wait
 ) &
 chains=($!)
-# A failed run stops the chains still under way (their steps, make, compilers and tests).
+# A failed run stops the chain still under way (its steps, make, compilers and tests).
 stop_tree() { local c; for c in $(pgrep -P "$1"); do stop_tree "$c"; done; kill "$1" 2>/dev/null || true; }
 trap 'for c in "${chains[@]}"; do stop_tree "$c"; done' EXIT
 # await STEP: waits for the background step; prints its output; fails the run if it failed.
@@ -113,13 +103,12 @@ await() {
 build_preset dev mongolock-cli fork_check supervisor_clock_ahead wall_clock_offset mongolock-soak mongolock-sim
 step "tests (dev), beside the sanitizer builds"
 test_preset dev -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*|integration\.soak|sim_corpus)$'
-touch "$ci/dev_tests.done"
-if [ -z "${MONGOLOCK_SKIP_TSAN:-}" ]; then
-  await tsan
-  await tsan_tests
-fi
 await asan
 test_preset asan
+if [ -z "${MONGOLOCK_SKIP_TSAN:-}" ]; then
+  await tsan
+  test_preset tsan
+fi
 await fuzz
 trap - EXIT
 step "all tests passed"

@@ -7,7 +7,9 @@
 #     shared library (BUILD_SHARED_LIBS=ON), in a project where Boost.Test cannot be found. No
 #     build type: the check is about the build's wiring, and unoptimized code compiles fastest;
 #     with clang 14 when there is one (the project's scripts install it): it compiles the library
-#     in half GCC 12's time, and the install check above builds with the default compiler.
+#     in half GCC 12's time, and the install check above builds with the default compiler; and
+#     as a unity build (CMAKE_UNITY_BUILD, which a consumer may ask for): its files' batches
+#     compile in half the CPU of the files one by one.
 set(prefix ${WORK_DIR}/prefix)
 file(REMOVE_RECURSE ${WORK_DIR})
 function(run)
@@ -23,7 +25,7 @@ if(MODE STREQUAL "subdirectory")
     set(compiler -DCMAKE_CXX_COMPILER=${clang})
   endif()
   run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/test/consumer_subdir -B ${WORK_DIR}/consumer
-      -DMONGOLOCK_SOURCE_DIR=${SOURCE_DIR} ${compiler}
+      -DMONGOLOCK_SOURCE_DIR=${SOURCE_DIR} ${compiler} -DCMAKE_UNITY_BUILD=ON
       # A consumer without Boost.Test: configuring fails if mongolock asks for it.
       -DCMAKE_DISABLE_FIND_PACKAGE_boost_unit_test_framework=ON)
   run(${CMAKE_COMMAND} --build ${WORK_DIR}/consumer -j2)
