@@ -95,9 +95,11 @@ class provider {
   const lock_options& options() const noexcept;
   stats snapshot() const noexcept;
 
-  // Releases every lease this provider currently holds with one update; their guarded work is
-  // cancelled and they complete async_wait_lost with errc::released. Completion:
-  // void(error_code, std::size_t): the number of lock documents freed, or a server error.
+  // Releases every lease this provider currently holds with one update (one per part under the
+  // server's 16 MiB limit: 29,000 leases of 512-byte names fit in one, 30,000 take two); their
+  // guarded work is cancelled and they complete async_wait_lost with errc::released. Completion:
+  // void(error_code, std::size_t): the number of lock documents freed; on a server error, the
+  // error and the number the parts that succeeded freed (the others' documents expire).
   // Cancellation: not supported.
   template <class Token = boost::asio::deferred_t>
     requires detail::is_token_v<Token>

@@ -564,9 +564,10 @@ void start_turn(const std::shared_ptr<provider_impl>& p, const std::shared_ptr<p
 // Frees whatever document of `name` names `owner`, the owner id of an acquire that ended without
 // a lease: a releaser may have handed it the lock (docs/design.md section 7, point 8). Those that
 // come in one turn of the executor (the leaves of one grouped command are answered together,
-// section 14) go as one command. Its filter pairs every name with every owner id, and that frees
-// nothing it should not: a document that names any of these owner ids holds a lock that nobody
-// will renew or release.
+// section 14) go as one command (in parts past the server's size limit: splitting_store.hpp, which
+// keeps each name with its owner id). Its filter pairs every name with every owner id, and that
+// frees nothing it should not: a document that names any of these owner ids holds a lock that
+// nobody will renew or release.
 void free_abandoned_owner(const std::shared_ptr<provider_impl>& p, const std::string& name, const std::string& owner) {
   bool first = false;
   {

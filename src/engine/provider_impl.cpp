@@ -66,8 +66,9 @@ stats provider_impl::snapshot() const {
   s.losses_at_deadline = get(c.losses_at_deadline);
   s.losses_taken_over = get(c.losses_taken_over);
   s.releases = get(c.releases);
-  // A renewal batch is one call; an operation that rode in another's command is none.
-  s.server_calls = get(c.server_calls) + renewals->commands() - grouped->saved();
+  // A renewal batch is one call; an operation that rode in another's command is none; a call
+  // split in parts is one each.
+  s.server_calls = get(c.server_calls) + renewals->commands() - grouped->saved() + splitter->extra_commands();
   s.acquires_in_progress = get(c.acquiring);
   for (std::size_t i = 0; i < s.wait_histogram.size(); ++i) s.wait_histogram[i] = get(c.wait_buckets[i]);
   s.leases_held = life.live_count();

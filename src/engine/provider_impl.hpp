@@ -21,6 +21,7 @@
 #include "engine/name_turns.hpp"
 #include "engine/group_commit.hpp"
 #include "engine/renewal_batch.hpp"
+#include "engine/splitting_store.hpp"
 #include "mongolock/options.hpp"
 #include "mongolock/stats.hpp"
 
@@ -54,7 +55,9 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   provider_impl(boost::asio::any_io_executor e, std::shared_ptr<lock_store> s, lock_options o, log_function l,
                 log_level threshold = log_level::info)
       : ex(std::move(e)),
-        grouped(std::make_shared<grouping_store>(std::move(s))),
+        // Group commit over the split of long lists (splitting_store.hpp) over the store.
+        splitter(std::make_shared<splitting_store>(std::move(s))),
+        grouped(std::make_shared<grouping_store>(splitter)),
         store(grouped),
         opts(o),
         log_fn(std::move(l)),
@@ -103,6 +106,8 @@ struct provider_impl : std::enable_shared_from_this<provider_impl> {
   stats snapshot() const;
 
   const boost::asio::any_io_executor ex;
+  // A list that grows with the caller goes in parts the server takes (splitting_store.hpp).
+  const std::shared_ptr<splitting_store> splitter;
   // Takes and releases ready together share a command (group_commit.hpp); `store` is this store.
   const std::shared_ptr<grouping_store> grouped;
   const std::shared_ptr<lock_store> store;

@@ -130,9 +130,14 @@ struct named_doc {
   lock_doc doc;
 };
 
+// What hello has said for maxBsonObjectSize since MongoDB 1.8: the largest document, command or
+// write statement a server takes (store/bson_sizes.hpp).
+inline constexpr std::size_t default_max_bson_bytes = 16 * 1024 * 1024;
+
 struct server_info {
   std::string version;      // buildInfo.version, e.g. "8.0.4"
   int max_wire_version = 0;
+  std::size_t max_bson_bytes = default_max_bson_bytes;  // hello.maxBsonObjectSize
   // hello.localTime (0 if the server did not say) and this host's wall clock at the reply.
   std::int64_t local_time_ms = 0, client_time_ms = 0;
 };

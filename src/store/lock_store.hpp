@@ -46,6 +46,8 @@ class lock_store {
                        reply<outcome<bool>>) = 0;
   // Frees whichever of the documents `names` names one of `owners` (any token): the names keep it
   // a lookup by _id, never a scan of the collection for an owner. value: how many were freed.
+  // Pairs: names[i] is the document of owners[i]'s lease, so that a long list can go in parts
+  // (engine/splitting_store.hpp), each freeing its own pairs.
   virtual void release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
                               reply<outcome<std::int64_t>>) = 0;
   // Group commit (docs/design.md section 14): every statement of `writes` (all of one kind, each

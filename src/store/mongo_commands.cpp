@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <random>
+#include <string_view>
+#include <unordered_map>
 
 #include "store/bson_util.hpp"
 #include "mongolock/error.hpp"
@@ -283,6 +285,8 @@ outcome<server_info> query_server(mongoc_client_t* client) {
     return failed<server_info>(err, false);
   outcome<server_info> out;
   out.value.max_wire_version = static_cast<int>(get_int(reply.get(), "maxWireVersion"));
+  if (const auto max_bson = get_int(reply.get(), "maxBsonObjectSize"); max_bson > 0)
+    out.value.max_bson_bytes = static_cast<std::size_t>(max_bson);
   bson_iter_t it;
   if (bson_iter_init_find(&it, reply.get(), "localTime") && BSON_ITER_HOLDS_DATE_TIME(&it))
     out.value.local_time_ms = bson_iter_date_time(&it);
@@ -450,18 +454,22 @@ namespace {
 outcome<std::vector<lock_doc>> find_each(mongoc_collection_t* coll, const std::vector<std::string>& names,
                                          read_mode mode) {
   bson_doc filter, opts;
-  append_in(filter.get(), "_id", names);
+  build_find_each(names, filter.get());
   mongoc_read_prefs_t* prefs = nullptr;
   build_read_opts(mode, opts.get(), &prefs);
   mongoc_cursor_t* cur = mongoc_collection_find_with_opts(coll, filter.get(), opts.get(), prefs);
   mongoc_read_prefs_destroy(prefs);
   outcome<std::vector<lock_doc>> out;
   out.value.resize(names.size());
+  // Each document to its places by a lookup, not a scan of `names` (linear in the find's size).
+  std::unordered_map<std::string_view, std::vector<std::size_t>> places;
+  for (std::size_t i = 0; i < names.size(); ++i) places[names[i]].push_back(i);
   const bson_t* doc = nullptr;
   while (mongoc_cursor_next(cur, &doc)) {
-    const auto name = get_str(doc, "_id");
-    for (std::size_t i = 0; i < names.size(); ++i)
-      if (names[i] == name) out.value[i] = parse_lock(doc);
+    const auto it = places.find(get_str(doc, "_id"));
+    if (it == places.end()) continue;
+    const auto d = parse_lock(doc);
+    for (const auto i : it->second) out.value[i] = d;
   }
   bson_error_t err;
   if (mongoc_cursor_error(cur, &err)) out = failed<std::vector<lock_doc>>(err, false);
@@ -839,6 +847,8 @@ outcome<bool> refresh_line(mongoc_client_t* client, const store_config& cfg, std
 // By _id first: the owner alone has no index, and an update_many on it scans the collection.
 // The tokens are not known here, so no idle_since (section 1: never earlier than the token's
 // time): the TTL clean-up leaves such a document until a later release.
+void build_find_each(const std::vector<std::string>& names, bson_t* filter) { append_in(filter, "_id", names); }
+
 void build_release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
                           bson_t* filter, bson_t* change) {
   append_in(filter, "_id", names);

@@ -56,8 +56,11 @@ void build_swap(const take_request&, std::int64_t now_ms, bson_t* filter, bson_t
 // Joining the line with `ticket` (compare-and-swap on the ticket counter), and leaving it.
 void build_join(std::string_view name, std::string_view owner, std::int64_t ticket, bson_t* filter, bson_t* change);
 void build_leave(std::string_view name, std::string_view owner, bson_t* filter, bson_t* change);
+// names[i] with owners[i], the same lease's: one part of a release of many (engine/splitting_store.hpp).
 void build_release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
                           bson_t* filter, bson_t* change);
+// The filter of a find of the documents `names` (_id $in).
+void build_find_each(const std::vector<std::string>& names, bson_t* filter);
 void build_release(std::string_view name, std::string_view owner, std::int64_t token, bson_t* filter, bson_t* change,
                    std::optional<std::int64_t> beat = std::nullopt);
 void build_refresh(std::string_view name, std::string_view owner, std::int64_t ticket, bson_t* filter, bson_t* change);

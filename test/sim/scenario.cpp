@@ -39,6 +39,11 @@ struct drawn {
   // The TTL monitor removes documents idle for idle_cleanup (its least, 1 h; every host's), and
   // the users keep quiet that long and two minutes more at the start of the calm.
   bool ttl = false;
+  // The server's maxBsonObjectSize lowered to 400 bytes and every name 100 bytes long: a release
+  // of several leases and a find of several names then go in parts (engine/splitting_store.hpp:
+  // one name each, under the 200-byte budget that limit leaves), each a call of its own, with
+  // faults of its own; a single name's command still fits.
+  bool small_commands = false;
   net_faults net;
   int failovers = 0, outages = 0, pauses = 0, crashes = 0;
   // Processes shut down in the calm while their users still wait and work (a service stopping):
@@ -138,12 +143,26 @@ void draw_more(drawn& d, rng& r) {
   }
 }
 
+// Drawn from a third stream, so that a seed draws everything else as before.
+void draw_limits(drawn& d, rng& r) {
+  d.small_commands = r.chance(0.25);
+  if (!d.small_commands) return;
+  const auto lengthen = [](std::string& name) {
+    if (!name.empty()) name.resize(100, '-');
+  };
+  for (auto& n : d.names) lengthen(n);
+  lengthen(d.semaphore);
+  lengthen(d.rw);
+  lengthen(d.election);
+}
+
 std::string describe(const drawn& d) {
   std::string s = std::to_string(d.processes) + " processes, " + std::to_string(d.names.size()) + " names" +
                   (d.semaphore.empty() ? "" : ", semaphore of " + std::to_string(d.permits)) +
                   (d.rw.empty() ? "" : ", rw_lock of " + std::to_string(d.readers) + " readers") +
                   (d.multi ? ", multi-locks" : "") + (d.mix_kinds ? ", plain locks on their names" : "") +
                   (d.election.empty() ? "" : ", an election") + (d.ttl ? ", a quiet hour and the TTL monitor" : "") +
+                  (d.small_commands ? ", 100-byte names and a maxBsonObjectSize of 400 bytes" : "") +
                   "; ";
   for (std::size_t i = 0; i < d.hosts.size(); ++i) {
     const auto& h = d.hosts[i];
@@ -188,9 +207,10 @@ struct run {
 run_result run_seed(std::uint64_t seed, const run_options& ro) {
   run_result out;
   out.seed = seed;
-  rng r(seed), more(~seed);
+  rng r(seed), more(~seed), limits(seed ^ 0x9e3779b97f4a7c15ULL);
   drawn d = draw(r);
   draw_more(d, more);
+  draw_limits(d, limits);
   if (ro.verbose) out.summary = describe(d);
   run x(r.next());
   world& w = x.w;
@@ -201,6 +221,7 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
   auto& server = w.add_process(0, server_boot, wall_base);
   x.net = std::make_unique<network>(w, server, r.fork(), d.net, *x.tr);
   network& net = *x.net;
+  if (d.small_commands) net.store().set_max_bson(400);
 
   for (int i = 0; i < d.processes; ++i) {
     const auto& h = d.hosts[static_cast<std::size_t>(i)];

@@ -4,8 +4,11 @@
 #include <boost/asio/post.hpp>
 #include "model/clocks.hpp"
 #include <memory>
+#include <unordered_set>
 
 #include "mongolock/error.hpp"
+#include "store/bson_util.hpp"
+#include "store/mongo_commands.hpp"
 
 namespace test {
 
@@ -183,6 +186,15 @@ void memory_store::answer(reply<outcome<T>> r, outcome<T> v, std::chrono::millis
 }
 
 template <class T>
+bool memory_store::too_large(std::size_t bytes, reply<outcome<T>>& r) {
+  if (bytes <= max_bson_) return false;
+  const auto why = "a command of " + std::to_string(bytes) + " bytes: over maxBsonObjectSize, " +
+                   std::to_string(max_bson_) + " (refused by the driver before sending)";
+  answer(std::move(r), error<T>(ml::errc::server_error, false, why.c_str()), std::chrono::milliseconds{0});
+  return true;
+}
+
+template <class T>
 bool memory_store::refused(const std::optional<fault>& f, reply<outcome<T>>& r) {
   if (!f || (f->what != fault::kind::unavailable && f->what != fault::kind::refused)) return false;
   if (f->what == fault::kind::refused)
@@ -287,7 +299,9 @@ void memory_store::prepare(reply<outcome<server_info>> r) {
   auto f = next_fault(op::prepare);
   if (f && f->what == fault::kind::unavailable)
     return answer(std::move(r), error<server_info>(ml::errc::server_unavailable, false, "no server selected"), f->delay);
-  answer(std::move(r), success(server_info{"8.0.0-memory", 25}), f ? f->delay : std::chrono::milliseconds{0});
+  server_info info{"8.0.0-memory", 25};
+  info.max_bson_bytes = max_bson_;
+  answer(std::move(r), success(std::move(info)), f ? f->delay : std::chrono::milliseconds{0});
 }
 
 void memory_store::read(const std::string& name, read_mode mode, reply<outcome<lock_doc>> r) {
@@ -308,6 +322,11 @@ void memory_store::read(const std::string& name, read_mode mode, reply<outcome<l
 
 void memory_store::read_each(const std::vector<std::string>& names, read_mode mode,
                              reply<outcome<std::vector<lock_doc>>> r) {
+  {
+    bson_doc filter;
+    build_find_each(names, filter.get());
+    if (too_large(filter.get()->len, r)) return;
+  }
   std::string joined;
   for (auto& n : names) joined += (joined.empty() ? "" : ",") + n;
   log({op::read_each, joined, {}, static_cast<std::int64_t>(names.size())});
@@ -512,23 +531,28 @@ void memory_store::write_grouped(const std::vector<grouped_write>& writes,
 
 void memory_store::release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
                                   reply<outcome<std::int64_t>> r) {
+  {
+    bson_doc filter, change;
+    build_release_owners(names, owners, filter.get(), change.get());
+    if (too_large(filter.get()->len + change.get()->len, r)) return;
+  }
   // One record per command: its names joined by ',', its token the number of owner ids.
   std::string joined;
   for (auto& n : names) joined += (joined.empty() ? "" : ",") + n;
   call_record rec{op::release_owners, joined, {}, static_cast<std::int64_t>(owners.size())};
   for (const auto& o : owners) rec.parts.push_back({op::release_owners, {}, o});
   write<std::int64_t>(op::release_owners, std::move(rec), std::move(r), [this, names, owners, beat = fresh_beat()] {
+    // The filter's two $in lists, as sets: linear in the command (a lease per name, 10^5 of them).
+    const std::unordered_set<std::string> named(names.begin(), names.end()), owned(owners.begin(), owners.end());
     std::int64_t n = 0;
-    for (auto& [name, doc] : docs_) {
-      if (doc.held.owner.empty() || std::find(names.begin(), names.end(), name) == names.end()) continue;
-      for (auto& o : owners) {
-        if (doc.held.owner != o) continue;
-        doc.held.owner.clear();
-        doc.meta.reset();
-        doc.held.beat = beat;
-        ++n;
-        break;
-      }
+    for (const auto& name : named) {
+      auto it = docs_.find(name);
+      if (it == docs_.end() || it->second.held.owner.empty() || !owned.contains(it->second.held.owner)) continue;
+      auto& doc = it->second;
+      doc.held.owner.clear();
+      doc.meta.reset();
+      doc.held.beat = beat;
+      ++n;
     }
     return success(n);
   });

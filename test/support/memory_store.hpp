@@ -115,6 +115,11 @@ class memory_store final : public mongolock::detail::lock_store {
     std::size_t commands = 0, statements = 0;
   };
   wire_count wire() const;
+  // The server's maxBsonObjectSize (hello; 16 MiB by default): a release_owners or read_each whose
+  // statement, built by the library's own builder, weighs more is refused, not applied
+  // (errc::server_error), as libmongoc refuses it before sending. Lowered, a test meets the limit
+  // with a few hundred names.
+  void set_max_bson(std::size_t bytes) { max_bson_ = bytes; }
   // Every answer without a fault's own delay comes this late (bench/model.cpp's latency model).
   void set_latency(std::chrono::microseconds d) { latency_ = d; }
   void shut_down() { accepting_ = false; }
@@ -175,6 +180,10 @@ class memory_store final : public mongolock::detail::lock_store {
   template <class T>
   void answer(reply<outcome<T>> r, outcome<T> v, std::chrono::milliseconds delay);
   std::optional<fault> next_fault(op o);
+  // Answers `r` refused when a command of `bytes` is over max_bson_; whether it did.
+  template <class T>
+  bool too_large(std::size_t bytes, reply<outcome<T>>& r);
+  std::atomic<std::size_t> max_bson_{mongolock::detail::default_max_bson_bytes};
   // Answers `r` "no server selected" when `f` is an `unavailable` fault; whether it did.
   template <class T>
   bool refused(const std::optional<fault>& f, reply<outcome<T>>& r);

@@ -1,0 +1,93 @@
+#pragma once
+// Every command within the server's limits, whatever the caller holds (docs/design.md section 14,
+// "Every command within the server's limits"). Two of the store's operations take a list that
+// grows with the caller: a release of every lease a provider holds (release_owners) and a find of
+// many names (read_each: a poll group's, a gathering's). Each goes to the store below in parts
+// whose lists weigh at most the server's maxBsonObjectSize less a reserve for the rest of the
+// command (store/bson_sizes.hpp), one after another (all at once, a release of many parts would
+// take every worker of the client's pool from the renewals), and answered as one call:
+//   - release_owners: each part frees its own leases only (names[i] with owners[i]); the count is
+//     the parts' sum; if a part fails, the call fails with its error and counts what the others
+//     freed;
+//   - read_each: the parts' documents in the order of the names; if a part fails, the call fails
+//     (its caller reads again, as after any failed find).
+// The other operations are bounded by count (256 statements or leases a command: the renewal,
+// group commit) or by one name, so a command of them stays far under the limit (its test:
+// store_commands_suite's commands at their limits); they pass through. The limit is the one the
+// server's hello gave (`prepare`), 16 MiB until then.
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "store/lock_store.hpp"
+
+namespace mongolock::detail {
+
+class splitting_store final : public lock_store {
+ public:
+  explicit splitting_store(std::shared_ptr<lock_store> inner) : inner_(std::move(inner)) {}
+
+  void prepare(reply<outcome<server_info>> r) override;
+  void read_each(const std::vector<std::string>& names, read_mode m, reply<outcome<std::vector<lock_doc>>> r) override;
+  void release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
+                      reply<outcome<std::int64_t>> r) override;
+  // The commands sent beyond one a call (stats::server_calls counts a call as one).
+  std::uint64_t extra_commands() const noexcept { return extra_.load(std::memory_order_relaxed); }
+
+  // Passed through.
+  void read(const std::string& name, read_mode m, reply<outcome<lock_doc>> r) override {
+    inner_->read(name, m, std::move(r));
+  }
+  void list(reply<outcome<std::vector<named_doc>>> r) override { inner_->list(std::move(r)); }
+  void take(const take_request& t, reply<outcome<bool>> r) override { inner_->take(t, std::move(r)); }
+  void renew(const std::vector<held_lease>& held, std::chrono::milliseconds expiry,
+             reply<outcome<std::vector<bool>>> r) override {
+    inner_->renew(held, expiry, std::move(r));
+  }
+  void release(const std::string& name, const std::string& owner, std::int64_t token, reply<outcome<bool>> r) override {
+    inner_->release(name, owner, token, std::move(r));
+  }
+  void write_grouped(const std::vector<grouped_write>& w, reply<outcome<std::vector<grouped_outcome>>> r) override {
+    inner_->write_grouped(w, std::move(r));
+  }
+  void join_line(const std::string& name, const std::string& owner, std::int64_t ticket,
+                 reply<outcome<bool>> r) override {
+    inner_->join_line(name, owner, ticket, std::move(r));
+  }
+  void leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) override {
+    inner_->leave_line(name, owner, std::move(r));
+  }
+  void refresh_line(const std::string& name, const std::string& owner, std::int64_t ticket,
+                    reply<outcome<bool>> r) override {
+    inner_->refresh_line(name, owner, ticket, std::move(r));
+  }
+  void proclaim(const std::string& name, const std::string& owner, std::int64_t token, const std::string& value,
+                reply<outcome<bool>> r) override {
+    inner_->proclaim(name, owner, token, value, std::move(r));
+  }
+  void record_run(const std::string& name, const std::string& owner, std::int64_t token,
+                  reply<outcome<bool>> r) override {
+    inner_->record_run(name, owner, token, std::move(r));
+  }
+  void declare(const std::string& name, const declaration& d, reply<outcome<declaration>> r) override {
+    inner_->declare(name, d, std::move(r));
+  }
+  void force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) override {
+    inner_->force_release(name, immediate, std::move(r));
+  }
+  bool accepting() const noexcept override { return inner_->accepting(); }
+
+ private:
+  // The bytes a part's list may weigh: the server's limit less the command's reserve.
+  std::size_t budget() const noexcept;
+
+  const std::shared_ptr<lock_store> inner_;
+  // Shared with the replies of `prepare`, which may come after this store is gone.
+  const std::shared_ptr<std::atomic<std::size_t>> max_bson_ =
+      std::make_shared<std::atomic<std::size_t>>(default_max_bson_bytes);
+  std::atomic<std::uint64_t> extra_{0};
+};
+
+}  // namespace mongolock::detail
