@@ -10,8 +10,8 @@
 #     build's compiler is clang 14, so both compile the library, and clang the examples, the
 #     benchmark and the tutorials the docs quote.
 #     It is built and tested while the sanitizer builds run in the background at low priority
-#     (the tests mostly wait on timers and processes). With MONGOLOCK_SKIP_ASAN it builds and runs
-#     everything instead;
+#     (the tests mostly wait on timers and processes), paused for the cron stress. With
+#     MONGOLOCK_SKIP_ASAN it builds and runs everything instead;
 #   - AddressSanitizer + UndefinedBehaviorSanitizer (clang 14), -Werror: every other test (the
 #     asan test preset leaves out the consumer checks; the tests above that need the build
 #     without a sanitizer exist only there), beside the TSan build;
@@ -87,15 +87,23 @@ in_background() {  # in_background STEP COMMAND...
   local step=$1; shift
   if "$@" > "$ci/$step.log" 2>&1; then echo 0 > "$ci/$step.rc"; else echo 1 > "$ci/$step.rc"; fi
 }
+# The chain runs in a process group of its own (job control), so that it can be paused whole.
+set -m
 (
   IDLE=1 in_background asan build_preset asan
   [ -n "${MONGOLOCK_SKIP_TSAN:-}" ] || IDLE=1 in_background tsan build_preset tsan "${tsan_targets[@]}"
   in_background fuzz chrt --idle 0 scripts/fuzz.sh "${MONGOLOCK_FUZZ_SECONDS:-5}"
 ) &
-chains=($!)
+chain=$!
+set +m
+# The cron stress judges whether hosts fire on schedule, which needs a machine that starts its
+# processes in time: beside the background build it did not, even with the build as SCHED_IDLE
+# (two rehearsals: 224 and 225 of 2,000 firings over 350 ms late; the verdict needs nine in ten
+# on time). The chain is paused while it runs.
+pause_chain() { kill -STOP -- -"$chain" 2>/dev/null || true; }
+resume_chain() { kill -CONT -- -"$chain" 2>/dev/null || true; }
 # A failed run stops the chain still under way (its steps, make, compilers and tests).
-stop_tree() { local c; for c in $(pgrep -P "$1"); do stop_tree "$c"; done; kill "$1" 2>/dev/null || true; }
-trap 'for c in "${chains[@]}"; do stop_tree "$c"; done' EXIT
+trap 'resume_chain; kill -- -"$chain" 2>/dev/null || true' EXIT
 # await STEP: waits for the background step; prints its output; fails the run if it failed.
 await() {
   step "waiting for the background $1"
@@ -106,7 +114,13 @@ await() {
 
 build_preset dev mongolock-cli fork_check supervisor_clock_ahead wall_clock_offset mongolock-soak mongolock-sim
 step "tests (dev), beside the sanitizer builds"
-test_preset dev -R '^(consumer_.*|integration\.cli|integration\.cli_cron.*|integration\.soak|sim_corpus)$'
+test_preset dev -R '^(consumer_.*|integration\.cli|integration\.soak)$'
+step "the cron stress (dev), the background builds paused"
+pause_chain
+test_preset dev -R '^integration\.cli_cron.*$'
+resume_chain
+step "the simulation's corpus (dev)"
+test_preset dev -R '^sim_corpus$'
 await asan
 test_preset asan
 if [ -z "${MONGOLOCK_SKIP_TSAN:-}" ]; then

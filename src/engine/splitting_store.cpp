@@ -22,13 +22,13 @@ std::vector<std::string> slice(const std::vector<std::string>& v, part p) {
 // provider on it would wait), then answered to the caller as one.
 template <class T>
 struct part_chain : std::enable_shared_from_this<part_chain<T>> {
-  using send_part = std::function<void(std::size_t, part, lock_store::reply<outcome<T>>)>;
+  using send_part = std::function<void(part, lock_store::reply<outcome<T>>)>;
   part_chain(std::vector<part> ps, send_part s, std::function<outcome<T>(std::vector<outcome<T>>&)> j,
              lock_store::reply<outcome<T>> r)
       : parts(std::move(ps)), send(std::move(s)), join(std::move(j)), done(std::move(r)) {}
   // Sends part `i`; its answer sends the next, the last one answers the call.
   void go(std::size_t i) {
-    send(i, parts[i], [self = this->shared_from_this(), i](outcome<T> o) {
+    send(parts[i], [self = this->shared_from_this(), i](outcome<T> o) {
       self->each.push_back(std::move(o));
       if (i + 1 < self->parts.size()) return self->go(i + 1);
       self->done(self->join(self->each));
@@ -77,7 +77,7 @@ void splitting_store::read_each(const std::vector<std::string>& names, read_mode
   if (parts.size() <= 1) return inner_->read_each(names, m, std::move(r));
   extra_.fetch_add(parts.size() - 1, std::memory_order_relaxed);
   using docs = std::vector<lock_doc>;
-  auto send = [inner = inner_, names, m](std::size_t, part p, reply<outcome<docs>> re) {
+  auto send = [inner = inner_, names, m](part p, reply<outcome<docs>> re) {
     inner->read_each(slice(names, p), m, [want = p.second - p.first, re = std::move(re)](outcome<docs> o) {
       // A part that answered another number of documents is a failed find (each_of_find's rule).
       if (!o.ec && o.value.size() != want)
@@ -89,8 +89,6 @@ void splitting_store::read_each(const std::vector<std::string>& names, read_mode
     outcome<docs> out;
     if (!first_failure(each, out))
       for (auto& e : each) std::move(e.value.begin(), e.value.end(), std::back_inserter(out.value));
-    else
-      out.value.clear();
     return out;
   };
   std::make_shared<part_chain<docs>>(std::move(parts), std::move(send), join, std::move(r))->go(0);
@@ -105,7 +103,7 @@ void splitting_store::release_owners(const std::vector<std::string>& names, cons
   });
   if (parts.size() <= 1) return inner_->release_owners(names, owners, std::move(r));
   extra_.fetch_add(parts.size() - 1, std::memory_order_relaxed);
-  auto send = [inner = inner_, names, owners](std::size_t, part p, reply<outcome<std::int64_t>> re) {
+  auto send = [inner = inner_, names, owners](part p, reply<outcome<std::int64_t>> re) {
     inner->release_owners(slice(names, p), slice(owners, p), std::move(re));
   };
   auto join = [](std::vector<outcome<std::int64_t>>& each) {

@@ -1,8 +1,9 @@
 #pragma once
 // Every command within the server's limits, whatever the caller holds (docs/design.md section 14,
-// "Every command within the server's limits"). Two of the store's operations take a list that
-// grows with the caller: a release of every lease a provider holds (release_owners) and a find of
-// many names (read_each: a poll group's, a gathering's). Each goes to the store below in parts
+// "Every command within the server's limits"). Two of the store's operations take a list: a
+// release of every lease a provider holds (release_owners), which grows with the leases, and a
+// find of many names (read_each: a set's looks at its names, 64 at most today). Each goes to the
+// store below in parts
 // whose lists weigh at most the server's maxBsonObjectSize less a reserve for the rest of the
 // command (store/bson_sizes.hpp), one after another (all at once, a release of many parts would
 // take every worker of the client's pool from the renewals), and answered as one call:
@@ -13,7 +14,7 @@
 //     (its caller reads again, as after any failed find).
 // The other operations are bounded by count (256 statements or leases a command: the renewal,
 // group commit) or by one name, so a command of them stays far under the limit (its test:
-// store_commands_suite's commands at their limits); they pass through. The limit is the one the
+// command_sizes, the commands at their bounds); they pass through. The limit is the one the
 // server's hello gave (`prepare`), 16 MiB until then.
 #include <atomic>
 #include <cstddef>
