@@ -36,6 +36,20 @@ std::int64_t parts_sum(engine& e, std::size_t from, op what, std::size_t* parts)
   return sum;
 }
 
+// 300 leases of `e`'s provider, on names of `prefix` padded to 300 bytes.
+struct held_leases {
+  std::vector<std::string> names;
+  std::vector<ml::lease> leases;
+  held_leases(engine& e, const std::string& prefix) {
+    for (int i = 0; i < 300; ++i) {
+      names.push_back(padded_name(prefix, i));
+      auto [ec, l] = e.acquire(names.back(), 1s);
+      BOOST_REQUIRE_MESSAGE(!ec, ec.message());
+      leases.push_back(std::move(l));
+    }
+  }
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(command_limits_suite)
@@ -44,14 +58,8 @@ BOOST_AUTO_TEST_SUITE(command_limits_suite)
 BOOST_AUTO_TEST_CASE(releasing_every_lease_past_the_size_limit_frees_every_document) {
   engine e(fast(20s));  // no renewal while the test runs
   e.store->set_max_bson(lowered_limit);
-  std::vector<std::string> names;
-  std::vector<ml::lease> held;
-  for (int i = 0; i < 300; ++i) {
-    names.push_back(padded_name("all", i));
-    auto [ec, l] = e.acquire(names.back(), 1s);
-    BOOST_REQUIRE_MESSAGE(!ec, ec.message());
-    held.push_back(std::move(l));
-  }
+  const held_leases h(e, "all");
+  const auto& names = h.names;
   const auto from = e.store->calls().size();
   auto provider = ml::detail::access::make_provider(e.p);
   auto [ec, freed] = run_op<std::tuple<error_code, std::size_t>>(e, [&](auto h) { provider.async_release_all(h); });
@@ -112,14 +120,8 @@ BOOST_AUTO_TEST_CASE(a_wait_whose_looks_are_past_the_size_limit_is_granted_when_
 BOOST_AUTO_TEST_CASE(a_failed_part_of_a_release_fails_only_its_own_leases) {
   engine e(fast(20s));
   e.store->set_max_bson(lowered_limit);
-  std::vector<std::string> names;
-  std::vector<ml::lease> held;
-  for (int i = 0; i < 300; ++i) {
-    names.push_back(padded_name("part", i));
-    auto [ec, l] = e.acquire(names.back(), 1s);
-    BOOST_REQUIRE_MESSAGE(!ec, ec.message());
-    held.push_back(std::move(l));
-  }
+  const held_leases h(e, "part");
+  const auto& names = h.names;
   e.store->inject(op::release_owners, fault(fault::kind::pass));
   e.store->inject(op::release_owners, fault(fault::kind::refused));
   const auto from = e.store->calls().size();
