@@ -12,6 +12,7 @@
 
 #include "mongolock/election.hpp"
 #include "mongolock/lease.hpp"
+#include "model/lock_document.hpp"
 #include "trace.hpp"
 #include "world.hpp"
 
@@ -28,6 +29,12 @@ class oracle {
                const std::string& kind);
   // A step of the work under `l`, which its user saw still in force: nobody else may hold the name.
   void step(process& p, const std::string& who, const mongolock::lease& l);
+  // A step of work that `l`'s guard runs (lease::async_guard): the work never looks at the lease,
+  // so the guard must have cancelled it when the lease ended (design.md section 6), and nobody
+  // else may hold the name. A process resumed from a pause is the exception the design states: its
+  // timers and its watchdog fall due together and either may run first (only fencing protects the
+  // resource then), so a step at the very moment it resumes, past its deadline, is let pass.
+  void guarded_step(process& p, const std::string& who, const mongolock::lease& l);
   // The user let `l` go (about to release it, or to drop it).
   void dropped(const mongolock::lease& l);
   // Whether `l` of process `p` is in force now.
@@ -36,6 +43,24 @@ class oracle {
   // A leader of election `name` as seen by `who` (the leader itself, or an observer): every
   // sight of one term names one owner and one value, the winner's process.
   void leads(const std::string& who, const std::string& name, const mongolock::leader_info& seen);
+  // An operator's force release of `name` (provider::async_force_release) is sent; `immediate`:
+  // force_mode::immediate, which frees the lock at once, so that the holder it takes the lock
+  // from may overlap the next one until it notices (provider.hpp). The default mode may not.
+  void forcing(const std::string& name, bool immediate);
+  // ... and answered: `former` is the owner it took the lock from (empty: none, or unknown after
+  // an error, when every holder in force since it was sent may have been that owner).
+  void forced(const std::string& name, bool immediate, bool failed, const std::string& former);
+  // Whether a force release of `name` took the lock from `owner`, or failed (its owner unknown)
+  // after a take that arrived at `at`: such a take need not be given back (its document no
+  // longer names it).
+  bool forced_from(const std::string& name, const std::string& owner, ns at) const;
+  // A holder of `name` is about to record its run as token `token` (design.md section 13); the
+  // record may land whatever the call's answer.
+  void recording(const std::string& name, std::int64_t token) { recorded_.emplace(name, token); }
+  // The run records in `name`'s committed states, oldest first: each is a token some holder
+  // recorded, and while the document lives, none is below the one before it.
+  void records_in(const std::string& name,
+                  const std::vector<std::pair<mongolock::detail::steady_clock::time_point, mongolock::detail::lock_doc>>& states);
   void fail(const std::string& name, const std::string& what);
   // The document `name` is gone (the TTL monitor removed it, idle): the name may be taken as
   // another kind from now on.
@@ -55,12 +80,24 @@ class oracle {
     const mongolock::lease* l;
   };
   void exclusive(const std::string& who, const mongolock::lease& l, const char* when);
-
+  // An immediate force release under way on a name: the owners in force since it was sent (one
+  // of them is the one it takes the lock from), and the overlaps seen meanwhile, judged when it
+  // is answered.
+  struct forcing_now {
+    int calls = 0;
+    std::set<std::string> candidates;
+    std::vector<std::tuple<std::string, std::string, std::string>> overlaps;  // owners a, b; the failure
+  };
+  std::map<std::string, forcing_now> forcing_;
+  std::set<std::pair<std::string, std::string>> forced_out_;  // (name, owner): may overlap the next
+  std::set<std::pair<std::string, std::string>> taken_from_;  // (name, owner): any force took it
+  std::map<std::string, ns> failed_force_;                    // the last failed force's answer, by name
   trace& trace_;
   std::map<std::string, std::vector<holder>> live_;
   std::map<std::string, std::int64_t> last_token_;
   std::map<std::string, std::string> kind_of_;  // a name's kind, from its first grant
   std::set<std::pair<std::string, std::string>> granted_to_;  // (name, owner)
+  std::set<std::pair<std::string, std::int64_t>> recorded_;    // (name, token)
   std::map<std::pair<std::string, std::int64_t>, mongolock::leader_info> terms_;  // (election, term)
   std::optional<std::string> failure_;
   std::string failing_name_;

@@ -44,6 +44,12 @@ struct drawn {
   // one name each, under the 200-byte budget that limit leaves), each a call of its own, with
   // faults of its own; a single name's command still fits.
   bool small_commands = false;
+  // How often a holder's work runs under its guard, and a plain lock's holder records its run
+  // (workload_options::guarded, records): on some seeds, from a fourth stream.
+  double guarded = 0, records = 0;
+  // An operator's force releases of plain locks in the first phase (provider::async_force_release),
+  // each in the default mode or, by a coin, immediate.
+  int forces = 0;
   net_faults net;
   int failovers = 0, outages = 0, pauses = 0, crashes = 0;
   // Processes shut down in the calm while their users still wait and work (a service stopping):
@@ -156,6 +162,13 @@ void draw_limits(drawn& d, rng& r) {
   lengthen(d.election);
 }
 
+// Drawn from a fourth stream, as draw_limits.
+void draw_work(drawn& d, rng& r) {
+  d.guarded = r.chance(0.3) ? 0.5 : 0;
+  d.records = r.chance(0.3) ? 0.5 : 0;
+  d.forces = !d.fault_free && r.chance(0.25) ? static_cast<int>(r.between(1, 4)) : 0;
+}
+
 std::string describe(const drawn& d) {
   std::string s = std::to_string(d.processes) + " processes, " + std::to_string(d.names.size()) + " names" +
                   (d.semaphore.empty() ? "" : ", semaphore of " + std::to_string(d.permits)) +
@@ -163,6 +176,7 @@ std::string describe(const drawn& d) {
                   (d.multi ? ", multi-locks" : "") + (d.mix_kinds ? ", plain locks on their names" : "") +
                   (d.election.empty() ? "" : ", an election") + (d.ttl ? ", a quiet hour and the TTL monitor" : "") +
                   (d.small_commands ? ", 100-byte names and a maxBsonObjectSize of 400 bytes" : "") +
+                  (d.guarded > 0 ? ", work under guards" : "") + (d.records > 0 ? ", run records" : "") +
                   "; ";
   for (std::size_t i = 0; i < d.hosts.size(); ++i) {
     const auto& h = d.hosts[i];
@@ -177,7 +191,8 @@ std::string describe(const drawn& d) {
        (n.slow_requests ? " slow-requests" : "") + (n.refusals ? " refusals" : "") + (n.unavailable ? " unavailable" : "") +
        (n.resends ? " resends" : "") + "; selection " + seconds(n.selection) + "; failovers " +
        std::to_string(d.failovers) + ", outages " + std::to_string(d.outages) + ", pauses " + std::to_string(d.pauses) +
-       ", crashes " + std::to_string(d.crashes) + ", shutdowns in the calm " + std::to_string(d.early_shutdowns) +
+       ", crashes " + std::to_string(d.crashes) + ", force releases " + std::to_string(d.forces) +
+       ", shutdowns in the calm " + std::to_string(d.early_shutdowns) +
        (d.fault_free ? "; no fault at all" : "");
   return s;
 }
@@ -207,10 +222,11 @@ struct run {
 run_result run_seed(std::uint64_t seed, const run_options& ro) {
   run_result out;
   out.seed = seed;
-  rng r(seed), more(~seed), limits(seed ^ 0x9e3779b97f4a7c15ULL);
+  rng r(seed), more(~seed), limits(seed ^ 0x9e3779b97f4a7c15ULL), work(seed ^ 0xd1b54a32d192ed03ULL);
   drawn d = draw(r);
   draw_more(d, more);
   draw_limits(d, limits);
+  draw_work(d, work);
   if (ro.verbose) out.summary = describe(d);
   run x(r.next());
   world& w = x.w;
@@ -238,6 +254,7 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
     wo.election = d.election;
     wo.users = h.users;
     wo.no_faults = d.fault_free;
+    wo.guarded = d.guarded, wo.records = d.records, wo.extra_seed = work.next();
     x.loads.push_back(std::make_unique<workload>(p, who, ml::detail::access::make_provider(impl), r.fork(), *x.judge,
                                                  *x.tr, wo));
     x.hosts.push_back(&p);
@@ -284,6 +301,32 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
         // provider (a cycle that only their end breaks), and LeakSanitizer is told so.
         __lsan_ignore_object(x.providers[k]);
 #endif
+      });
+    }
+  }
+
+  // The operator's force releases, from a process of its own (made only when there are some, so
+  // that the processes made after it draw as before).
+  std::shared_ptr<ml::detail::provider_impl> operator_impl;
+  if (d.forces > 0) {
+    auto& op = w.add_process(0, 1h, wall_base);
+    {
+      const inside in(op);
+      operator_impl = std::make_shared<ml::detail::provider_impl>(op.io.get_executor(), net.link_for(op, "operator"),
+                                                                  ml::lock_options{}, nullptr);
+    }
+    const inside in(server);
+    for (int i = 0; i < d.forces; ++i) {
+      const auto name = d.names[work.below(d.names.size())];
+      const bool immediate = work.chance(0.3);
+      net.after(work.between(ns{0}, d.faulty), [&x, &op, &operator_impl, name, immediate] {
+        const inside in(op);
+        x.judge->forcing(name, immediate);
+        ml::detail::access::make_provider(operator_impl)
+            .async_force_release(name, immediate ? ml::force_mode::immediate : ml::force_mode::wait_out_holder,
+                                 [&x, name, immediate](boost::system::error_code ec, std::string former) {
+                                   x.judge->forced(name, immediate, ec.failed(), former);
+                                 });
       });
     }
   }
@@ -412,6 +455,7 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
                                 " on meets no fault), after every process shut down");
     };
     for (const auto& name : names) {
+      x.judge->records_in(name, net.store().history_of(name));
       const auto doc = net.store().get(name);
       if (!doc.held.owner.empty()) left(name, doc.held.owner, "held");
       for (const auto& e : doc.line) left(name, e.owner, "left in line");
@@ -427,7 +471,8 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
     std::map<std::string, std::set<std::pair<std::string, std::int64_t>>> held_states;  // each name's (owner, token)
     for (const auto& t : net.own_takes()) {
       const auto* who = net.process_of(t.owner);
-      if (!who || crashed[*who] || x.judge->granted_to(t.name, t.owner)) continue;
+      if (!who || crashed[*who] || x.judge->granted_to(t.name, t.owner) || x.judge->forced_from(t.name, t.owner, t.at))
+        continue;
       auto [it, first] = held_states.try_emplace(t.name);
       if (first)
         for (const auto& [at, doc] : net.store().history_of(t.name)) it->second.emplace(doc.held.owner, doc.held.token);

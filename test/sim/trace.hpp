@@ -22,6 +22,7 @@ class trace {
   void detail(std::string_view who, std::string_view name, std::string_view what) {
     if (detailed_) lines_.push_back({time_.now(), std::string(who), std::string(name), std::string(what)});
   }
+  ns now() const { return time_.now(); }
   std::uint64_t hash() const { return hash_; }
   std::size_t size() const { return lines_.size(); }
   // The last `n` lines that concern `name`, its permits ("NAME#k") or no name (faults of the whole

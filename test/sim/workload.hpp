@@ -31,6 +31,12 @@ struct workload_options {
   // observer per process follows its leaders.
   std::string election;
   int users = 2;
+  // Drawn from a stream of their own (`extra_seed`), so that a run without them draws as before:
+  // how often a holder's work runs under the lease's guard (async_guard: steps that never look at
+  // the lease), and how often a plain lock's holder records its run (async_record_completion,
+  // design.md section 13) before it lets go.
+  double guarded = 0, records = 0;
+  std::uint64_t extra_seed = 0;
   // A run without any fault: a lease lost there fails it (design.md section 5: renewals first).
   bool no_faults = false;
   ns think_max{std::chrono::seconds{2}};  // between two operations
@@ -68,11 +74,17 @@ class workload {
                                                                                 const std::string& name, std::string& how);
   boost::asio::awaitable<void> hold(rng& r, const std::string& resource, const std::string& kind, holding h);
   std::string missing(const std::string& resource, const std::string& kind, const holding& h) const;
+  // Steps until `until` (this process's clock) that never look at the lease; true if every part
+  // was still in force when they ended.
+  boost::asio::awaitable<bool> guarded_work(rng r, std::vector<const mongolock::lease*> parts, ns until);
+  // The work under `h` as its user checks it; false if a lease was lost.
+  boost::asio::awaitable<bool> checked_work(rng& r, const std::vector<const mongolock::lease*>& parts, ns until);
+  boost::asio::awaitable<void> record(const std::string& resource, mongolock::lease& l);
 
   process& p_;
   std::string who_;
   mongolock::provider provider_;
-  rng rng_;
+  rng rng_, extra_;
   oracle& oracle_;
   trace& trace_;
   workload_options o_;

@@ -4,6 +4,7 @@
 #include <boost/asio/post.hpp>
 #include "model/clocks.hpp"
 #include <memory>
+#include <optional>
 #include <unordered_set>
 
 #include "mongolock/error.hpp"
@@ -643,10 +644,17 @@ void memory_store::declare(const std::string& name, const mongolock::detail::dec
 }
 
 void memory_store::force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) {
-  write<std::string>(op::force_release, {op::force_release, name}, std::move(r), [this, name, immediate, beat = fresh_beat()] {
+  // The driver reads the holder, then updates with it in the filter (store/mongo_commands.cpp):
+  // a resend of that update carries the holder the first attempt read, shared by every copy of
+  // this write, and frees nobody else.
+  auto read = std::make_shared<std::optional<std::pair<std::string, std::int64_t>>>();
+  write<std::string>(op::force_release, {op::force_release, name}, std::move(r), [this, name, immediate, read, beat = fresh_beat()] {
     auto it = docs_.find(name);
-    if (it == docs_.end() || it->second.held.owner.empty()) return success(std::string());
-    if (it->second.held.owner == mongolock::detail::broken_owner && !immediate) return success(std::string());
+    const auto holder = it == docs_.end() ? std::pair<std::string, std::int64_t>{} : std::pair{it->second.held.owner, it->second.held.token};
+    if (!*read) *read = holder;
+    if (holder != **read) return success(std::string());
+    if (holder.first.empty()) return success(std::string());
+    if (holder.first == mongolock::detail::broken_owner && !immediate) return success(std::string());
     auto owner = std::exchange(it->second.held.owner, immediate ? std::string() : mongolock::detail::broken_owner);
     it->second.meta.reset();
     it->second.held.beat = beat;
