@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -487,7 +488,8 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
   if (failed()) return finish();
   // 4. Nothing is stuck: a new process takes each lock within a window for its holder and one for
   // each line entry left by a waiter that is gone (design.md section 7), and frees it.
-  auto& late = w.add_process(0, 1h, wall_base);
+  // Its wall clock reads as the hosts' would without their offsets (the tokens' clock).
+  auto& late = w.add_process(0, 1h, wall_base + w.now());
   std::shared_ptr<ml::detail::provider_impl> auditor;
   {
     const inside in(late);
@@ -550,6 +552,62 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
       });
     const inside in(late);
     permits.clear();  // released in the background
+  }
+  if (failed() || !d.fault_free) return finish();
+  // 5. The cost, in a run without faults, once the auditor's releases have landed: an uncontended
+  // cycle (acquire, release) of each plain lock is the two commands command_count_suite counts (a
+  // take and a release), and a semaphore's is three the first time (its declaration), then two.
+  // Every other process is gone, so every command the server sees is the auditor's. First the
+  // auditor's clock passes every token written so far: a token ahead of a taker's clock makes its
+  // blind take miss and costs a read and a swap (design.md section 1), and the hosts' clocks may
+  // run ahead of true time.
+  {
+    std::int64_t highest = 0;
+    for (const auto& c : net.store().calls())
+      for (std::size_t from = 0, to; from < c.name.size(); from = to + 1) {
+        to = std::min(c.name.find(',', from), c.name.size());
+        highest = std::max(highest, net.store().get(c.name.substr(from, to - from)).held.token);
+      }
+    bool rested = false;
+    std::optional<ml::detail::steady_timer> rest;
+    {
+      const inside in(late);
+      const auto behind = ns{highest} - ml::detail::wall_clock::now().time_since_epoch();
+      rest.emplace(late.io, std::max(behind, ns{0}) + 1s);
+      rest->async_wait([&rested](boost::system::error_code) { rested = true; });
+    }
+    w.run_until([&] { return rested; }, w.now() + 24h);
+  }
+  const auto cycle = [&](const std::string& what, std::size_t expected, auto start) {
+    const auto before = net.store().wire().commands;
+    boost::system::error_code got = boost::asio::error::would_block;
+    ml::lease held;
+    {
+      const inside in(late);
+      start([&](boost::system::error_code ec, ml::lease l) {
+        if (ec) {
+          got = ec;
+          return;
+        }
+        held = std::move(l);
+        held.async_release([&got](boost::system::error_code e) { got = e; });
+      });
+    }
+    w.run_until([&] { return got != boost::asio::error::would_block; }, w.now() + 1min);
+    w.run_for(1s);
+    const auto commands = net.store().wire().commands - before;
+    if (got)
+      x.judge->fail(what, "an uncontended cycle of " + what + " failed: " + got.message());
+    else if (commands != expected)
+      x.judge->fail(what, "an uncontended cycle of " + what + " cost " + std::to_string(commands) + " commands, not the " +
+                              std::to_string(expected) + " command_count_suite counts");
+  };
+  for (const auto& name : d.names)
+    cycle(name, 2, [&](auto h) { lock(name).async_acquire_for(std::chrono::seconds{10}, std::move(h)); });
+  if (!d.semaphore.empty() && !plain(d.semaphore)) {
+    const auto sem = prov.create_semaphore(d.semaphore, d.permits);
+    for (const std::size_t expected : {3u, 2u})
+      cycle(d.semaphore, expected, [&](auto h) { sem.async_acquire_for(std::chrono::seconds{10}, std::move(h)); });
   }
   return finish();
 }
