@@ -102,7 +102,7 @@ set +m
 pause_chain() { kill -STOP -- -"$chain" 2>/dev/null || true; }
 resume_chain() { kill -CONT -- -"$chain" 2>/dev/null || true; }
 # A failed run stops the chain still under way (its steps, make, compilers and tests).
-trap 'resume_chain; kill -- -"$chain" 2>/dev/null || true' EXIT
+trap 'resume_chain; kill -- -"$chain" 2>/dev/null || true; [ -z "${corpus1:-}" ] || { pkill -P "$corpus1"; kill "$corpus1"; } 2>/dev/null || true' EXIT
 # await STEP: waits for the background step; prints its output; fails the run if it failed.
 await() {
   step "waiting for the background $1"
@@ -114,12 +114,18 @@ await() {
 build_preset dev mongolock-cli fork_check supervisor_clock_ahead wall_clock_offset mongolock-soak mongolock-sim
 step "tests (dev), beside the sanitizer builds"
 test_preset dev -R '^(consumer_.*|integration\.cli|integration\.soak)$'
-step "the cron stress (dev), the background builds paused"
+step "the cron stress (dev), the background builds paused, the corpus's first part beside it"
 pause_chain
+# The corpus's first part, on one core as SCHED_IDLE, leaves the other core to the stress's hosts
+# (the corpus computes and neither forks nor writes, unlike a build); its second part follows.
+chrt --idle 0 scripts/sim.sh --corpus-part 1 > "$ci/corpus-1.log" 2>&1 &
+corpus1=$!
 test_preset dev -R '^integration\.cli_cron.*$'
 resume_chain
-step "the simulation's corpus (dev)"
-test_preset dev -R '^sim_corpus$'
+step "the simulation's corpus (dev): its second part, beside the first"
+nice -n 10 scripts/sim.sh --corpus-part 2
+wait "$corpus1" || { cat "$ci/corpus-1.log"; echo "FAILED: the corpus's first part"; exit 1; }
+cat "$ci/corpus-1.log"
 await asan
 test_preset asan
 if [ -z "${MONGOLOCK_SKIP_TSAN:-}" ]; then

@@ -67,7 +67,7 @@ struct drawn {
   std::vector<host> hosts;
 };
 
-drawn draw(rng& r) {
+drawn draw(rng& r, const run_options& ro) {
   drawn d;
   d.processes = r.chance(0.1) ? static_cast<int>(r.between(7, 16)) : static_cast<int>(r.between(2, 6));
   const int names = static_cast<int>(r.between(1, 3));
@@ -114,7 +114,12 @@ drawn draw(rng& r) {
     h.options.expiry = mixed ? expiries[r.below(4)] : common;
     if (r.chance(0.3)) h.options.safety_margin = h.options.expiry / 5;
     h.users = static_cast<int>(r.between(1, 3));
+    // Seconds apart; `ro.wall_spread` stretches the same draw to its own bound (hours apart: the
+    // token clock's documented limit, design.md section 1).
     h.wall_offset = r.between(ns{-5s}, ns{5s});
+    if (ro.wall_spread > ns{0})
+      h.wall_offset = ns{static_cast<std::int64_t>(static_cast<double>(h.wall_offset.count()) *
+                                                   (static_cast<double>(ro.wall_spread.count()) / 5e9))};
     d.hosts.push_back(h);
   }
   // The clock-rate rule (design.md section 6) for every holder H and waiter W: a waiter watches
@@ -224,7 +229,7 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
   run_result out;
   out.seed = seed;
   rng r(seed), more(~seed), limits(seed ^ 0x9e3779b97f4a7c15ULL), work(seed ^ 0xd1b54a32d192ed03ULL);
-  drawn d = draw(r);
+  drawn d = draw(r, ro);
   draw_more(d, more);
   draw_limits(d, limits);
   draw_work(d, work);
@@ -469,15 +474,20 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
   {
     std::map<std::string, bool> crashed;
     for (std::size_t i = 0; i < x.loads.size(); ++i) crashed[x.loads[i]->who()] = x.hosts[i]->crashed;
-    std::map<std::string, std::set<std::pair<std::string, std::int64_t>>> held_states;  // each name's (owner, token)
+    // Each name's committed (owner, token) states, with the last time each was committed. A take
+    // applied if its state was committed when it arrived or later: a releaser's hand-off writes
+    // the same pair (the head's owner, one above its token) when the head's clock is behind.
+    std::map<std::string, std::map<std::pair<std::string, std::int64_t>, ns>> held_states;
     for (const auto& t : net.own_takes()) {
       const auto* who = net.process_of(t.owner);
       if (!who || crashed[*who] || x.judge->granted_to(t.name, t.owner) || x.judge->forced_from(t.name, t.owner, t.at))
         continue;
       auto [it, first] = held_states.try_emplace(t.name);
       if (first)
-        for (const auto& [at, doc] : net.store().history_of(t.name)) it->second.emplace(doc.held.owner, doc.held.token);
-      const bool applied = it->second.count({t.owner, t.token}) > 0;
+        for (const auto& [at, doc] : net.store().history_of(t.name))
+          it->second[{doc.held.owner, doc.held.token}] = server_true(at);
+      const auto state = it->second.find({t.owner, t.token});
+      const bool applied = state != it->second.end() && state->second >= t.at;
       const auto back = net.last_give_back(t.owner);
       if (applied && (!back || *back < t.at))
         x.judge->fail(t.name, *who + "'s take of owner " + t.owner.substr(0, 8) + " token " + std::to_string(t.token) +

@@ -5,6 +5,7 @@
 // virtual time: faults (processes paused, crashed, the server failing over or out of reach), calm
 // (no new fault: every waiter must get its turn), and a clean shutdown of every live process,
 // after which no lock may be held by any of them.
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,6 +26,8 @@ struct run_result {
 
 struct run_options {
   bool verbose = false;  // the summary of what the seed drew, in the result
+  // Each host's wall clock within this of true time (0: within 5 s), from the same draw.
+  std::chrono::nanoseconds wall_spread{0};
 };
 
 run_result run_seed(std::uint64_t seed, const run_options& o = {});
