@@ -37,7 +37,7 @@ bool past_bound(const grouped_write& w, boot_clock::time_point now) {
 }  // namespace
 
 grouping_store::grouping_store(std::shared_ptr<lock_store> inner)
-    : inner_(std::move(inner)), reads_(std::make_shared<read_gatherer>(inner_)) {}
+    : forwarding_store(std::move(inner)), reads_(std::make_shared<read_gatherer>(inner_)) {}
 
 void grouping_store::take(const take_request& t, reply<outcome<bool>> r) {
   if (t.hand_over) {

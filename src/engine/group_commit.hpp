@@ -23,11 +23,11 @@
 #include <vector>
 
 #include "engine/read_gathering.hpp"
-#include "store/lock_store.hpp"
+#include "store/forwarding_store.hpp"
 
 namespace mongolock::detail {
 
-class grouping_store final : public lock_store, public std::enable_shared_from_this<grouping_store> {
+class grouping_store final : public forwarding_store, public std::enable_shared_from_this<grouping_store> {
  public:
   // Statements per command: a bounded command, however many operations are queued.
   static constexpr std::size_t max_per_command = 256;
@@ -85,47 +85,13 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   // Gatherings that went at their bound, some member never heard from (for tests).
   std::uint64_t gatherings_at_bound() const noexcept { return at_bound_.load(std::memory_order_relaxed); }
 
-  // Forwarded as they are.
-  void prepare(reply<outcome<server_info>> r) override { inner_->prepare(std::move(r)); }
+  // Every other operation goes through as it is (forwarding_store); a read first counts as heard
+  // from, and may ride in a gathering of first reads.
   void read(const std::string& name, read_mode m, reply<outcome<lock_doc>> r) override {
     heard_by_takes(name);
     if (reads_->hold(name, m, r)) return;
     inner_->read(name, m, std::move(r));
   }
-  void list(reply<outcome<std::vector<named_doc>>> r) override { inner_->list(std::move(r)); }
-  void read_each(const std::vector<std::string>& names, read_mode m, reply<outcome<std::vector<lock_doc>>> r) override {
-    inner_->read_each(names, m, std::move(r));
-  }
-  void renew(const std::vector<held_lease>& held, std::chrono::milliseconds expiry,
-             reply<outcome<std::vector<bool>>> r) override {
-    inner_->renew(held, expiry, std::move(r));
-  }
-  void write_grouped(const std::vector<grouped_write>& w, reply<outcome<std::vector<grouped_outcome>>> r) override {
-    inner_->write_grouped(w, std::move(r));
-  }
-  void release_owners(const std::vector<std::string>& names, const std::vector<std::string>& owners,
-                      reply<outcome<std::int64_t>> r) override {
-    inner_->release_owners(names, owners, std::move(r));
-  }
-  void refresh_line(const std::string& name, const std::string& owner, std::int64_t ticket,
-                    reply<outcome<bool>> r) override {
-    inner_->refresh_line(name, owner, ticket, std::move(r));
-  }
-  void proclaim(const std::string& name, const std::string& owner, std::int64_t token, const std::string& value,
-                reply<outcome<bool>> r) override {
-    inner_->proclaim(name, owner, token, value, std::move(r));
-  }
-  void record_run(const std::string& name, const std::string& owner, std::int64_t token,
-                  reply<outcome<bool>> r) override {
-    inner_->record_run(name, owner, token, std::move(r));
-  }
-  void declare(const std::string& name, const declaration& d, reply<outcome<declaration>> r) override {
-    inner_->declare(name, d, std::move(r));
-  }
-  void force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) override {
-    inner_->force_release(name, immediate, std::move(r));
-  }
-  bool accepting() const noexcept override { return inner_->accepting(); }
 
  private:
   struct pending {
@@ -178,7 +144,6 @@ class grouping_store final : public lock_store, public std::enable_shared_from_t
   // The joins of `ops`, answered: leaves waiting for them go on.
   void joins_answered(const std::vector<pending>& ops);
 
-  const std::shared_ptr<lock_store> inner_;
   const std::shared_ptr<read_gatherer> reads_;
   std::mutex mu_;
   queue takes_{takes_in_flight}, releases_{releases_in_flight}, joins_{joins_in_flight}, leaves_{leaves_in_flight};

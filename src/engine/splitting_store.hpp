@@ -14,7 +14,7 @@
 //     (its caller reads again, as after any failed find).
 // The other operations are bounded by count (256 statements or leases a command: the renewal,
 // group commit) or by one name, so a command of them stays far under the limit (its test:
-// command_sizes, the commands at their bounds); they pass through. The limit is the one the
+// command_sizes, the commands at their bounds); they pass through (forwarding_store). The limit is the one the
 // server's hello gave (`prepare`), 16 MiB until then.
 #include <atomic>
 #include <cstddef>
@@ -22,13 +22,13 @@
 #include <string>
 #include <vector>
 
-#include "store/lock_store.hpp"
+#include "store/forwarding_store.hpp"
 
 namespace mongolock::detail {
 
-class splitting_store final : public lock_store {
+class splitting_store final : public forwarding_store {
  public:
-  explicit splitting_store(std::shared_ptr<lock_store> inner) : inner_(std::move(inner)) {}
+  explicit splitting_store(std::shared_ptr<lock_store> inner) : forwarding_store(std::move(inner)) {}
 
   void prepare(reply<outcome<server_info>> r) override;
   void read_each(const std::vector<std::string>& names, read_mode m, reply<outcome<std::vector<lock_doc>>> r) override;
@@ -37,54 +37,10 @@ class splitting_store final : public lock_store {
   // The commands sent beyond one a call (stats::server_calls counts a call as one).
   std::uint64_t extra_commands() const noexcept { return extra_.load(std::memory_order_relaxed); }
 
-  // Passed through.
-  void read(const std::string& name, read_mode m, reply<outcome<lock_doc>> r) override {
-    inner_->read(name, m, std::move(r));
-  }
-  void list(reply<outcome<std::vector<named_doc>>> r) override { inner_->list(std::move(r)); }
-  void take(const take_request& t, reply<outcome<bool>> r) override { inner_->take(t, std::move(r)); }
-  void renew(const std::vector<held_lease>& held, std::chrono::milliseconds expiry,
-             reply<outcome<std::vector<bool>>> r) override {
-    inner_->renew(held, expiry, std::move(r));
-  }
-  void release(const std::string& name, const std::string& owner, std::int64_t token, reply<outcome<bool>> r) override {
-    inner_->release(name, owner, token, std::move(r));
-  }
-  void write_grouped(const std::vector<grouped_write>& w, reply<outcome<std::vector<grouped_outcome>>> r) override {
-    inner_->write_grouped(w, std::move(r));
-  }
-  void join_line(const std::string& name, const std::string& owner, std::int64_t ticket,
-                 reply<outcome<bool>> r) override {
-    inner_->join_line(name, owner, ticket, std::move(r));
-  }
-  void leave_line(const std::string& name, const std::string& owner, reply<outcome<bool>> r) override {
-    inner_->leave_line(name, owner, std::move(r));
-  }
-  void refresh_line(const std::string& name, const std::string& owner, std::int64_t ticket,
-                    reply<outcome<bool>> r) override {
-    inner_->refresh_line(name, owner, ticket, std::move(r));
-  }
-  void proclaim(const std::string& name, const std::string& owner, std::int64_t token, const std::string& value,
-                reply<outcome<bool>> r) override {
-    inner_->proclaim(name, owner, token, value, std::move(r));
-  }
-  void record_run(const std::string& name, const std::string& owner, std::int64_t token,
-                  reply<outcome<bool>> r) override {
-    inner_->record_run(name, owner, token, std::move(r));
-  }
-  void declare(const std::string& name, const declaration& d, reply<outcome<declaration>> r) override {
-    inner_->declare(name, d, std::move(r));
-  }
-  void force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) override {
-    inner_->force_release(name, immediate, std::move(r));
-  }
-  bool accepting() const noexcept override { return inner_->accepting(); }
-
  private:
   // The bytes a part's list may weigh: the server's limit less the command's reserve.
   std::size_t budget() const noexcept;
 
-  const std::shared_ptr<lock_store> inner_;
   // Shared with the replies of `prepare`, which may come after this store is gone.
   const std::shared_ptr<std::atomic<std::size_t>> max_bson_ =
       std::make_shared<std::atomic<std::size_t>>(default_max_bson_bytes);
