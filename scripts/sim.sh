@@ -3,7 +3,7 @@
 # processes on virtual time, random faults, oracles; every seed replays with
 # `build/dev/test/mongolock-sim --seed S --verbose`.
 #   scripts/sim.sh --corpus        the fixed corpus (seeds 1..2000) and 100 fresh seeds from a
-#                                  random start (printed): what CI runs (in its two parts)
+#                                  random start (printed): what CI runs
 #   scripts/sim.sh --corpus-part 1|2   its first half (seeds 1..1000), or the rest (seeds
 #                                  1001..2000 and the fresh ones), one core each
 #   scripts/sim.sh --minutes M     fresh seeds from a random start for M minutes of CPU
