@@ -16,8 +16,9 @@
 #     asan test preset leaves out the consumer checks; the tests above that need the build
 #     without a sanitizer exist only there), beside the TSan build;
 #   - ThreadSanitizer (clang 14), -Werror, last: the suites where the io_context threads and the
-#     driver's worker threads meet (not the sans-I/O machines', which have no thread), beside the
-#     fuzz smoke.
+#     driver's worker threads meet (not the sans-I/O machines', which have no thread, nor the
+#     checks of the sources that run no build: layers, docs.snippets, api_misuse, which the ASan
+#     pass runs with the same compiler), beside the fuzz smoke.
 #   MONGOLOCK_SKIP_ASAN=1 / MONGOLOCK_SKIP_TSAN=1   skip a sanitizer pass (quick local runs)
 #   MONGOLOCK_TEST_URI=...  run the integration tests against your own server instead
 set -euo pipefail
