@@ -30,6 +30,7 @@ BOOST_AUTO_TEST_CASE(the_seeds_it_found_pass) {
       528,    // an election observer's cancellation, due with its poll after a pause, was lost: it polled on
       4486,   // a campaign woken from a pause past its lease's deadline led with it (the watchdog ran after)
       742,    // the memory store's immediate force release, resent after its answer, freed a later holder
+      52364,  // ... and applied late after its answer (the driver reads the holder when the call comes)
   };
   for (const auto seed : found) {
     const auto r = sim::run_seed(seed);

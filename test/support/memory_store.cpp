@@ -4,7 +4,6 @@
 #include <boost/asio/post.hpp>
 #include "model/clocks.hpp"
 #include <memory>
-#include <optional>
 #include <unordered_set>
 
 #include "mongolock/error.hpp"
@@ -644,17 +643,19 @@ void memory_store::declare(const std::string& name, const mongolock::detail::dec
 }
 
 void memory_store::force_release(const std::string& name, bool immediate, reply<outcome<std::string>> r) {
-  // The driver reads the holder, then updates with it in the filter (store/mongo_commands.cpp):
-  // a resend of that update carries the holder the first attempt read, shared by every copy of
-  // this write, and frees nobody else.
-  auto read = std::make_shared<std::optional<std::pair<std::string, std::int64_t>>>();
-  write<std::string>(op::force_release, {op::force_release, name}, std::move(r), [this, name, immediate, read, beat = fresh_beat()] {
+  // The driver reads the holder when the call comes, then updates with it in the filter
+  // (store/mongo_commands.cpp): the update, however late it applies or is resent, frees only the
+  // holder that read saw.
+  std::pair<std::string, std::int64_t> seen;
+  {
+    std::lock_guard g(mu_);
+    if (auto it = docs_.find(name); it != docs_.end()) seen = {it->second.held.owner, it->second.held.token};
+  }
+  write<std::string>(op::force_release, {op::force_release, name}, std::move(r), [this, name, immediate, seen, beat = fresh_beat()] {
     auto it = docs_.find(name);
-    const auto holder = it == docs_.end() ? std::pair<std::string, std::int64_t>{} : std::pair{it->second.held.owner, it->second.held.token};
-    if (!*read) *read = holder;
-    if (holder != **read) return success(std::string());
-    if (holder.first.empty()) return success(std::string());
-    if (holder.first == mongolock::detail::broken_owner && !immediate) return success(std::string());
+    if (it == docs_.end() || it->second.held.owner.empty()) return success(std::string());
+    if (std::pair{it->second.held.owner, it->second.held.token} != seen) return success(std::string());
+    if (seen.first == mongolock::detail::broken_owner && !immediate) return success(std::string());
     auto owner = std::exchange(it->second.held.owner, immediate ? std::string() : mongolock::detail::broken_owner);
     it->second.meta.reset();
     it->second.held.beat = beat;
