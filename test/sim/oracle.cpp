@@ -29,47 +29,56 @@ void oracle::exclusive(const std::string& who, const ml::lease& l, const char* w
   const auto& name = l.name();
   for (const holder& h : live_[name]) {
     if (h.l == &l || !in_force(*h.p, *h.l)) continue;
-    if (forced_out_.count({name, h.l->owner_id()}) || forced_out_.count({name, l.owner_id()})) continue;
-    const auto what = "two holders: " + who + " " + when + " token " + std::to_string(l.fencing_token()) + " while " +
-                      h.who + "'s token " + std::to_string(h.l->fencing_token()) + " is in force";
-    if (auto f = forcing_.find(name); f != forcing_.end() && f->second.calls > 0) {
-      f->second.overlaps.emplace_back(l.owner_id(), h.l->owner_id(), what);
-      continue;
-    }
-    fail(name, what);
+    if (forced_out(name, l) || forced_out(name, *h.l)) continue;
+    fail(name, "two holders: " + who + " " + when + " token " + std::to_string(l.fencing_token()) + " while " + h.who +
+                   "'s token " + std::to_string(h.l->fencing_token()) + " is in force");
   }
+}
+
+bool oracle::forced_out(const std::string& name, const ml::lease& l) const {
+  const auto it = forced_out_.find({name, l.owner_id()});
+  return it != forced_out_.end() && it->second && ml::detail::access::state(l)->published_deadline() <= *it->second;
+}
+
+void oracle::force_out(const std::string& name, const std::string& owner) {
+  auto& deadline = forced_out_[{name, owner}];
+  deadline.reset();
+  for (const holder& h : live_[name])
+    if (h.l->owner_id() == owner) deadline = ml::detail::access::state(*h.l)->published_deadline();
 }
 
 void oracle::forcing(const std::string& name, bool immediate) {
   trace_.note("operator", name, std::string("force release") + (immediate ? " (immediate)" : "") + " sent");
-  if (!immediate) return;
-  auto& f = forcing_[name];
-  ++f.calls;
-  for (const holder& h : live_[name])
-    if (in_force(*h.p, *h.l)) f.candidates.insert(h.l->owner_id());
+  if (immediate) ++immediate_asked_[name];
 }
 
 void oracle::forced(const std::string& name, bool immediate, bool failed, const std::string& former) {
   trace_.note("operator", name, std::string("force release") + (immediate ? " (immediate)" : "") + ": " +
                                     (failed ? "failed" : former.empty() ? "nothing to take" : "took it from " + former.substr(0, 8)));
-  if (failed) failed_force_[name] = trace_.now();
-  if (!former.empty()) taken_from_.emplace(name, former);
-  if (!immediate) return;
-  auto& f = forcing_[name];
-  if (failed) {
-    for (const auto& owner : f.candidates) forced_out_.emplace(name, owner);
-  } else if (former == ml::detail::broken_owner) {
-    // The placeholder of a default force release (provider.hpp): the holders it was put in place
-    // of may still be in force, and freeing it lets the next one in beside them.
-    for (const auto& [n, owner] : taken_from_)
-      if (n == name) forced_out_.emplace(name, owner);
-  } else if (!former.empty()) {
-    forced_out_.emplace(name, former);
+  if (immediate && !failed && former.empty() && immediate_asked_[name] > 0) --immediate_asked_[name];  // took nothing
+}
+
+void oracle::force_applied(const std::string& name, const std::string& owner, bool immediate) {
+  trace_.note("server", name, std::string("a force release") + (immediate ? " (immediate)" : "") + " takes it from " +
+                                  owner.substr(0, 8));
+  taken_from_.emplace(name, owner);
+  if (!immediate) {
+    replaced_[name].insert(owner);
+    return;
   }
-  if (--f.calls > 0) return;
-  for (const auto& [a, b, what] : f.overlaps)
-    if (!forced_out_.count({name, a}) && !forced_out_.count({name, b})) fail(name, what);
-  forcing_.erase(name);
+  // The driver's resend of an immediate force release that a failover rolled back takes the lock
+  // from the same owner again; any other needs an immediate one asked for.
+  if (!forced_out_.count({name, owner})) {
+    if (immediate_asked_[name] == 0) {
+      trace_.note("server", name, "no immediate force release was asked for: its overlaps count");
+      return;
+    }
+    --immediate_asked_[name];
+  }
+  if (owner != ml::detail::broken_owner) return force_out(name, owner);
+  // The placeholder freed: the holders it replaced may still be in force (provider.hpp).
+  for (const auto& replaced : replaced_[name]) force_out(name, replaced);
+  replaced_.erase(name);
 }
 
 void oracle::granted(process& p, const std::string& who, const ml::lease& l, const std::string& resource,
@@ -89,7 +98,9 @@ void oracle::granted(process& p, const std::string& who, const ml::lease& l, con
   last = std::max(last, l.fencing_token());
   exclusive(who, l, "granted");
   live_[name].push_back({&p, who, &l});
-  if (auto f = forcing_.find(name); f != forcing_.end()) f->second.candidates.insert(l.owner_id());
+  // Forced out before its acquire was granted (its take had landed): from its deadline now.
+  if (auto f = forced_out_.find({name, l.owner_id()}); f != forced_out_.end() && !f->second)
+    f->second = ml::detail::access::state(l)->published_deadline();
   granted_to_.emplace(name, l.owner_id());
 }
 
@@ -114,12 +125,6 @@ void oracle::guarded_step(process& p, const std::string& who, const ml::lease& l
     return;
   }
   fail(l.name(), who + "'s guarded work went on past the end of its lease, token " + std::to_string(l.fencing_token()));
-}
-
-bool oracle::forced_from(const std::string& name, const std::string& owner, ns at) const {
-  if (taken_from_.count({name, owner})) return true;
-  const auto f = failed_force_.find(name);
-  return f != failed_force_.end() && at <= f->second;
 }
 
 void oracle::records_in(const std::string& name,

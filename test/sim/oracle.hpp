@@ -12,6 +12,7 @@
 
 #include "mongolock/election.hpp"
 #include "mongolock/lease.hpp"
+#include "model/clocks.hpp"
 #include "model/lock_document.hpp"
 #include "trace.hpp"
 #include "world.hpp"
@@ -43,17 +44,21 @@ class oracle {
   // A leader of election `name` as seen by `who` (the leader itself, or an observer): every
   // sight of one term names one owner and one value, the winner's process.
   void leads(const std::string& who, const std::string& name, const mongolock::leader_info& seen);
-  // An operator's force release of `name` (provider::async_force_release) is sent; `immediate`:
-  // force_mode::immediate, which frees the lock at once, so that the holder it takes the lock
-  // from may overlap the next one until it notices (provider.hpp). The default mode may not.
+  // An operator's force release of `name` (provider::async_force_release) is sent, and answered.
   void forcing(const std::string& name, bool immediate);
-  // ... and answered: `former` is the owner it took the lock from (empty: none, or unknown after
-  // an error, when every holder in force since it was sent may have been that owner).
   void forced(const std::string& name, bool immediate, bool failed, const std::string& former);
-  // Whether a force release of `name` took the lock from `owner`, or failed (its owner unknown)
-  // after a take that arrived at `at`: such a take need not be given back (its document no
-  // longer names it).
-  bool forced_from(const std::string& name, const std::string& owner, ns at) const;
+  // A force release applied at the server and took `name` from `owner` (memory_store::on_forced).
+  // An immediate one frees the lock at once, so that the holder it took the lock from may overlap
+  // the next one until it notices (provider.hpp: force_mode): from now on, an overlap with that
+  // holder is let pass while its lease's deadline stands where it stood (a renewal that moved it
+  // would be one the document no longer allowed). So is one with the holders a default force
+  // release replaced by the placeholder it frees. A default one overlaps nobody.
+  void force_applied(const std::string& name, const std::string& owner, bool immediate);
+  // Whether a force release took `name` from `owner`: a take of that owner need not be given back
+  // (its document no longer names it).
+  bool forced_from(const std::string& name, const std::string& owner) const {
+    return taken_from_.count({name, owner}) > 0;
+  }
   // A holder of `name` is about to record its run as token `token` (design.md section 13); the
   // record may land whatever the call's answer.
   void recording(const std::string& name, std::int64_t token) { recorded_.emplace(name, token); }
@@ -80,18 +85,18 @@ class oracle {
     const mongolock::lease* l;
   };
   void exclusive(const std::string& who, const mongolock::lease& l, const char* when);
-  // An immediate force release under way on a name: the owners in force since it was sent (one
-  // of them is the one it takes the lock from), and the overlaps seen meanwhile, judged when it
-  // is answered.
-  struct forcing_now {
-    int calls = 0;
-    std::set<std::string> candidates;
-    std::vector<std::tuple<std::string, std::string, std::string>> overlaps;  // owners a, b; the failure
-  };
-  std::map<std::string, forcing_now> forcing_;
-  std::set<std::pair<std::string, std::string>> forced_out_;  // (name, owner): may overlap the next
+  // Each (name, owner) an immediate force release took the lock from, directly or through the
+  // placeholder it freed: that lease's deadline then (none yet: its acquire was not granted yet),
+  // up to which its overlaps are let pass.
+  std::map<std::pair<std::string, std::string>, std::optional<mongolock::detail::boot_clock::time_point>> forced_out_;
+  std::map<std::string, std::set<std::string>> replaced_;     // by name: the owners its placeholder replaced
+  // By name: immediate force releases the operator sent that have not taken the lock yet (only
+  // those may: the library sends what the operator asked for).
+  std::map<std::string, int> immediate_asked_;
   std::set<std::pair<std::string, std::string>> taken_from_;  // (name, owner): any force took it
-  std::map<std::string, ns> failed_force_;                    // the last failed force's answer, by name
+  // Whether `l` of `name` was forced out and its deadline has not moved since.
+  bool forced_out(const std::string& name, const mongolock::lease& l) const;
+  void force_out(const std::string& name, const std::string& owner);
   trace& trace_;
   std::map<std::string, std::vector<holder>> live_;
   std::map<std::string, std::int64_t> last_token_;

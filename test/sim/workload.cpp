@@ -261,15 +261,20 @@ asio::awaitable<void> workload::hold(rng& r, const std::string& resource, const 
       done = co_await h.many.async_guard(guarded_work(extra_.fork(), parts, until), tuple_await);
     const auto& [e, kept] = done;
     if (e) {
-      std::string why = "unknown";
+      // The guard ends the work with the lease's end (async_guard): lost, or released by us.
+      error_code why = asio::error::fault;
       try {
         std::rethrow_exception(e);
-      } catch (const std::exception& x) {
-        why = x.what();
+      } catch (const boost::system::system_error& x) {
+        why = x.code();
+      } catch (...) {
       }
-      trace_.note(who_, resource, "guarded work ended by its guard: " + why);
-      if (o_.no_faults) oracle_.fail(resource, who_ + "'s guard ended its work in a run without faults: " + why);
-    } else if (!kept) {
+      trace_.note(who_, resource, "guarded work ended by its guard: " + why.message());
+      if (why != ml::errc::lease_lost && why != ml::errc::released)
+        oracle_.fail(resource, who_ + "'s guard ended its work with " + why.message() + ", not the lease's end");
+      else if (o_.no_faults)
+        oracle_.fail(resource, who_ + "'s guard ended its work in a run without faults: " + why.message());
+    } else if (!kept) {  // the guard's own check (checked_work) and the oracle's in_force disagree
       oracle_.fail(resource, who_ + "'s guard reported work done that ended past its lease's end");
     }
   } else {

@@ -659,6 +659,7 @@ void memory_store::force_release(const std::string& name, bool immediate, reply<
     auto owner = std::exchange(it->second.held.owner, immediate ? std::string() : mongolock::detail::broken_owner);
     it->second.meta.reset();
     it->second.held.beat = beat;
+    if (on_forced_) on_forced_(name, owner, immediate);
     return success(owner);
   });
 }

@@ -105,6 +105,12 @@ class memory_store final : public mongolock::detail::lock_store {
   std::vector<call_record> calls() const;
   // Called with each call's record as it arrives (on the caller's thread, outside the store's lock).
   void on_call(std::function<void(const call_record&)> f) { on_call_ = std::move(f); }
+  // Called when a force release applies and takes `name` from `owner` (`immediate`: freed; else
+  // handed to the placeholder), under the store's lock: the simulation's oracle learns which
+  // holder an operator's force really took, and when.
+  void on_forced(std::function<void(const std::string& name, const std::string& owner, bool immediate)> f) {
+    on_forced_ = std::move(f);
+  }
   std::size_t count(op o) const;
   // Documents in the collection, declarations included.
   std::size_t documents() const;
@@ -228,6 +234,7 @@ class memory_store final : public mongolock::detail::lock_store {
   std::map<op, std::deque<fault>> faults_;
   std::vector<call_record> calls_;
   std::function<void(const call_record&)> on_call_;
+  std::function<void(const std::string&, const std::string&, bool)> on_forced_;
   bool accepting_ = true;
   // Every take, renewal and release writes a beat no write carried before (as mongo_commands.cpp's random
   // ones), from a counter that no rollback() takes back. Drawn once per call, outside `apply`,
