@@ -237,7 +237,12 @@ void network::draw_fault(const std::string& who, op o, const std::string& name, 
     if (faults_.write_concern_errors) can.emplace_back(fault::kind::write_concern_error, hang);
     if (faults_.late_applies) can.emplace_back(fault::kind::apply_late, hang);
     if (faults_.slow_requests) can.emplace_back(fault::kind::slow_request, hang);
-    if (faults_.resends) can.push_back(fault::resend(ms_of(rng_.between(ns{0}, ns{hang})), rng_.chance(0.5) ? milliseconds{0} : hang));
+    if (faults_.resends) {
+      // Drawn one after the other: a function's arguments are evaluated in no set order (GCC from
+      // the last, clang from the first), and a seed must replay under either (this is GCC's order).
+      const auto late = rng_.chance(0.5) ? milliseconds{0} : hang;
+      can.push_back(fault::resend(ms_of(rng_.between(ns{0}, ns{hang})), late));
+    }
   }
   if (can.empty()) return;
   const fault& f = can[rng_.below(can.size())];

@@ -43,8 +43,13 @@ bool oracle::forced_out(const std::string& name, const ml::lease& l) const {
 void oracle::force_out(const std::string& name, const std::string& owner) {
   auto& deadline = forced_out_[{name, owner}];
   deadline.reset();
-  for (const holder& h : live_[name])
-    if (h.l->owner_id() == owner) deadline = ml::detail::access::state(*h.l)->published_deadline();
+  for (const holder& h : live_[name]) {
+    if (h.l->owner_id() != owner) continue;
+    // A renewal sent before now may still succeed (it landed before the force) and move the
+    // deadline on, to less than now + expiry by the holder's clock; none sent later can.
+    const inside in(*h.p);
+    deadline = ml::detail::boot_clock::now() + ml::detail::access::state(*h.l)->expiry();
+  }
 }
 
 void oracle::forcing(const std::string& name, bool immediate) {

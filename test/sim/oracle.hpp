@@ -50,9 +50,11 @@ class oracle {
   // A force release applied at the server and took `name` from `owner` (memory_store::on_forced).
   // An immediate one frees the lock at once, so that the holder it took the lock from may overlap
   // the next one until it notices (provider.hpp: force_mode): from now on, an overlap with that
-  // holder is let pass while its lease's deadline stands where it stood (a renewal that moved it
-  // would be one the document no longer allowed). So is one with the holders a default force
-  // release replaced by the placeholder it frees. A default one overlaps nobody.
+  // holder is let pass while its lease's deadline is within what a renewal sent before the force
+  // can give it (less than one expiry on; one sent later would be one the document no longer
+  // allowed). So is one with the
+  // holders a default force release replaced by the placeholder it frees. A default one overlaps
+  // nobody.
   void force_applied(const std::string& name, const std::string& owner, bool immediate);
   // Whether a force release took `name` from `owner`: a take of that owner need not be given back
   // (its document no longer names it).
@@ -85,18 +87,20 @@ class oracle {
     const mongolock::lease* l;
   };
   void exclusive(const std::string& who, const mongolock::lease& l, const char* when);
+
   // Each (name, owner) an immediate force release took the lock from, directly or through the
-  // placeholder it freed: that lease's deadline then (none yet: its acquire was not granted yet),
-  // up to which its overlaps are let pass.
+  // placeholder it freed: the latest deadline its lease can have (none yet: its acquire was not
+  // granted yet), up to which its overlaps are let pass.
   std::map<std::pair<std::string, std::string>, std::optional<mongolock::detail::boot_clock::time_point>> forced_out_;
   std::map<std::string, std::set<std::string>> replaced_;     // by name: the owners its placeholder replaced
   // By name: immediate force releases the operator sent that have not taken the lock yet (only
   // those may: the library sends what the operator asked for).
   std::map<std::string, int> immediate_asked_;
   std::set<std::pair<std::string, std::string>> taken_from_;  // (name, owner): any force took it
-  // Whether `l` of `name` was forced out and its deadline has not moved since.
+  // Whether `l` of `name` was forced out and its deadline is within what it could reach.
   bool forced_out(const std::string& name, const mongolock::lease& l) const;
   void force_out(const std::string& name, const std::string& owner);
+
   trace& trace_;
   std::map<std::string, std::vector<holder>> live_;
   std::map<std::string, std::int64_t> last_token_;
