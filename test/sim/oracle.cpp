@@ -96,16 +96,22 @@ void oracle::granted(process& p, const std::string& who, const ml::lease& l, con
   if (auto [it, first] = kind_of_.emplace(base, as); !first && it->second != as)
     fail(name, who + " granted " + base + " as a " + as + "; it was granted as a " + it->second);
   trace_.note(who, name, "granted token " + std::to_string(l.fencing_token()) + " owner " + l.owner_id().substr(0, 8));
+  // Forced out before its acquire was granted (its take had landed, its answer had not): a grant
+  // below the next holder's token, which may overlap it until it notices (provider.hpp), to at
+  // most a deadline one expiry from now by its clock.
+  bool forced_before = false;
+  if (auto f = forced_out_.find({name, l.owner_id()}); f != forced_out_.end() && !f->second) {
+    const inside in(p);
+    f->second = ml::detail::boot_clock::now() + ml::detail::access::state(l)->expiry();
+    forced_before = true;
+  }
   auto& last = last_token_[name];
-  if (l.fencing_token() <= last)
+  if (l.fencing_token() <= last && !forced_before)
     fail(name, who + " granted token " + std::to_string(l.fencing_token()) + " after a grant of token " +
                    std::to_string(last));
   last = std::max(last, l.fencing_token());
   exclusive(who, l, "granted");
   live_[name].push_back({&p, who, &l});
-  // Forced out before its acquire was granted (its take had landed): from its deadline now.
-  if (auto f = forced_out_.find({name, l.owner_id()}); f != forced_out_.end() && !f->second)
-    f->second = ml::detail::access::state(l)->published_deadline();
   granted_to_.emplace(name, l.owner_id());
 }
 

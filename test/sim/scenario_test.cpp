@@ -31,6 +31,7 @@ BOOST_AUTO_TEST_CASE(the_seeds_it_found_pass) {
       4486,   // a campaign woken from a pause past its lease's deadline led with it (the watchdog ran after)
       742,    // the memory store's immediate force release, resent after its answer, freed a later holder
       52364,  // ... and applied late after its answer (the driver reads the holder when the call comes)
+      450502912028,  // an acquire granted after an immediate force took its lock is the forced-out holder
   };
   for (const auto seed : found) {
     const auto r = sim::run_seed(seed);
