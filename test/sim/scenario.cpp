@@ -204,6 +204,18 @@ std::string describe(const drawn& d) {
   return s;
 }
 
+// Every document name the server was called with. A grouped write's and a read_each's names are
+// joined by commas (no name here has one).
+std::set<std::string> names_called(const test::memory_store& store) {
+  std::set<std::string> names;
+  for (const auto& c : store.calls())
+    for (std::size_t from = 0, to; from < c.name.size(); from = to + 1) {
+      to = std::min(c.name.find(',', from), c.name.size());
+      names.insert(c.name.substr(from, to - from));
+    }
+  return names;
+}
+
 // One run's parts, in the order they must outlive each other. The world's io_contexts, when
 // destroyed, first destroy the handlers and coroutines still queued (a crashed process's users,
 // with the leases and providers they hold: their releases reach the closed network and go no
@@ -449,14 +461,7 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
   {
     const ns calm_from = faults_end + d.net.tail_max + d.net.hang_max + 1s;
     const auto& last_call = net.last_own_calls();
-    std::set<std::string> names;
-    for (const auto& c : net.store().calls()) {
-      // A grouped write's and a read_each's names are joined by commas (no name here has one).
-      for (std::size_t from = 0, to; from < c.name.size(); from = to + 1) {
-        to = std::min(c.name.find(',', from), c.name.size());
-        names.insert(c.name.substr(from, to - from));
-      }
-    }
+    const auto names = names_called(net.store());
     const auto left = [&](const std::string& name, const std::string& owner, const std::string& what) {
       auto it = last_call.find(owner);
       if (it != last_call.end() && it->second > calm_from)
@@ -577,11 +582,7 @@ run_result run_seed(std::uint64_t seed, const run_options& ro) {
   // run ahead of true time.
   {
     std::int64_t highest = 0;
-    for (const auto& c : net.store().calls())
-      for (std::size_t from = 0, to; from < c.name.size(); from = to + 1) {
-        to = std::min(c.name.find(',', from), c.name.size());
-        highest = std::max(highest, net.store().get(c.name.substr(from, to - from)).held.token);
-      }
+    for (const auto& name : names_called(net.store())) highest = std::max(highest, net.store().get(name).held.token);
     bool rested = false;
     std::optional<ml::detail::steady_timer> rest;
     {
